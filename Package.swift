@@ -1,0 +1,87 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Settings applied to every Swift target: Swift 6 language mode with strict concurrency.
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "receiptd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "receiptd", targets: ["receiptd"]),
+        .executable(name: "receiptctl", targets: ["receiptctl"]),
+        .library(name: "ReceiptsCore", targets: ["ReceiptsCore"]),
+        .library(name: "ReceiptsWire", targets: ["ReceiptsWire"]),
+        .library(name: "ReceiptLog", targets: ["ReceiptLog"]),
+        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        .library(name: "ReceiptsService", targets: ["ReceiptsService"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        // C libraries from Debian packages, found through pkg-config.
+        .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
+        .systemLibrary(name: "CProtobufC", pkgConfig: "libprotobuf-c", providers: [.apt(["libprotobuf-c-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // protoc-c output for proto/receipts.proto (regenerate with proto/generate.sh).
+        .target(name: "CReceiptsProto", dependencies: ["CProtobufC"]),
+
+        // The domain: events, state, rules, status, display text. Pure Swift, no I/O.
+        .target(name: "ReceiptsCore", swiftSettings: swiftSettings),
+        // Frames <-> ReceiptsCore values through CReceiptsProto; no C type escapes.
+        .target(name: "ReceiptsWire", dependencies: ["ReceiptsCore", "CReceiptsProto"], swiftSettings: swiftSettings),
+        // The storage engine: segments, group commit, recovery, snapshots.
+        .target(
+            name: "ReceiptLog",
+            dependencies: ["CZlib", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        // A small, safe Swift face of libzmq.
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: swiftSettings),
+        // The daemon's wiring: sockets, loop, log, engine, publishing.
+        .target(
+            name: "ReceiptsService",
+            dependencies: [
+                "ReceiptsCore", "ReceiptsWire", "ReceiptLog", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        .executableTarget(
+            name: "receiptd",
+            dependencies: [
+                "ReceiptsService",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "receiptctl",
+            dependencies: [
+                "ReceiptsService", "ReceiptsWire", "ReceiptsCore", "ReceiptLog", "ZeroMQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(
+            name: "ReceiptsCoreTests",
+            dependencies: ["ReceiptsCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "ReceiptsWireTests", dependencies: ["ReceiptsWire", "ReceiptsCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptLogTests", dependencies: ["ReceiptLog"], swiftSettings: swiftSettings),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,2 @@
+#pragma once
+#include <protobuf-c/protobuf-c.h>

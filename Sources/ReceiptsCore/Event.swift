@@ -1,0 +1,76 @@
+/// Identifies an event so that a re-sent event is recognised as a duplicate.
+public struct EventID: Hashable, Sendable {
+    /// The gateway (or gateway instance) that produced the event.
+    public var source: String
+    /// Per-source sequence, starting at 1.
+    public var sequence: UInt64
+
+    public init(source: String, sequence: UInt64) {
+        self.source = source
+        self.sequence = sequence
+    }
+}
+
+/// Whether a conversation is a two-member direct chat or a group.
+public enum ConversationKind: UInt8, Hashable, Sendable {
+    case direct = 1
+    case group = 2
+}
+
+/// One event from a gateway, as the engine applies it.
+public struct Event: Hashable, Sendable {
+    /// Identifies the event for de-duplication.
+    public var id: EventID
+    /// The client's time of an offline-queued receipt, clamped into [sent, now] when applied.
+    public var clientTime: Timestamp?
+    /// What happened.
+    public var kind: EventKind
+
+    public init(id: EventID, clientTime: Timestamp? = nil, kind: EventKind) {
+        self.id = id
+        self.clientTime = clientTime
+        self.kind = kind
+    }
+}
+
+/// What an event says happened (SPEC §3).
+public enum EventKind: Hashable, Sendable {
+    /// Creates a conversation or replaces its member set.
+    case conversationUpserted(conversation: String, kind: ConversationKind, members: [String])
+    /// A user joined; they receive messages sent from now on.
+    case memberJoined(conversation: String, user: String)
+    /// A user left; their receipts stay, they can add no new ones.
+    case memberLeft(conversation: String, user: String)
+    /// A message exists; nobody has it yet.
+    case messageSent(conversation: String, message: String, sender: String, isSystem: Bool)
+    /// The user's device has the message and every earlier one.
+    case delivered(conversation: String, user: String, message: String)
+    /// The user has seen the message and every earlier one; `message` nil means the whole conversation.
+    case read(conversation: String, user: String, message: String?)
+    /// Content changed; receipts are preserved.
+    case messageEdited(conversation: String, message: String)
+    /// Message deleted; receipts are preserved.
+    case messageDeleted(conversation: String, message: String)
+    /// The account is gone; its receipts stay, flagged.
+    case userDeleted(user: String)
+    /// The user turned sharing of reads on or off.
+    case receiptPrivacy(user: String, shareReads: Bool)
+    /// The user flagged the conversation unread for their own devices.
+    case markedUnread(conversation: String, user: String)
+    /// A kind this build does not know (e.g. from a newer gateway); always rejected.
+    case unknown
+
+    /// The conversation the event belongs to, or nil for user-wide events.
+    public var conversation: String? {
+        switch self {
+        case .conversationUpserted(let conversation, _, _), .memberJoined(let conversation, _),
+            .memberLeft(let conversation, _), .messageSent(let conversation, _, _, _),
+            .delivered(let conversation, _, _), .read(let conversation, _, _),
+            .messageEdited(let conversation, _), .messageDeleted(let conversation, _),
+            .markedUnread(let conversation, _):
+            return conversation
+        case .userDeleted, .receiptPrivacy, .unknown:
+            return nil
+        }
+    }
+}

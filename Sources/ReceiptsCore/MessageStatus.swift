@@ -1,0 +1,54 @@
+/// A message's receipt state as everyone except the recipients' own devices see it:
+/// reads of users who share no reads are shown as deliveries.
+public struct MessageStatus: Hashable, Sendable {
+    /// The conversation.
+    public var conversation: String
+    /// The message.
+    public var message: String
+    /// The message's per-conversation sequence number, starting at 1.
+    public var sequence: UInt64
+    /// Who sent it.
+    public var sender: String
+    /// Server time it was sent.
+    public var sentAt: Timestamp
+    /// The status.
+    public var status: ReceiptStatus
+    /// Recipients that count: members at send time minus the sender, minus those
+    /// who left or were deleted before reading.
+    public var recipientCount: Int
+    /// How many of them have it delivered (read counts as delivered).
+    public var deliveredCount: Int
+    /// How many of them visibly read it.
+    public var readCount: Int
+    /// When it became delivered to every recipient.
+    public var deliveredAt: Timestamp?
+    /// Direct: when the recipient read it. Group: when the first recipient read it.
+    public var readAt: Timestamp?
+    /// A system message: never any receipts.
+    public var isSystem: Bool
+    /// The message was edited (receipts preserved).
+    public var isEdited: Bool
+    /// The message was deleted (receipts preserved).
+    public var isDeleted: Bool
+
+    public init(
+        conversation: String, message: String, sequence: UInt64, sender: String, sentAt: Timestamp,
+        status: ReceiptStatus, recipientCount: Int, deliveredCount: Int, readCount: Int,
+        deliveredAt: Timestamp?, readAt: Timestamp?, isSystem: Bool, isEdited: Bool, isDeleted: Bool
+    ) {
+        self.conversation = conversation
+        self.message = message
+        self.sequence = sequence
+        self.sender = sender
+        self.sentAt = sentAt
+        self.status = status
+        self.recipientCount = recipientCount
+        self.deliveredCount = deliveredCount
+        self.readCount = readCount
+        self.deliveredAt = deliveredAt
+        self.readAt = readAt
+        self.isSystem = isSystem
+        self.isEdited = isEdited
+        self.isDeleted = isDeleted
+    }
+}

@@ -1,0 +1,113 @@
+/// How far one recipient got with a message.
+public enum RecipientState: UInt8, Hashable, Sendable {
+    /// Visibly read.
+    case read = 1
+    /// Delivered, not visibly read.
+    case delivered = 2
+    /// Not delivered yet.
+    case notDelivered = 3
+}
+
+/// One recipient's line in the "Read by" sheet.
+public struct RecipientReceipt: Hashable, Sendable {
+    /// The recipient.
+    public var user: String
+    /// Read, delivered or not delivered.
+    public var state: RecipientState
+    /// When they had it delivered.
+    public var deliveredAt: Timestamp?
+    /// When they read it (nil unless visible).
+    public var readAt: Timestamp?
+    /// The account is deleted: show "Deleted User".
+    public var isUserDeleted: Bool
+    /// They left the conversation after the message was sent.
+    public var hasLeft: Bool
+
+    public init(
+        user: String, state: RecipientState, deliveredAt: Timestamp?, readAt: Timestamp?,
+        isUserDeleted: Bool, hasLeft: Bool
+    ) {
+        self.user = user
+        self.state = state
+        self.deliveredAt = deliveredAt
+        self.readAt = readAt
+        self.isUserDeleted = isUserDeleted
+        self.hasLeft = hasLeft
+    }
+}
+
+/// The "Read by" sheet of a message; the sender is never listed.
+public struct ReadDetail: Hashable, Sendable {
+    /// The message's status.
+    public var status: MessageStatus
+    /// Recipients who read it, most recent read first.
+    public var read: [RecipientReceipt]
+    /// Recipients who have it delivered, not read.
+    public var delivered: [RecipientReceipt]
+    /// Recipients who do not have it yet.
+    public var notDelivered: [RecipientReceipt]
+
+    public init(status: MessageStatus, read: [RecipientReceipt], delivered: [RecipientReceipt], notDelivered: [RecipientReceipt]) {
+        self.status = status
+        self.read = read
+        self.delivered = delivered
+        self.notDelivered = notDelivered
+    }
+}
+
+/// One conversation's unread state for a user.
+public struct UnreadCount: Hashable, Sendable {
+    /// The conversation.
+    public var conversation: String
+    /// Messages from others after the user's read watermark.
+    public var unread: Int
+    /// The user flagged the conversation unread.
+    public var isMarkedUnread: Bool
+    /// The user's read watermark (a message sequence number; 0 = nothing read).
+    public var readUpTo: UInt64
+
+    public init(conversation: String, unread: Int, isMarkedUnread: Bool, readUpTo: UInt64) {
+        self.conversation = conversation
+        self.unread = unread
+        self.isMarkedUnread = isMarkedUnread
+        self.readUpTo = readUpTo
+    }
+}
+
+/// A conversation's state, for a subscriber (re)starting to follow it.
+public struct ConversationSnapshot: Hashable, Sendable {
+    /// The conversation.
+    public var conversation: String
+    /// Direct or group.
+    public var kind: ConversationKind
+    /// Current members.
+    public var members: [String]
+    /// Message statuses in sequence order.
+    public var messages: [MessageStatus]
+
+    public init(conversation: String, kind: ConversationKind, members: [String], messages: [MessageStatus]) {
+        self.conversation = conversation
+        self.kind = kind
+        self.members = members
+        self.messages = messages
+    }
+}
+
+/// Who will see a display text: their id, time zone, locale and preferred group style.
+public struct Viewer: Hashable, Sendable {
+    /// The viewing user; display text is empty unless they sent the message.
+    public var user: String
+    /// IANA time zone identifier, e.g. "Europe/Paris"; empty = UTC.
+    public var timeZone: String
+    /// Locale identifier, e.g. "en_US"; empty = "en_US".
+    public var locale: String
+    /// Group style: false = "Read by some users", true = "Read by 2 of 5".
+    public var prefersCounts: Bool
+
+    public init(user: String, timeZone: String = "", locale: String = "", prefersCounts: Bool = false) {
+        self.user = user
+        self.timeZone = timeZone
+        self.locale = locale
+        self.prefersCounts = prefersCounts
+    }
+}
