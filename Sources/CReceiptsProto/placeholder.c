@@ -1,1 +1,0 @@
-int creceiptsproto_placeholder(void) { return 0; }
