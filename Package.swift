@@ -83,5 +83,11 @@ let package = Package(
         .testTarget(name: "ReceiptsWireTests", dependencies: ["ReceiptsWire", "ReceiptsCore"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptLogTests", dependencies: ["ReceiptLog"], swiftSettings: swiftSettings),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: swiftSettings),
+        // Starts the built receiptd binary and talks to it over real sockets.
+        .testTarget(
+            name: "ReceiptdIntegrationTests",
+            dependencies: ["ReceiptsCore", "ReceiptsWire", "ZeroMQ"],
+            swiftSettings: swiftSettings
+        ),
     ]
 )
