@@ -1,0 +1,161 @@
+import CReceiptsProto
+import ReceiptsCore
+
+extension Event {
+    /// The event from an unpacked `receipts.v1.Event`. Never fails: whatever the engine
+    /// cannot apply (no kind, an unknown conversation kind, an empty id) it rejects per
+    /// event, so the rest of the batch proceeds.
+    init(wire event: Receipts__V1__Event) {
+        let id = event.id.map { EventID(source: String(wire: $0.pointee.source), sequence: $0.pointee.sequence) }
+        self.init(
+            id: id ?? EventID(source: "", sequence: 0),
+            clientTime: Timestamp?(wire: event.client_time_ms),
+            kind: EventKind(wire: event)
+        )
+    }
+
+    /// Fills `event` (already in `arena`) from this event.
+    func build(into event: UnsafeMutablePointer<Receipts__V1__Event>, arena: inout Arena) {
+        receipts__v1__event__init(event)
+        let eventID = arena.message(receipts__v1__event_id__init)
+        eventID.pointee.source = arena.cString(id.source)
+        eventID.pointee.sequence = id.sequence
+        event.pointee.id = eventID
+        event.pointee.client_time_ms = clientTime.wire
+        kind.build(into: event, arena: &arena)
+    }
+}
+
+extension EventKind {
+    /// The kind set in the event's oneof. None set (a newer gateway's kind), or a
+    /// conversation kind this build does not know, is `.unknown`.
+    init(wire event: Receipts__V1__Event) {
+        switch event.kind_case {
+        case RECEIPTS__V1__EVENT__KIND_CONVERSATION_UPSERTED:
+            guard let m = event.conversation_upserted?.pointee, let kind = ConversationKind(wire: m.kind) else {
+                self = .unknown
+                return
+            }
+            self = .conversationUpserted(
+                conversation: String(wire: m.conversation_id), kind: kind,
+                members: String.array(wire: m.member_ids, count: m.n_member_ids))
+        case RECEIPTS__V1__EVENT__KIND_MEMBER_JOINED:
+            guard let m = event.member_joined?.pointee else { self = .unknown; return }
+            self = .memberJoined(conversation: String(wire: m.conversation_id), user: String(wire: m.user_id))
+        case RECEIPTS__V1__EVENT__KIND_MEMBER_LEFT:
+            guard let m = event.member_left?.pointee else { self = .unknown; return }
+            self = .memberLeft(conversation: String(wire: m.conversation_id), user: String(wire: m.user_id))
+        case RECEIPTS__V1__EVENT__KIND_MESSAGE_SENT:
+            guard let m = event.message_sent?.pointee else { self = .unknown; return }
+            self = .messageSent(
+                conversation: String(wire: m.conversation_id), message: String(wire: m.message_id),
+                sender: String(wire: m.sender_id), isSystem: m.system != 0)
+        case RECEIPTS__V1__EVENT__KIND_DELIVERED:
+            guard let m = event.delivered?.pointee else { self = .unknown; return }
+            self = .delivered(
+                conversation: String(wire: m.conversation_id), user: String(wire: m.user_id),
+                message: String(wire: m.message_id))
+        case RECEIPTS__V1__EVENT__KIND_READ:
+            guard let m = event.read?.pointee else { self = .unknown; return }
+            let message = String(wire: m.message_id)
+            self = .read(
+                conversation: String(wire: m.conversation_id), user: String(wire: m.user_id),
+                message: message.isEmpty ? nil : message)
+        case RECEIPTS__V1__EVENT__KIND_MESSAGE_EDITED:
+            guard let m = event.message_edited?.pointee else { self = .unknown; return }
+            self = .messageEdited(conversation: String(wire: m.conversation_id), message: String(wire: m.message_id))
+        case RECEIPTS__V1__EVENT__KIND_MESSAGE_DELETED:
+            guard let m = event.message_deleted?.pointee else { self = .unknown; return }
+            self = .messageDeleted(conversation: String(wire: m.conversation_id), message: String(wire: m.message_id))
+        case RECEIPTS__V1__EVENT__KIND_USER_DELETED:
+            guard let m = event.user_deleted?.pointee else { self = .unknown; return }
+            self = .userDeleted(user: String(wire: m.user_id))
+        case RECEIPTS__V1__EVENT__KIND_RECEIPT_PRIVACY:
+            guard let m = event.receipt_privacy?.pointee else { self = .unknown; return }
+            self = .receiptPrivacy(user: String(wire: m.user_id), shareReads: m.share_reads != 0)
+        case RECEIPTS__V1__EVENT__KIND_MARKED_UNREAD:
+            guard let m = event.marked_unread?.pointee else { self = .unknown; return }
+            self = .markedUnread(conversation: String(wire: m.conversation_id), user: String(wire: m.user_id))
+        default:
+            self = .unknown
+        }
+    }
+
+    /// Sets the event's oneof to this kind; `.unknown` leaves it unset.
+    func build(into event: UnsafeMutablePointer<Receipts__V1__Event>, arena: inout Arena) {
+        switch self {
+        case .conversationUpserted(let conversation, let kind, let members):
+            let m = arena.message(receipts__v1__conversation_upserted__init)
+            m.pointee.conversation_id = arena.cString(conversation)
+            m.pointee.kind = kind.wire
+            (m.pointee.n_member_ids, m.pointee.member_ids) = arena.cStrings(members)
+            event.pointee.conversation_upserted = m
+            event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_CONVERSATION_UPSERTED
+        case .memberJoined(let conversation, let user):
+            let m = arena.message(receipts__v1__member_joined__init)
+            m.pointee.conversation_id = arena.cString(conversation)
+            m.pointee.user_id = arena.cString(user)
+            event.pointee.member_joined = m
+            event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_MEMBER_JOINED
+        case .memberLeft(let conversation, let user):
+            let m = arena.message(receipts__v1__member_left__init)
+            m.pointee.conversation_id = arena.cString(conversation)
+            m.pointee.user_id = arena.cString(user)
+            event.pointee.member_left = m
+            event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_MEMBER_LEFT
+        case .messageSent(let conversation, let message, let sender, let isSystem):
+            let m = arena.message(receipts__v1__message_sent__init)
+            m.pointee.conversation_id = arena.cString(conversation)
+            m.pointee.message_id = arena.cString(message)
+            m.pointee.sender_id = arena.cString(sender)
+            m.pointee.system = isSystem ? 1 : 0
+            event.pointee.message_sent = m
+            event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_MESSAGE_SENT
+        case .delivered(let conversation, let user, let message):
+            let m = arena.message(receipts__v1__delivered__init)
+            m.pointee.conversation_id = arena.cString(conversation)
+            m.pointee.user_id = arena.cString(user)
+            m.pointee.message_id = arena.cString(message)
+            event.pointee.delivered = m
+            event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_DELIVERED
+        case .read(let conversation, let user, let message):
+            let m = arena.message(receipts__v1__read__init)
+            m.pointee.conversation_id = arena.cString(conversation)
+            m.pointee.user_id = arena.cString(user)
+            m.pointee.message_id = arena.cString(message ?? "")
+            event.pointee.read = m
+            event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_READ
+        case .messageEdited(let conversation, let message):
+            let m = arena.message(receipts__v1__message_edited__init)
+            m.pointee.conversation_id = arena.cString(conversation)
+            m.pointee.message_id = arena.cString(message)
+            event.pointee.message_edited = m
+            event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_MESSAGE_EDITED
+        case .messageDeleted(let conversation, let message):
+            let m = arena.message(receipts__v1__message_deleted__init)
+            m.pointee.conversation_id = arena.cString(conversation)
+            m.pointee.message_id = arena.cString(message)
+            event.pointee.message_deleted = m
+            event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_MESSAGE_DELETED
+        case .userDeleted(let user):
+            let m = arena.message(receipts__v1__user_deleted__init)
+            m.pointee.user_id = arena.cString(user)
+            event.pointee.user_deleted = m
+            event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_USER_DELETED
+        case .receiptPrivacy(let user, let shareReads):
+            let m = arena.message(receipts__v1__receipt_privacy__init)
+            m.pointee.user_id = arena.cString(user)
+            m.pointee.share_reads = shareReads ? 1 : 0
+            event.pointee.receipt_privacy = m
+            event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_RECEIPT_PRIVACY
+        case .markedUnread(let conversation, let user):
+            let m = arena.message(receipts__v1__marked_unread__init)
+            m.pointee.conversation_id = arena.cString(conversation)
+            m.pointee.user_id = arena.cString(user)
+            event.pointee.marked_unread = m
+            event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_MARKED_UNREAD
+        case .unknown:
+            event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND__NOT_SET
+        }
+    }
+}

@@ -1,0 +1,118 @@
+public import ReceiptsCore
+import CReceiptsProto
+
+/// A question to a worker's query endpoint (`receipts.v1.Query`).
+public enum Query: Hashable, Sendable {
+    /// One message's status, with display text for `viewer`.
+    case messageStatus(conversation: String, message: String, viewer: Viewer)
+    /// Who read a message (the "Read by" sheet).
+    case readDetail(conversation: String, message: String)
+    /// The status of the viewer's latest normal message in the conversation.
+    case lastSent(conversation: String, viewer: Viewer)
+    /// A user's unread counts; no conversations means all of the user's on the worker.
+    case unreadCounts(user: String, conversations: [String])
+    /// A conversation's state for a (re)starting subscriber; limit 0 means all retained messages.
+    case snapshot(conversation: String, limit: Int)
+    /// Is the worker serving.
+    case health
+    /// The worker's counters.
+    case stats
+    /// Snapshot the worker's state and remove the log segments it covers.
+    case compact
+
+    /// The query as a frame body. A negative or too-large snapshot limit is clamped into `uint32`.
+    public func encode() -> [UInt8] {
+        var arena = Arena(expectedBytes: 256)
+        var query = Receipts__V1__Query()
+        receipts__v1__query__init(&query)
+        switch self {
+        case .messageStatus(let conversation, let message, let viewer):
+            let m = arena.message(receipts__v1__message_status_query__init)
+            m.pointee.conversation_id = arena.cString(conversation)
+            m.pointee.message_id = arena.cString(message)
+            m.pointee.viewer = viewer.build(in: &arena)
+            query.message_status = m
+            query.kind_case = RECEIPTS__V1__QUERY__KIND_MESSAGE_STATUS
+        case .readDetail(let conversation, let message):
+            let m = arena.message(receipts__v1__read_detail_query__init)
+            m.pointee.conversation_id = arena.cString(conversation)
+            m.pointee.message_id = arena.cString(message)
+            query.read_detail = m
+            query.kind_case = RECEIPTS__V1__QUERY__KIND_READ_DETAIL
+        case .lastSent(let conversation, let viewer):
+            let m = arena.message(receipts__v1__last_sent_query__init)
+            m.pointee.conversation_id = arena.cString(conversation)
+            m.pointee.viewer = viewer.build(in: &arena)
+            query.last_sent = m
+            query.kind_case = RECEIPTS__V1__QUERY__KIND_LAST_SENT
+        case .unreadCounts(let user, let conversations):
+            let m = arena.message(receipts__v1__unread_counts_query__init)
+            m.pointee.user_id = arena.cString(user)
+            (m.pointee.n_conversation_ids, m.pointee.conversation_ids) = arena.cStrings(conversations)
+            query.unread_counts = m
+            query.kind_case = RECEIPTS__V1__QUERY__KIND_UNREAD_COUNTS
+        case .snapshot(let conversation, let limit):
+            let m = arena.message(receipts__v1__snapshot_query__init)
+            m.pointee.conversation_id = arena.cString(conversation)
+            m.pointee.limit = UInt32(clamping: limit)
+            query.snapshot = m
+            query.kind_case = RECEIPTS__V1__QUERY__KIND_SNAPSHOT
+        case .health:
+            query.health = arena.message(receipts__v1__health_query__init)
+            query.kind_case = RECEIPTS__V1__QUERY__KIND_HEALTH
+        case .stats:
+            query.stats = arena.message(receipts__v1__stats_query__init)
+            query.kind_case = RECEIPTS__V1__QUERY__KIND_STATS
+        case .compact:
+            query.compact = arena.message(receipts__v1__compact_query__init)
+            query.kind_case = RECEIPTS__V1__QUERY__KIND_COMPACT
+        }
+        return ProtobufC.pack(&query, size: receipts__v1__query__get_packed_size, pack: receipts__v1__query__pack)
+    }
+
+    /// Decodes a query frame.
+    /// - Throws: `WireError` `.malformedFrame` for bytes that are not a `Query`,
+    ///   `.unknownKind` when no kind this build knows is set (answer ERROR_CODE_UNKNOWN_KIND).
+    public static func decode(_ frame: UnsafeRawBufferPointer) throws(WireError) -> Query {
+        try ProtobufC.unpack(
+            frame, as: "Query",
+            unpack: receipts__v1__query__unpack,
+            free: receipts__v1__query__free_unpacked
+        ) { (query) throws(WireError) in
+            switch query.kind_case {
+            case RECEIPTS__V1__QUERY__KIND_MESSAGE_STATUS:
+                let m = query.message_status?.pointee
+                return .messageStatus(
+                    conversation: String(wire: m?.conversation_id), message: String(wire: m?.message_id),
+                    viewer: Viewer(wire: m?.viewer))
+            case RECEIPTS__V1__QUERY__KIND_READ_DETAIL:
+                let m = query.read_detail?.pointee
+                return .readDetail(conversation: String(wire: m?.conversation_id), message: String(wire: m?.message_id))
+            case RECEIPTS__V1__QUERY__KIND_LAST_SENT:
+                let m = query.last_sent?.pointee
+                return .lastSent(conversation: String(wire: m?.conversation_id), viewer: Viewer(wire: m?.viewer))
+            case RECEIPTS__V1__QUERY__KIND_UNREAD_COUNTS:
+                let m = query.unread_counts?.pointee
+                return .unreadCounts(
+                    user: String(wire: m?.user_id),
+                    conversations: String.array(wire: m?.conversation_ids, count: m?.n_conversation_ids ?? 0))
+            case RECEIPTS__V1__QUERY__KIND_SNAPSHOT:
+                let m = query.snapshot?.pointee
+                return .snapshot(conversation: String(wire: m?.conversation_id), limit: Int(m?.limit ?? 0))
+            case RECEIPTS__V1__QUERY__KIND_HEALTH:
+                return .health
+            case RECEIPTS__V1__QUERY__KIND_STATS:
+                return .stats
+            case RECEIPTS__V1__QUERY__KIND_COMPACT:
+                return .compact
+            default:
+                throw WireError(code: .unknownKind, message: "Query has no kind this build knows")
+            }
+        }
+    }
+
+    /// Decodes a query frame; see ``decode(_:)-(UnsafeRawBufferPointer)``.
+    public static func decode(_ frame: [UInt8]) throws(WireError) -> Query {
+        try ProtobufC.withBytes(frame) { (bytes) throws(WireError) in try decode(bytes) }
+    }
+}

@@ -1,0 +1,126 @@
+public import ReceiptsCore
+import CReceiptsProto
+
+/// A worker's answer to a query (`receipts.v1.QueryReply`).
+public enum QueryReply: Hashable, Sendable {
+    /// A message's status and its display text for the query's viewer.
+    case messageStatus(MessageStatus, displayText: String)
+    /// The "Read by" sheet of a message.
+    case readDetail(ReadDetail)
+    /// The status of the viewer's latest normal message, with its display text.
+    case lastSent(MessageStatus, displayText: String)
+    /// A user's unread counts.
+    case unreadCounts([UnreadCount])
+    /// A conversation's state; follow updates after `sequence` within `epoch`.
+    case snapshot(ConversationSnapshot, epoch: UInt64, sequence: UInt64)
+    /// The worker is up.
+    case health(Health)
+    /// The worker's counters.
+    case stats([Counter])
+    /// What a compaction did.
+    case compact(CompactResult)
+    /// The query failed.
+    case error(ErrorReply)
+
+    /// The reply as a frame body.
+    public func encode() -> [UInt8] {
+        var arena = Arena(expectedBytes: 1024)
+        var reply = Receipts__V1__QueryReply()
+        receipts__v1__query_reply__init(&reply)
+        switch self {
+        case .messageStatus(let status, let displayText):
+            reply.message_status = status.build(displayText: displayText, in: &arena)
+            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_MESSAGE_STATUS
+        case .readDetail(let detail):
+            reply.read_detail = detail.build(in: &arena)
+            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_READ_DETAIL
+        case .lastSent(let status, let displayText):
+            reply.last_sent = status.build(displayText: displayText, in: &arena)
+            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_LAST_SENT
+        case .unreadCounts(let counts):
+            let m = arena.message(receipts__v1__unread_counts__init)
+            (m.pointee.n_counts, m.pointee.counts) = arena.messages(counts) { $0.build(in: &$1) }
+            reply.unread_counts = m
+            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_UNREAD_COUNTS
+        case .snapshot(let snapshot, let epoch, let sequence):
+            reply.snapshot = snapshot.build(epoch: epoch, sequence: sequence, in: &arena)
+            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_SNAPSHOT
+        case .health(let health):
+            reply.health = health.build(in: &arena)
+            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_HEALTH
+        case .stats(let counters):
+            let m = arena.message(receipts__v1__stats__init)
+            (m.pointee.n_counters, m.pointee.counters) = arena.messages(counters) { $0.build(in: &$1) }
+            reply.stats = m
+            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_STATS
+        case .compact(let result):
+            reply.compact = result.build(in: &arena)
+            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_COMPACT
+        case .error(let error):
+            reply.error = error.build(in: &arena)
+            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_ERROR
+        }
+        return ProtobufC.pack(
+            &reply, size: receipts__v1__query_reply__get_packed_size, pack: receipts__v1__query_reply__pack)
+    }
+
+    /// Decodes a reply frame (`receiptctl`, gateways, tests).
+    /// - Throws: `WireError` `.malformedFrame` for bytes that are not a `QueryReply`,
+    ///   `.unknownKind` when no kind this build knows is set, `.invalidField` for a
+    ///   snapshot whose conversation kind is not known.
+    public static func decode(_ frame: UnsafeRawBufferPointer) throws(WireError) -> QueryReply {
+        try ProtobufC.unpack(
+            frame, as: "QueryReply",
+            unpack: receipts__v1__query_reply__unpack,
+            free: receipts__v1__query_reply__free_unpacked
+        ) { (reply) throws(WireError) in
+            switch reply.kind_case {
+            case RECEIPTS__V1__QUERY_REPLY__KIND_MESSAGE_STATUS:
+                return .messageStatus(
+                    MessageStatus(wire: reply.message_status?.pointee),
+                    displayText: MessageStatus.displayText(wire: reply.message_status?.pointee))
+            case RECEIPTS__V1__QUERY_REPLY__KIND_READ_DETAIL:
+                return .readDetail(ReadDetail(wire: reply.read_detail?.pointee))
+            case RECEIPTS__V1__QUERY_REPLY__KIND_LAST_SENT:
+                return .lastSent(
+                    MessageStatus(wire: reply.last_sent?.pointee),
+                    displayText: MessageStatus.displayText(wire: reply.last_sent?.pointee))
+            case RECEIPTS__V1__QUERY_REPLY__KIND_UNREAD_COUNTS:
+                let m = reply.unread_counts?.pointee
+                return .unreadCounts(
+                    [UnreadCount](wire: m?.counts, count: m?.n_counts ?? 0) { UnreadCount(wire: $0) })
+            case RECEIPTS__V1__QUERY_REPLY__KIND_SNAPSHOT:
+                guard let snapshot = reply.snapshot?.pointee else {
+                    throw WireError(code: .invalidField, message: "QueryReply.snapshot is empty")
+                }
+                let decoded = try ConversationSnapshot.decode(wire: snapshot)
+                return .snapshot(decoded.snapshot, epoch: decoded.epoch, sequence: decoded.sequence)
+            case RECEIPTS__V1__QUERY_REPLY__KIND_HEALTH:
+                guard let health = reply.health?.pointee else {
+                    return .health(Health(state: "", workerIndex: 0, workerCount: 0, uptimeMilliseconds: 0, epoch: 0))
+                }
+                return .health(Health(wire: health))
+            case RECEIPTS__V1__QUERY_REPLY__KIND_STATS:
+                let m = reply.stats?.pointee
+                return .stats([Counter](wire: m?.counters, count: m?.n_counters ?? 0) { Counter(wire: $0) })
+            case RECEIPTS__V1__QUERY_REPLY__KIND_COMPACT:
+                guard let result = reply.compact?.pointee else {
+                    return .compact(CompactResult(snapshotBytes: 0, segmentsRemoved: 0, messagesExpired: 0))
+                }
+                return .compact(CompactResult(wire: result))
+            case RECEIPTS__V1__QUERY_REPLY__KIND_ERROR:
+                guard let error = reply.error?.pointee else {
+                    return .error(ErrorReply(code: .internal, message: ""))
+                }
+                return .error(ErrorReply(wire: error))
+            default:
+                throw WireError(code: .unknownKind, message: "QueryReply has no kind this build knows")
+            }
+        }
+    }
+
+    /// Decodes a reply frame; see ``decode(_:)-(UnsafeRawBufferPointer)``.
+    public static func decode(_ frame: [UInt8]) throws(WireError) -> QueryReply {
+        try ProtobufC.withBytes(frame) { (bytes) throws(WireError) in try decode(bytes) }
+    }
+}

@@ -1,0 +1,61 @@
+public import ReceiptsCore
+import CReceiptsProto
+
+/// A published change of a message's status (`receipts.v1.StatusUpdate`, the second frame
+/// of a PUB message); the conversation is `status.conversation`.
+public struct StatusUpdate: Hashable, Sendable {
+    /// The publishing worker's epoch; a new one means "fetch a snapshot".
+    public var epoch: UInt64
+    /// Per conversation within an epoch: 1, 2, 3, ...; a gap means updates were lost.
+    public var sequence: UInt64
+    /// The message's status now.
+    public var status: MessageStatus
+
+    /// Creates an update.
+    /// - Parameters:
+    ///   - epoch: The publishing worker's epoch.
+    ///   - sequence: The conversation's update sequence within the epoch.
+    ///   - status: The message's status now.
+    public init(epoch: UInt64, sequence: UInt64, status: MessageStatus) {
+        self.epoch = epoch
+        self.sequence = sequence
+        self.status = status
+    }
+
+    /// The update as a frame body; published updates have no viewer, so no display text.
+    public func encode() -> [UInt8] {
+        var arena = Arena(expectedBytes: 256)
+        var update = Receipts__V1__StatusUpdate()
+        receipts__v1__status_update__init(&update)
+        update.conversation_id = arena.cString(status.conversation)
+        update.epoch = epoch
+        update.sequence = sequence
+        update.status = status.build(displayText: "", in: &arena)
+        return ProtobufC.pack(
+            &update, size: receipts__v1__status_update__get_packed_size, pack: receipts__v1__status_update__pack)
+    }
+
+    /// Decodes an update frame (subscribers, tests).
+    ///
+    /// The conversation is taken from the status; a peer that left the status's own
+    /// conversation empty still gets the update's.
+    /// - Throws: `WireError` `.malformedFrame` for bytes that are not a `StatusUpdate`.
+    public static func decode(_ frame: UnsafeRawBufferPointer) throws(WireError) -> StatusUpdate {
+        try ProtobufC.unpack(
+            frame, as: "StatusUpdate",
+            unpack: receipts__v1__status_update__unpack,
+            free: receipts__v1__status_update__free_unpacked
+        ) { (update) throws(WireError) in
+            var status = MessageStatus(wire: update.status?.pointee)
+            if status.conversation.isEmpty {
+                status.conversation = String(wire: update.conversation_id)
+            }
+            return StatusUpdate(epoch: update.epoch, sequence: update.sequence, status: status)
+        }
+    }
+
+    /// Decodes an update frame; see ``decode(_:)-(UnsafeRawBufferPointer)``.
+    public static func decode(_ frame: [UInt8]) throws(WireError) -> StatusUpdate {
+        try ProtobufC.withBytes(frame) { (bytes) throws(WireError) in try decode(bytes) }
+    }
+}

@@ -1,0 +1,20 @@
+import CReceiptsProto
+import ReceiptsCore
+
+extension UnreadCount {
+    init(wire count: Receipts__V1__UnreadCount) {
+        self.init(
+            conversation: String(wire: count.conversation_id), unread: Int(count.unread),
+            isMarkedUnread: count.marked_unread != 0, readUpTo: count.read_up_to_sequence)
+    }
+
+    /// The count as a C message; `unread` is clamped into `uint32`.
+    func build(in arena: inout Arena) -> UnsafeMutablePointer<Receipts__V1__UnreadCount> {
+        let count = arena.message(receipts__v1__unread_count__init)
+        count.pointee.conversation_id = arena.cString(conversation)
+        count.pointee.unread = UInt32(clamping: unread)
+        count.pointee.marked_unread = isMarkedUnread ? 1 : 0
+        count.pointee.read_up_to_sequence = readUpTo
+        return count
+    }
+}

@@ -1,0 +1,59 @@
+/// A frame that cannot be turned into values.
+///
+/// A struct with an extensible `Code` (not an enum) so that codes can be added without
+/// breaking callers' exhaustive switches. protobuf-c reports no detail about why a body is
+/// invalid, so there is no underlying cause to carry; `message` says what was being decoded.
+public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of problem the frame has.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Wrapped: Hashable, Sendable {
+            case malformedFrame
+            case frameTooLarge
+            case unknownKind
+            case invalidField
+        }
+
+        private var wrapped: Wrapped
+
+        private init(_ wrapped: Wrapped) {
+            self.wrapped = wrapped
+        }
+
+        /// The bytes are not a valid protobuf body of the expected message type.
+        public static let malformedFrame = Code(.malformedFrame)
+        /// The frame exceeds the configured maximum size (checked by the caller before decoding).
+        public static let frameTooLarge = Code(.frameTooLarge)
+        /// A query with none of the kinds this build knows (e.g. from a newer client).
+        public static let unknownKind = Code(.unknownKind)
+        /// A well-formed body holds a value this build cannot represent and has no safe
+        /// default for, e.g. an event outcome number from a newer server.
+        public static let invalidField = Code(.invalidField)
+
+        public var description: String {
+            switch wrapped {
+            case .malformedFrame: "malformed frame"
+            case .frameTooLarge: "frame too large"
+            case .unknownKind: "unknown kind"
+            case .invalidField: "invalid field"
+            }
+        }
+    }
+
+    /// What kind of problem the frame has.
+    public var code: Code
+    /// What exactly was wrong, for logs and error replies.
+    public var message: String
+
+    /// Creates an error.
+    /// - Parameters:
+    ///   - code: What kind of problem the frame has.
+    ///   - message: What exactly was wrong.
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String {
+        "\(code): \(message)"
+    }
+}
