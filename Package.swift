@@ -33,6 +33,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // protoc-c output for proto/receipts.proto (regenerate with proto/generate.sh).
         .target(name: "CReceiptsProto", dependencies: ["CProtobufC"]),
+        .target(name: "CReceiptsRouting"),
+        .executableTarget(name: "gateway-example", dependencies: ["CReceiptsProto", "CReceiptsRouting", "CZeroMQ"]),
 
         // The domain: events, state, rules, status, display text. Pure Swift, no I/O.
         .target(name: "ReceiptsCore", swiftSettings: swiftSettings),
