@@ -1,0 +1,260 @@
+import ReceiptsCore
+import ReceiptsWire
+import Testing
+
+struct EventBatchCodecTests {
+    static let everyKind: [EventKind] = [
+        .conversationUpserted(conversation: "c1", kind: .direct, members: ["alice", "bob"]),
+        .conversationUpserted(conversation: "c2", kind: .group, members: []),
+        .memberJoined(conversation: "c2", user: "carol"),
+        .memberLeft(conversation: "c2", user: "carol"),
+        .messageSent(conversation: "c1", message: "m1", sender: "alice", isSystem: false),
+        .messageSent(conversation: "c2", message: "sys", sender: "alice", isSystem: true),
+        .delivered(conversation: "c1", user: "bob", message: "m1"),
+        .read(conversation: "c1", user: "bob", message: "m1"),
+        .read(conversation: "c1", user: "bob", message: nil),
+        .messageEdited(conversation: "c1", message: "m1"),
+        .messageDeleted(conversation: "c1", message: "m1"),
+        .userDeleted(user: "bob"),
+        .receiptPrivacy(user: "bob", shareReads: false),
+        .receiptPrivacy(user: "bob", shareReads: true),
+        .markedUnread(conversation: "c1", user: "bob"),
+        .unknown,
+    ]
+
+    @Test(arguments: everyKind)
+    func roundTripsEveryKind(kind: EventKind) throws {
+        let event = Event(id: EventID(source: "gw-1", sequence: 42), clientTime: Timestamp(milliseconds: 1_700_000_000_000), kind: kind)
+        #expect(try EventBatchCodec.decode(EventBatchCodec.encode([event])) == [event])
+        let withoutTime = Event(id: EventID(source: "gw-1", sequence: 43), kind: kind)
+        #expect(try EventBatchCodec.decode(EventBatchCodec.encode([withoutTime])) == [withoutTime])
+    }
+
+    @Test func roundTripsRandomBatches() throws {
+        var random = SeededGenerator(seed: 1)
+        for _ in 0..<500 {
+            let events = (0..<Int.random(in: 0...20, using: &random)).map { _ in random.event() }
+            #expect(try EventBatchCodec.decode(EventBatchCodec.encode(events)) == events)
+        }
+    }
+
+    @Test func roundTripsExtremeValues() throws {
+        let events = [
+            Event(id: EventID(source: "", sequence: 0), clientTime: Timestamp(milliseconds: .min), kind: .unknown),
+            Event(id: EventID(source: "s", sequence: .max), clientTime: Timestamp(milliseconds: .max), kind: .userDeleted(user: "")),
+            Event(id: EventID(source: "s", sequence: 1), clientTime: Timestamp(milliseconds: -1), kind: .userDeleted(user: String(repeating: "🙂", count: 10_000))),
+        ]
+        #expect(try EventBatchCodec.decode(EventBatchCodec.encode(events)) == events)
+    }
+
+    /// An EventBatch holding one MessageSent, encoded by hand from the protobuf rules:
+    /// field 1 (events), then in the Event field 1 (id: source "g", sequence 1) and
+    /// field 13 (message_sent: "c", "m", "a"; system false is omitted, as is client time 0).
+    static let oneMessageSent: [UInt8] = [
+        0x0A, 0x12,  // EventBatch.events, 18 bytes
+        0x0A, 0x05, 0x0A, 0x01, 0x67, 0x10, 0x01,  // Event.id { source "g", sequence 1 }
+        0x6A, 0x09, 0x0A, 0x01, 0x63, 0x12, 0x01, 0x6D, 0x1A, 0x01, 0x61,  // Event.message_sent
+    ]
+
+    @Test func encodesTheBytesTheProtobufRulesGive() throws {
+        let event = Event(
+            id: EventID(source: "g", sequence: 1),
+            kind: .messageSent(conversation: "c", message: "m", sender: "a", isSystem: false))
+        #expect(EventBatchCodec.encode([event]) == Self.oneMessageSent)
+        #expect(try EventBatchCodec.decode(Self.oneMessageSent) == [event])
+    }
+
+    @Test func decodesBytesFromAnotherEncoder() throws {
+        // Fields out of order, client time set, system true, a Read with the message id absent.
+        let frame = ProtoWriter.build { batch in
+            batch.message(field: 1) { event in
+                event.message(field: 13) { sent in
+                    sent.varint(field: 4, 1)
+                    sent.string(field: 3, "alice")
+                    sent.string(field: 1, "conv")
+                    sent.string(field: 2, "msg")
+                }
+                event.varint(field: 2, 1234)
+                event.message(field: 1) { id in
+                    id.varint(field: 2, 300)
+                    id.string(field: 1, "src")
+                }
+            }
+            batch.message(field: 1) { event in
+                event.message(field: 15) { read in
+                    read.string(field: 1, "conv")
+                    read.string(field: 2, "bob")
+                }
+            }
+        }
+        #expect(
+            try EventBatchCodec.decode(frame) == [
+                Event(
+                    id: EventID(source: "src", sequence: 300), clientTime: Timestamp(milliseconds: 1234),
+                    kind: .messageSent(conversation: "conv", message: "msg", sender: "alice", isSystem: true)),
+                Event(id: EventID(source: "", sequence: 0), kind: .read(conversation: "conv", user: "bob", message: nil)),
+            ])
+    }
+
+    @Test func emptyFrameIsAnEmptyBatch() throws {
+        #expect(try EventBatchCodec.decode([]) == [])
+        #expect(try EventBatchCodec.decode(UnsafeRawBufferPointer(start: nil, count: 0)) == [])
+        #expect(EventBatchCodec.encode([]) == [])
+    }
+
+    @Test func eventWithNoKindDecodesAsUnknown() throws {
+        let frame = ProtoWriter.build { batch in
+            batch.message(field: 1) { event in
+                event.message(field: 1) { id in
+                    id.string(field: 1, "gw")
+                    id.varint(field: 2, 7)
+                }
+            }
+            batch.message(field: 1) { _ in }
+        }
+        #expect(
+            try EventBatchCodec.decode(frame) == [
+                Event(id: EventID(source: "gw", sequence: 7), kind: .unknown),
+                Event(id: EventID(source: "", sequence: 0), kind: .unknown),
+            ])
+    }
+
+    @Test func kindFromANewerGatewayDecodesAsUnknownAndTheRestProceeds() throws {
+        let known = Event(id: EventID(source: "gw", sequence: 2), kind: .userDeleted(user: "u"))
+        let frame =
+            ProtoWriter.build { batch in
+                batch.message(field: 1) { event in
+                    event.message(field: 1) { $0.varint(field: 2, 1) }
+                    event.message(field: 21) { $0.string(field: 1, "future") }  // not in this build's oneof
+                    event.varint(field: 99, 5)  // an unknown scalar field is skipped
+                }
+            } + EventBatchCodec.encode([known])
+        #expect(try EventBatchCodec.decode(frame) == [Event(id: EventID(source: "", sequence: 1), kind: .unknown), known])
+    }
+
+    @Test(arguments: [0, 3, 99, UInt64.max])
+    func unknownConversationKindDecodesAsUnknown(kind: UInt64) throws {
+        let frame = ProtoWriter.build { batch in
+            batch.message(field: 1) { event in
+                event.message(field: 10) { upserted in
+                    upserted.string(field: 1, "c")
+                    upserted.varint(field: 2, kind)
+                    upserted.string(field: 3, "a")
+                }
+            }
+        }
+        #expect(try EventBatchCodec.decode(frame).map(\.kind) == [.unknown])
+    }
+
+    @Test func invalidUTF8IsRepaired() throws {
+        let frame = ProtoWriter.build { batch in
+            batch.message(field: 1) { event in
+                event.message(field: 18) { $0.bytes(field: 1, [0x61, 0xFF, 0xC3, 0x28, 0xED, 0xA0, 0x80, 0x62]) }
+            }
+        }
+        let events = try EventBatchCodec.decode(frame)
+        guard case .userDeleted(let user) = events.first?.kind else {
+            Issue.record("expected a userDeleted event, got \(events)")
+            return
+        }
+        #expect(user.hasPrefix("a"))
+        #expect(user.hasSuffix("b"))
+        #expect(user.unicodeScalars.contains("\u{FFFD}"))
+        #expect(String(validating: Array(user.utf8), as: UTF8.self) == user)
+    }
+
+    @Test func embeddedNULEndsAString() throws {
+        // protobuf-c hands strings over NUL-terminated, so a NUL cuts them short (never a crash).
+        let frame = ProtoWriter.build { batch in
+            batch.message(field: 1) { event in
+                event.message(field: 18) { $0.bytes(field: 1, [0x61, 0x00, 0x62]) }
+            }
+        }
+        #expect(try EventBatchCodec.decode(frame).map(\.kind) == [.userDeleted(user: "a")])
+    }
+
+    @Test func everyPrefixOfAValidBatchDecodesOrThrows() throws {
+        var random = SeededGenerator(seed: 2)
+        let events = (0..<12).map { _ in random.event() }
+        let frame = EventBatchCodec.encode(events)
+        var decodedPrefixes = 0
+        for length in 0..<frame.count {
+            do {
+                _ = try EventBatchCodec.decode(Array(frame[..<length]))
+                decodedPrefixes += 1
+            } catch {
+                #expect(error.code == .malformedFrame)
+            }
+        }
+        #expect(decodedPrefixes >= 1)  // at least the empty prefix and whole-event boundaries
+        #expect(try EventBatchCodec.decode(frame) == events)
+    }
+
+    @Test func garbageIsMalformed() {
+        let frames: [[UInt8]] = [
+            Array("hello, world".utf8),
+            [0xFF],
+            [0x0A],  // a field tag and nothing else
+            [0x0A, 0x05, 0x01],  // a length prefix past the end
+            [0x0B],  // wire type 3 (start group) is not valid here
+            [0x0F, 0x00],  // wire type 7 does not exist
+            [0x00, 0x00],  // field number 0
+            [0x08] + [UInt8](repeating: 0xFF, count: 11),  // a varint longer than 10 bytes
+            [0x0A, 0x02, 0x0A, 0x05],  // an inner length past its message
+        ]
+        for frame in frames {
+            #expect(throws: WireError(code: .malformedFrame, message: "not a valid EventBatch body (\(frame.count) bytes)")) {
+                try EventBatchCodec.decode(frame)
+            }
+        }
+    }
+
+    @Test func oversizedLengthPrefixIsMalformed() {
+        for length: UInt64 in [1 << 31, 1 << 32, 1 << 62, .max] {
+            var writer = ProtoWriter()
+            writer.varint(UInt64(1 << 3 | 2))
+            writer.varint(length)
+            let frame = writer.bytes + [0x0A, 0x00]
+            #expect(throws: WireError.self) { try EventBatchCodec.decode(frame) }
+        }
+    }
+
+    @Test func randomBytesNeverCrash() {
+        var random = SeededGenerator(seed: 3)
+        for _ in 0..<20_000 {
+            let frame = (0..<Int.random(in: 0...48, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            _ = try? EventBatchCodec.decode(frame)
+        }
+    }
+
+    @Test func mutatedValidFramesNeverCrash() {
+        var random = SeededGenerator(seed: 4)
+        for _ in 0..<5_000 {
+            var frame = EventBatchCodec.encode((0..<Int.random(in: 1...4, using: &random)).map { _ in random.event() })
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                frame[Int.random(in: 0..<frame.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            }
+            _ = try? EventBatchCodec.decode(frame)
+        }
+    }
+
+    @Test func hugeRepeatedFieldCounts() throws {
+        // 300,000 empty events in 600 KB: every one decodes (to .unknown), none is dropped.
+        let frame = [UInt8]([0x0A, 0x00]).repeated(300_000)
+        let events = try EventBatchCodec.decode(frame)
+        #expect(events.count == 300_000)
+        #expect(events.allSatisfy { $0 == Event(id: EventID(source: "", sequence: 0), kind: .unknown) })
+
+        let members = (0..<100_000).map { "user-\($0)" }
+        let upsert = Event(
+            id: EventID(source: "gw", sequence: 1),
+            kind: .conversationUpserted(conversation: "big", kind: .group, members: members))
+        #expect(try EventBatchCodec.decode(EventBatchCodec.encode([upsert])) == [upsert])
+    }
+}
+
+extension Array {
+    func repeated(_ times: Int) -> [Element] {
+        Array((0..<times).map { _ in self }.joined())
+    }
+}
