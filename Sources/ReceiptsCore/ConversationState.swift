@@ -1,0 +1,309 @@
+/// One conversation's whole state: messages in flat arrays indexed by sequence, members with
+/// their watermarks, and the log of watermark advances.
+///
+/// Memory is O(messages + members + advances), never messages × members (SPEC §8). Message
+/// sequences are `UInt32` inside (4 billion per conversation) and `UInt64` on the API.
+struct ConversationState: Sendable, Hashable {
+    /// The conversation id.
+    var id: String
+    /// Direct or group; never changes.
+    var kind: ConversationKind
+    /// Sequence of `messages[0]`; `lastSequence + 1` when nothing is retained.
+    var base: UInt32 = 1
+    /// The last assigned sequence (0 before the first message).
+    var lastSequence: UInt32 = 0
+    /// Retained messages: `messages[s - base]` is sequence `s`.
+    var messages: [MessageRecord] = []
+    /// Their ids, same positions.
+    var messageIDs = MessageIDTable()
+    /// Member slots, current and former, in first-join order.
+    var members: [MemberRecord] = []
+    /// User index -> member slot.
+    var slots: [UInt32: UInt32] = [:]
+    /// How many slots are current members.
+    var memberCount: UInt32 = 0
+    /// Watermark advances of every member, chained per member and kind.
+    var advances: [ReceiptAdvance] = []
+    /// Finished memberships (rare: only members who left or were deleted).
+    var formerMemberships: [FormerMembership] = []
+
+    init(id: String, kind: ConversationKind) {
+        self.id = id
+        self.kind = kind
+    }
+
+    // MARK: - Messages
+
+    /// Position in `messages` of sequence `s`, or nil if not retained.
+    @inline(__always)
+    func position(ofSequence s: UInt32) -> Int? {
+        s >= base && s <= lastSequence ? Int(s - base) : nil
+    }
+
+    /// Sequence of the message with this id, or nil.
+    func sequence(ofMessage id: String) -> UInt32? {
+        messageIDs.position(of: id).map { base + UInt32($0) }
+    }
+
+    /// Appends a message sent now by a current member; returns its sequence.
+    mutating func appendMessage(id: String, sender: UInt32, isSystem: Bool, sentAt: Int64) -> UInt32 {
+        let recipients = isSystem ? 0 : memberCount - 1
+        let record = MessageRecord(
+            sentAt: sentAt, sender: sender, recipients: recipients, counted: recipients,
+            flags: isSystem ? MessageRecord.Flag.system : 0,
+            status: recipients == 0 ? ReceiptStatus.none.rawValue : ReceiptStatus.notDelivered.rawValue)
+        if messages.isEmpty { base = lastSequence + 1 }
+        lastSequence += 1
+        messages.append(record)
+        messageIDs.append(id)
+        if !isSystem { members[Int(sender)].lastNormalSent = lastSequence }
+        return lastSequence
+    }
+
+    /// Recomputes a message's status from its counts after they changed at `time`.
+    ///
+    /// With no counted recipients left (all left or were deleted without reading) the status
+    /// stays what it was: "Delivered" to nobody would be a lie, and nobody read it.
+    mutating func refresh(position: Int, time: Int64) {
+        var message = messages[position]
+        guard message.recipients != 0, message.counted != 0 else { return }
+        let computed: ReceiptStatus
+        if kind == .direct {
+            computed =
+                message.readCount > 0
+                ? .read : message.deliveredCount >= message.counted ? .delivered : .notDelivered
+        } else if message.readCount >= message.counted {
+            computed = .readByAll
+        } else if message.readCount > 0 {
+            computed = .readBySome
+        } else {
+            computed = message.deliveredCount >= message.counted ? .delivered : .notDelivered
+        }
+        if message.deliveredCount >= message.counted && message.deliveredAt == MessageRecord.noTime {
+            message.deliveredAt = time
+        }
+        if message.readCount > 0 && message.readAt == MessageRecord.noTime { message.readAt = time }
+        message.status = max(message.status, computed.rawValue)
+        messages[position] = message
+    }
+
+    // MARK: - Membership
+
+    /// The member slot of a user, current or former.
+    @inline(__always)
+    func slot(of user: UInt32) -> UInt32? { slots[user] }
+
+    /// Makes the user a current member (no-op if they are); returns their slot.
+    mutating func join(user: UInt32) -> UInt32 {
+        if let slot = slots[user] {
+            if !members[Int(slot)].isMember {
+                members[Int(slot)].joinedAfter = lastSequence
+                members[Int(slot)].flags |= MemberRecord.Flag.member
+                memberCount += 1
+            }
+            return slot
+        }
+        let slot = UInt32(members.count)
+        members.append(MemberRecord(user: user, joinedAfter: lastSequence, flags: MemberRecord.Flag.member))
+        slots[user] = slot
+        memberCount += 1
+        return slot
+    }
+
+    /// Ends the current membership of `slot`: its watermarks freeze for the messages it
+    /// received, and on messages it had not visibly read it stops counting, which may complete
+    /// them ("Read by all users" once the last non-reader leaves).
+    mutating func leave(slot: UInt32, byDeletion: Bool, time: Int64, touched: inout [UInt32]) {
+        var member = members[Int(slot)]
+        guard member.isMember else { return }
+        formerMemberships.append(
+            FormerMembership(
+                member: slot, joinedAfter: member.joinedAfter, leftAfter: lastSequence,
+                deliveredUpTo: member.deliveredUpTo, visibleReadUpTo: member.visibleReadUpTo,
+                byDeletion: byDeletion))
+        let from = max(member.joinedAfter, member.visibleReadUpTo, base &- 1)
+        if from < lastSequence {
+            for s in (from + 1)...lastSequence {
+                let p = Int(s - base)
+                guard messages[p].counts(member: slot) else { continue }
+                // Guarded so that even inconsistent restored counts cannot trap.
+                if messages[p].counted > 0 { messages[p].counted -= 1 }
+                if member.deliveredUpTo >= s && messages[p].deliveredCount > 0 { messages[p].deliveredCount -= 1 }
+                refresh(position: p, time: max(time, messages[p].sentAt))
+                touched.append(s)
+            }
+        }
+        member.flags &= ~MemberRecord.Flag.member
+        member.flags |= MemberRecord.Flag.hasFormerMemberships
+        members[Int(slot)] = member
+        memberCount -= 1
+    }
+
+    /// How `slot` stood towards message `s`.
+    enum Standing {
+        /// Not a recipient: not a member when it was sent, or its sender.
+        case none
+        /// A recipient and still a member: the live watermarks apply.
+        case current(deliveredUpTo: UInt32, visibleReadUpTo: UInt32)
+        /// A recipient whose membership since ended: the frozen watermarks apply.
+        case former(deliveredUpTo: UInt32, visibleReadUpTo: UInt32, byDeletion: Bool)
+    }
+
+    /// Whether `slot` received message `s` (sent by `sender`), and which watermarks apply.
+    func standing(of slot: UInt32, at s: UInt32, sender: UInt32) -> Standing {
+        guard slot != sender else { return .none }
+        let member = members[Int(slot)]
+        if member.isMember && member.joinedAfter < s {
+            return .current(deliveredUpTo: member.deliveredUpTo, visibleReadUpTo: member.visibleReadUpTo)
+        }
+        guard member.flags & MemberRecord.Flag.hasFormerMemberships != 0 else { return .none }
+        for former in formerMemberships
+        where former.member == slot && former.joinedAfter < s && s <= former.leftAfter {
+            return .former(
+                deliveredUpTo: former.deliveredUpTo, visibleReadUpTo: former.visibleReadUpTo,
+                byDeletion: former.byDeletion)
+        }
+        return .none
+    }
+
+    // MARK: - Receipts
+
+    /// Moves a current member's watermarks up to `target` (merge by maximum) and updates the
+    /// counts of the messages newly covered in their current membership.
+    ///
+    /// - Parameters:
+    ///   - slot: A current member.
+    ///   - target: The sequence the receipt covers up to.
+    ///   - isRead: A read (also a delivery) rather than a delivery.
+    ///   - visible: The user shares reads: a read also moves the visible watermark.
+    ///   - time: The receipt's time.
+    ///   - touched: Receives the sequences whose status changed.
+    /// - Returns: Whether any watermark moved.
+    @discardableResult
+    mutating func advance(
+        slot: UInt32, to target: UInt32, isRead: Bool, visible: Bool, time: Int64, touched: inout [UInt32]
+    ) -> Bool {
+        var member = members[Int(slot)]
+        let floor = max(member.joinedAfter, base &- 1)
+        let oldDelivered = member.deliveredUpTo
+        let oldVisible = member.visibleReadUpTo
+        var moved = false
+        if target > member.deliveredUpTo {
+            member.deliveredUpTo = target
+            advances.append(ReceiptAdvance(upTo: target, previous: member.deliveredHead, time: time))
+            member.deliveredHead = UInt32(advances.count)
+            moved = true
+        }
+        if isRead {
+            if target > member.readUpTo {
+                member.readUpTo = target
+                moved = true
+            }
+            if visible && target > member.visibleReadUpTo {
+                member.visibleReadUpTo = target
+                advances.append(ReceiptAdvance(upTo: target, previous: member.visibleHead, time: time))
+                member.visibleHead = UInt32(advances.count)
+                moved = true
+            }
+            member.flags &= ~MemberRecord.Flag.markedUnread
+        }
+        members[Int(slot)] = member
+        let deliveredFrom = max(oldDelivered, floor)
+        let visibleFrom = max(oldVisible, floor)
+        let from = min(deliveredFrom, visibleFrom)
+        let to = min(max(member.deliveredUpTo, member.visibleReadUpTo), lastSequence)
+        guard from < to else { return moved }
+        for s in (from + 1)...to {
+            let p = Int(s - base)
+            guard messages[p].counts(member: slot) else { continue }
+            var changed = false
+            if s > deliveredFrom && s <= member.deliveredUpTo {
+                messages[p].deliveredCount += 1
+                changed = true
+            }
+            if s > visibleFrom && s <= member.visibleReadUpTo {
+                messages[p].readCount += 1
+                changed = true
+            }
+            if changed {
+                refresh(position: p, time: max(time, messages[p].sentAt))
+                touched.append(s)
+            }
+        }
+        return moved
+    }
+
+    /// Time of the first advance in the chain starting at `head` that covers `s`.
+    func firstCovering(_ s: UInt32, head: UInt32) -> Int64? {
+        var index = head
+        var found: Int64?
+        while index != 0 {
+            let advance = advances[Int(index) - 1]
+            if advance.upTo < s { break }
+            found = advance.time
+            index = advance.previous
+        }
+        return found
+    }
+
+    /// Messages from others, not system, not deleted, of which the member is a recipient,
+    /// after their read watermark (private reads count: this is the user's own view).
+    func unreadCount(slot: UInt32) -> Int {
+        let member = members[Int(slot)]
+        var unread = 0
+        var ranges: [(UInt32, UInt32)] = []
+        if member.isMember { ranges.append((member.joinedAfter, lastSequence)) }
+        if member.flags & MemberRecord.Flag.hasFormerMemberships != 0 {
+            for former in formerMemberships where former.member == slot {
+                ranges.append((former.joinedAfter, former.leftAfter))
+            }
+        }
+        for (after, upTo) in ranges {
+            let from = max(after, member.readUpTo, base &- 1)
+            guard from < upTo else { continue }
+            for s in (from + 1)...upTo {
+                let message = messages[Int(s - base)]
+                if message.sender != slot && message.flags & (MessageRecord.Flag.system | MessageRecord.Flag.deleted) == 0 {
+                    unread += 1
+                }
+            }
+        }
+        return unread
+    }
+
+    // MARK: - Retention
+
+    /// Drops the longest prefix of messages sent before `cutoff`; returns how many.
+    ///
+    /// Watermarks are sequences, so they stay valid; advances that cover only dropped messages
+    /// are removed and the per-member chains relinked.
+    mutating func expire(sentBefore cutoff: Int64) -> Int {
+        var k = 0
+        while k < messages.count && messages[k].sentAt < cutoff { k += 1 }
+        guard k > 0 else { return 0 }
+        messages.removeFirst(k)
+        messageIDs.removeFirst(k)
+        base += UInt32(k)
+        formerMemberships.removeAll { $0.leftAfter < base }
+        var remap = [UInt32](repeating: 0, count: advances.count + 1)
+        var kept: [ReceiptAdvance] = []
+        kept.reserveCapacity(advances.count)
+        for (i, advance) in advances.enumerated() where advance.upTo >= base {
+            var moved = advance
+            moved.previous = remap[Int(advance.previous)]
+            kept.append(moved)
+            remap[i + 1] = UInt32(kept.count)
+        }
+        advances = kept
+        for i in members.indices {
+            members[i].deliveredHead = remap[Int(members[i].deliveredHead)]
+            members[i].visibleHead = remap[Int(members[i].visibleHead)]
+            if members[i].flags & MemberRecord.Flag.hasFormerMemberships != 0
+                && !formerMemberships.contains(where: { $0.member == UInt32(i) })
+            {
+                members[i].flags &= ~MemberRecord.Flag.hasFormerMemberships
+            }
+        }
+        return k
+    }
+}

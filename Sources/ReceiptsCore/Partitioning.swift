@@ -1,0 +1,56 @@
+/// The routing function shared by workers and gateways (SPEC §7).
+///
+/// A conversation is owned by exactly one worker ordinal. Jump consistent hashing moves only
+/// about 1/n of the conversations when a StatefulSet grows from n-1 to n workers, and it
+/// needs no ring state, so every gateway computes the same owner from the id alone.
+public enum Partitioning {
+    /// FNV-1a 64 of the conversation id's UTF-8 bytes: stable across processes and platforms
+    /// (unlike `Hasher`, which is seeded per process).
+    ///
+    /// - Parameter conversation: The conversation id.
+    /// - Returns: The 64-bit hash.
+    public static func stableHash(_ conversation: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in conversation.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+
+    /// The worker ordinal that owns a conversation: jump consistent hash (Lamping & Veach 2014)
+    /// of `stableHash`.
+    ///
+    /// - Parameters:
+    ///   - conversation: The conversation id.
+    ///   - workerCount: How many workers there are; values below 1 are treated as 1.
+    /// - Returns: An ordinal in `0..<max(workerCount, 1)`.
+    public static func owner(of conversation: String, workerCount: Int) -> Int {
+        jumpHash(stableHash(conversation), buckets: max(workerCount, 1))
+    }
+
+    /// The PUB topic of a conversation: `"<4 hex digits>:<conversation>"`, where the digits are
+    /// the top 16 bits of `stableHash`, so a gateway following many conversations can subscribe
+    /// by prefix instead of by thousands of exact topics (libzmq #2258).
+    ///
+    /// - Parameter conversation: The conversation id.
+    /// - Returns: The topic string.
+    public static func topic(for conversation: String) -> String {
+        let prefix = UInt16(truncatingIfNeeded: stableHash(conversation) >> 48)
+        let digits = String(prefix, radix: 16)
+        return String(repeating: "0", count: 4 - digits.count) + digits + ":" + conversation
+    }
+
+    /// Jump consistent hash of a 64-bit key into `buckets` buckets.
+    static func jumpHash(_ key: UInt64, buckets: Int) -> Int {
+        var key = key
+        var bucket: Int64 = -1
+        var next: Int64 = 0
+        while next < Int64(buckets) {
+            bucket = next
+            key = key &* 2_862_933_555_777_941_757 &+ 1
+            next = Int64(Double(bucket + 1) * (Double(UInt64(1) << 31) / Double((key >> 33) + 1)))
+        }
+        return Int(bucket)
+    }
+}

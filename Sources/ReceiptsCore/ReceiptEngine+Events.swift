@@ -1,0 +1,297 @@
+/// The rules of each event kind (SPEC §4).
+extension ReceiptEngine {
+    /// Applies an event that is not a duplicate; mutates nothing when it rejects.
+    mutating func handle(_ event: Event, now: Int64, changes: inout ChangeSet) -> EventOutcome {
+        switch event.kind {
+        case .unknown:
+            return reject(.unknownEventKind, "the event has no kind this build knows")
+        case .userDeleted(let user):
+            return deleteUser(user, now: now, changes: &changes)
+        case .receiptPrivacy(let user, let shareReads):
+            guard !user.isEmpty else { return reject(.invalidEvent, "receipt privacy needs a user id") }
+            if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
+            let u = userIndex(creating: user)
+            users[Int(u)].sharesReads = shareReads
+            return .accepted(held: false)
+        default:
+            break
+        }
+        guard let conversation = event.kind.conversation, !conversation.isEmpty else {
+            return reject(.invalidEvent, "the event needs a conversation id")
+        }
+        if configuration.workerCount > 1 {
+            let owner = Partitioning.owner(of: conversation, workerCount: configuration.workerCount)
+            if owner != configuration.workerIndex {
+                return .rejected(
+                    Rejection(.notOwner, "conversation \(conversation) is owned by worker \(owner)", ownerWorker: owner))
+            }
+        }
+        switch event.kind {
+        case .conversationUpserted(_, let kind, let members):
+            return upsert(conversation, kind: kind, members: members, now: now, changes: &changes)
+        case .memberJoined(_, let user):
+            return join(conversation, user: user)
+        case .memberLeft(_, let user):
+            return leave(conversation, user: user, now: now, changes: &changes)
+        case .messageSent(_, let message, let sender, let isSystem):
+            return send(conversation, message: message, sender: sender, isSystem: isSystem, now: now, changes: &changes)
+        case .delivered(_, let user, let message):
+            guard !message.isEmpty else { return reject(.invalidEvent, "a delivery needs a message id") }
+            return receipt(
+                conversation, user: user, message: message, isRead: false, clientTime: event.clientTime, now: now,
+                changes: &changes)
+        case .read(_, let user, let message):
+            return receipt(
+                conversation, user: user, message: message?.isEmpty == true ? nil : message, isRead: true,
+                clientTime: event.clientTime, now: now, changes: &changes)
+        case .messageEdited(_, let message), .messageDeleted(_, let message):
+            guard !message.isEmpty else { return reject(.invalidEvent, "the event needs a message id") }
+            guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
+            guard let s = conversations[Int(c)].sequence(ofMessage: message) else {
+                return reject(.unknownMessage, "message \(message) is unknown in conversation \(conversation)")
+            }
+            let p = Int(s - conversations[Int(c)].base)
+            if case .messageEdited = event.kind {
+                conversations[Int(c)].messages[p].flags |= MessageRecord.Flag.edited
+            } else {
+                conversations[Int(c)].messages[p].flags |= MessageRecord.Flag.deleted
+            }
+            changes.add(c, [s])
+            return .accepted(held: false)
+        case .markedUnread(_, let user):
+            guard !user.isEmpty else { return reject(.invalidEvent, "marked unread needs a user id") }
+            guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
+            if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
+            guard let u = userIndex[user], let slot = conversations[Int(c)].slot(of: u),
+                conversations[Int(c)].members[Int(slot)].isMember
+            else {
+                return reject(.notAMember, "user \(user) is not a member of conversation \(conversation)")
+            }
+            conversations[Int(c)].members[Int(slot)].flags |= MemberRecord.Flag.markedUnread
+            return .accepted(held: false)
+        case .unknown, .userDeleted, .receiptPrivacy:
+            preconditionFailure("handled above")
+        }
+    }
+
+    // MARK: - Membership
+
+    private mutating func upsert(
+        _ conversation: String, kind: ConversationKind, members: [String], now: Int64, changes: inout ChangeSet
+    ) -> EventOutcome {
+        var distinct: [String] = []
+        var seen = Set<String>()
+        for member in members {
+            guard !member.isEmpty else { return reject(.invalidEvent, "a member id is empty") }
+            if seen.insert(member).inserted { distinct.append(member) }
+        }
+        if kind == .direct && distinct.count != 2 {
+            return reject(
+                .invalidEvent, "a direct conversation has exactly two distinct members, not \(distinct.count)")
+        }
+        let existing = conversationIndex[conversation]
+        if let existing, conversations[Int(existing)].kind != kind {
+            return reject(.invalidEvent, "conversation \(conversation) is \(conversations[Int(existing)].kind), its kind cannot change")
+        }
+        for member in distinct where isDeleted(member) {
+            return reject(.userDeleted, "user \(member) was deleted and cannot join")
+        }
+        let c: UInt32
+        if let existing {
+            c = existing
+        } else {
+            c = UInt32(conversations.count)
+            conversations.append(ConversationState(id: conversation, kind: kind))
+            conversationIndex[conversation] = c
+        }
+        var touched: [UInt32] = []
+        for slot in conversations[Int(c)].members.indices where conversations[Int(c)].members[slot].isMember {
+            let user = users[Int(conversations[Int(c)].members[slot].user)].id
+            if !seen.contains(user) {
+                conversations[Int(c)].leave(slot: UInt32(slot), byDeletion: false, time: now, touched: &touched)
+            }
+        }
+        for member in distinct { addMember(member, to: c) }
+        changes.add(c, touched)
+        return .accepted(held: false)
+    }
+
+    private mutating func join(_ conversation: String, user: String) -> EventOutcome {
+        guard !user.isEmpty else { return reject(.invalidEvent, "member joined needs a user id") }
+        guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
+        if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted and cannot join") }
+        let state = conversations[Int(c)]
+        let isMember = userIndex[user].flatMap { state.slot(of: $0) }.map { state.members[Int($0)].isMember } ?? false
+        if isMember { return .accepted(held: false) }
+        if state.kind == .direct && state.memberCount >= 2 {
+            return reject(.invalidEvent, "direct conversation \(conversation) already has two members")
+        }
+        addMember(user, to: c)
+        return .accepted(held: false)
+    }
+
+    private mutating func leave(_ conversation: String, user: String, now: Int64, changes: inout ChangeSet)
+        -> EventOutcome
+    {
+        guard !user.isEmpty else { return reject(.invalidEvent, "member left needs a user id") }
+        guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
+        if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
+        guard let u = userIndex[user], let slot = conversations[Int(c)].slot(of: u) else {
+            return .accepted(held: false)
+        }
+        var touched: [UInt32] = []
+        conversations[Int(c)].leave(slot: slot, byDeletion: false, time: now, touched: &touched)
+        changes.add(c, touched)
+        return .accepted(held: false)
+    }
+
+    private mutating func addMember(_ user: String, to c: UInt32) {
+        let u = userIndex(creating: user)
+        let slotsBefore = conversations[Int(c)].members.count
+        _ = conversations[Int(c)].join(user: u)
+        if conversations[Int(c)].members.count > slotsBefore {
+            memberSlotCount += 1
+            users[Int(u)].conversations.append(c)
+        }
+    }
+
+    private mutating func deleteUser(_ user: String, now: Int64, changes: inout ChangeSet) -> EventOutcome {
+        guard !user.isEmpty else { return reject(.invalidEvent, "user deleted needs a user id") }
+        let u = userIndex(creating: user)
+        guard !users[Int(u)].isDeleted else { return .accepted(held: false) }
+        users[Int(u)].isDeleted = true
+        for c in users[Int(u)].conversations {
+            guard let slot = conversations[Int(c)].slot(of: u) else { continue }
+            var touched: [UInt32] = []
+            conversations[Int(c)].leave(slot: slot, byDeletion: true, time: now, touched: &touched)
+            changes.add(c, touched)
+        }
+        return .accepted(held: false)
+    }
+
+    // MARK: - Messages and receipts
+
+    private mutating func send(
+        _ conversation: String, message: String, sender: String, isSystem: Bool, now: Int64, changes: inout ChangeSet
+    ) -> EventOutcome {
+        guard !message.isEmpty, !sender.isEmpty else {
+            return reject(.invalidEvent, "message sent needs a message id and a sender id")
+        }
+        guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
+        if isDeleted(sender) { return reject(.userDeleted, "user \(sender) was deleted") }
+        guard let u = userIndex[sender], let slot = conversations[Int(c)].slot(of: u),
+            conversations[Int(c)].members[Int(slot)].isMember
+        else {
+            return reject(.notAMember, "sender \(sender) is not a member of conversation \(conversation)")
+        }
+        if conversations[Int(c)].sequence(ofMessage: message) != nil {
+            return reject(.messageExists, "message \(message) already exists in conversation \(conversation)")
+        }
+        guard conversations[Int(c)].lastSequence < UInt32.max else {
+            return reject(.invalidEvent, "conversation \(conversation) has reached its message limit")
+        }
+        let s = conversations[Int(c)].appendMessage(id: message, sender: slot, isSystem: isSystem, sentAt: now)
+        messageCount += 1
+        var touched: [UInt32] = [s]
+        for held in pending.take(conversation: c, message: message) {
+            applyHeld(held, conversation: c, sequence: s, touched: &touched)
+        }
+        changes.add(c, touched)
+        return .accepted(held: false)
+    }
+
+    /// Applies a receipt that waited for message `s`, at its recorded time (but not before the
+    /// message was sent); discards it if the user turned out not to be a recipient.
+    private mutating func applyHeld(_ held: PendingReceipts.Receipt, conversation c: UInt32, sequence s: UInt32, touched: inout [UInt32]) {
+        guard let u = userIndex[held.user], !users[Int(u)].isDeleted, let slot = conversations[Int(c)].slot(of: u) else {
+            discardedHeldReceipts += 1
+            return
+        }
+        let message = conversations[Int(c)].messages[Int(s - conversations[Int(c)].base)]
+        guard case .current = conversations[Int(c)].standing(of: slot, at: s, sender: message.sender) else {
+            discardedHeldReceipts += 1
+            return
+        }
+        let kind = PendingReceipts.Kind(rawValue: held.kind) ?? .delivered
+        conversations[Int(c)].advance(
+            slot: slot, to: s, isRead: kind != .delivered,
+            visible: kind == .visibleRead && users[Int(u)].sharesReads,
+            time: max(held.time, message.sentAt), touched: &touched)
+    }
+
+    private mutating func receipt(
+        _ conversation: String, user: String, message: String?, isRead: Bool, clientTime: Timestamp?, now: Int64,
+        changes: inout ChangeSet
+    ) -> EventOutcome {
+        guard !user.isEmpty else { return reject(.invalidEvent, "a receipt needs a user id") }
+        guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
+        if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
+        let state = conversations[Int(c)]
+        let slot = userIndex[user].flatMap { state.slot(of: $0) }
+        let target: UInt32
+        if let message {
+            guard let s = state.sequence(ofMessage: message) else {
+                return hold(c, user: user, message: message, isRead: isRead, clientTime: clientTime, now: now)
+            }
+            let sender = state.messages[Int(s - state.base)].sender
+            switch slot.map({ state.standing(of: $0, at: s, sender: sender) }) ?? .none {
+            case .current:
+                target = s
+            case .former:
+                return reject(
+                    .notARecipient, "user \(user) left conversation \(conversation) and can add no new receipts to message \(message)")
+            case .none:
+                if let slot, slot == sender {
+                    return reject(.notARecipient, "user \(user) sent message \(message) and cannot add a receipt to it")
+                }
+                return reject(
+                    .notARecipient, "user \(user) was not a member of conversation \(conversation) when message \(message) was sent")
+            }
+        } else {
+            guard let slot, state.members[Int(slot)].isMember else {
+                return reject(.notAMember, "user \(user) is not a member of conversation \(conversation)")
+            }
+            target = state.lastSequence
+        }
+        guard let slot, target > 0 else {
+            if let slot, isRead { conversations[Int(c)].members[Int(slot)].flags &= ~MemberRecord.Flag.markedUnread }
+            return .accepted(held: false)
+        }
+        let sentAt = state.position(ofSequence: target).map { state.messages[$0].sentAt } ?? Int64.min
+        var time = now
+        if let clientTime { time = min(clientTime.milliseconds, now) }
+        time = max(time, sentAt)
+        let visible = isRead && users[Int(userIndex[user]!)].sharesReads
+        var touched: [UInt32] = []
+        conversations[Int(c)].advance(slot: slot, to: target, isRead: isRead, visible: visible, time: time, touched: &touched)
+        changes.add(c, touched)
+        return .accepted(held: false)
+    }
+
+    private mutating func hold(
+        _ c: UInt32, user: String, message: String, isRead: Bool, clientTime: Timestamp?, now: Int64
+    ) -> EventOutcome {
+        guard pending.count < configuration.pendingReceiptLimit else {
+            return reject(
+                .pendingFull,
+                "message \(message) is unknown and \(pending.count) receipts already wait for their messages")
+        }
+        let shares = userIndex[user].map { users[Int($0)].sharesReads } ?? true
+        let kind: PendingReceipts.Kind = isRead ? (shares ? .visibleRead : .privateRead) : .delivered
+        pending.hold(
+            PendingReceipts.Receipt(
+                serial: 0, conversation: c, message: message, user: user, kind: kind.rawValue,
+                time: clientTime.map { min($0.milliseconds, now) } ?? now, heldAt: now))
+        return .accepted(held: true)
+    }
+
+    // MARK: - Rejections
+
+    private func reject(_ reason: RejectReason, _ detail: String) -> EventOutcome {
+        .rejected(Rejection(reason, detail))
+    }
+
+    private func unknownConversation(_ conversation: String) -> EventOutcome {
+        reject(.unknownConversation, "conversation \(conversation) is unknown")
+    }
+}

@@ -1,0 +1,162 @@
+/// Read-only answers. None of them reveals a read made while the reader shared no reads:
+/// everything here is derived from visible-read watermarks, never from `readUpTo`, except the
+/// user's own unread counts.
+extension ReceiptEngine {
+    /// A message's status.
+    ///
+    /// - Parameters:
+    ///   - conversation: The conversation id.
+    ///   - message: The message id.
+    /// - Returns: The status, or nil if the conversation or (retained) message is unknown.
+    public func status(conversation: String, message: String) -> MessageStatus? {
+        guard let (state, p) = locate(conversation: conversation, message: message) else { return nil }
+        return messageStatus(state, position: p)
+    }
+
+    /// The "Read by" sheet of a message: each recipient (never the sender) as read (most recent
+    /// read first, ties by user id), delivered but not visibly read, or not delivered (both by
+    /// user id). Recipients who left after it was sent are listed with `hasLeft`, deleted ones
+    /// with `isUserDeleted`. A system message has no recipients: all three lists are empty.
+    ///
+    /// - Parameters:
+    ///   - conversation: The conversation id.
+    ///   - message: The message id.
+    /// - Returns: The detail, or nil if the conversation or (retained) message is unknown.
+    public func readDetail(conversation: String, message: String) -> ReadDetail? {
+        guard let (state, p) = locate(conversation: conversation, message: message) else { return nil }
+        let record = state.messages[p]
+        let s = state.base + UInt32(p)
+        var read: [RecipientReceipt] = []
+        var delivered: [RecipientReceipt] = []
+        var notDelivered: [RecipientReceipt] = []
+        if record.recipients != 0 {
+            for slot in state.members.indices {
+                let member = state.members[slot]
+                let deliveredUpTo: UInt32
+                let visibleReadUpTo: UInt32
+                var hasLeft = false
+                switch state.standing(of: UInt32(slot), at: s, sender: record.sender) {
+                case .none:
+                    continue
+                case .current(let d, let v):
+                    (deliveredUpTo, visibleReadUpTo) = (d, v)
+                case .former(let d, let v, let byDeletion):
+                    (deliveredUpTo, visibleReadUpTo) = (d, v)
+                    hasLeft = !byDeletion
+                }
+                let user = users[Int(member.user)]
+                let deliveredAt = deliveredUpTo >= s ? state.firstCovering(s, head: member.deliveredHead) : nil
+                let readAt = visibleReadUpTo >= s ? state.firstCovering(s, head: member.visibleHead) : nil
+                let line = RecipientReceipt(
+                    user: user.id, state: readAt != nil ? .read : deliveredAt != nil ? .delivered : .notDelivered,
+                    deliveredAt: deliveredAt.map(Timestamp.init), readAt: readAt.map(Timestamp.init),
+                    isUserDeleted: user.isDeleted, hasLeft: hasLeft)
+                switch line.state {
+                case .read: read.append(line)
+                case .delivered: delivered.append(line)
+                case .notDelivered: notDelivered.append(line)
+                }
+            }
+        }
+        read.sort { ($1.readAt!, $0.user) < ($0.readAt!, $1.user) }
+        delivered.sort { $0.user < $1.user }
+        notDelivered.sort { $0.user < $1.user }
+        return ReadDetail(
+            status: messageStatus(state, position: p), read: read, delivered: delivered, notDelivered: notDelivered)
+    }
+
+    /// The status of the sender's latest normal (non-system) message in a conversation, the one
+    /// under which a client shows the receipt.
+    ///
+    /// - Parameters:
+    ///   - conversation: The conversation id.
+    ///   - sender: The sender.
+    /// - Returns: The status, or nil if they sent none that is still retained.
+    public func lastSent(conversation: String, sender: String) -> MessageStatus? {
+        guard let c = conversationIndex[conversation], let u = userIndex[sender] else { return nil }
+        let state = conversations[Int(c)]
+        guard let slot = state.slot(of: u), let p = state.position(ofSequence: state.members[Int(slot)].lastNormalSent)
+        else { return nil }
+        return messageStatus(state, position: p)
+    }
+
+    /// Unread counts of a user.
+    ///
+    /// - Parameters:
+    ///   - user: The user.
+    ///   - conversations: Which conversations (unknown ones are left out); empty means every
+    ///     conversation the user is currently a member of, in first-join order.
+    /// - Returns: One entry per conversation.
+    public func unreadCounts(user: String, conversations requested: [String]) -> [UnreadCount] {
+        let u = userIndex[user]
+        var indices: [UInt32] = []
+        if requested.isEmpty {
+            guard let u else { return [] }
+            for c in users[Int(u)].conversations {
+                if let slot = conversations[Int(c)].slot(of: u), conversations[Int(c)].members[Int(slot)].isMember {
+                    indices.append(c)
+                }
+            }
+        } else {
+            indices = requested.compactMap { conversationIndex[$0] }
+        }
+        return indices.map { c in
+            let state = conversations[Int(c)]
+            guard let u, let slot = state.slot(of: u) else {
+                return UnreadCount(conversation: state.id, unread: 0, isMarkedUnread: false, readUpTo: 0)
+            }
+            let member = state.members[Int(slot)]
+            return UnreadCount(
+                conversation: state.id, unread: state.unreadCount(slot: slot),
+                isMarkedUnread: member.flags & MemberRecord.Flag.markedUnread != 0,
+                readUpTo: UInt64(member.readUpTo))
+        }
+    }
+
+    /// A conversation's members and its latest message statuses, for a subscriber (re)starting.
+    ///
+    /// - Parameters:
+    ///   - conversation: The conversation id.
+    ///   - limit: At most this many latest messages; 0 means every retained message.
+    /// - Returns: The snapshot, or nil if the conversation is unknown.
+    public func snapshot(conversation: String, limit: Int) -> ConversationSnapshot? {
+        guard let c = conversationIndex[conversation] else { return nil }
+        let state = conversations[Int(c)]
+        let first = limit > 0 ? max(0, state.messages.count - limit) : 0
+        return ConversationSnapshot(
+            conversation: state.id, kind: state.kind,
+            members: state.members.filter(\.isMember).map { users[Int($0.user)].id },
+            messages: (first..<state.messages.count).map { messageStatus(state, position: $0) })
+    }
+
+    /// Direct or group, or nil if the conversation is unknown.
+    public func kind(of conversation: String) -> ConversationKind? {
+        conversationIndex[conversation].map { conversations[Int($0)].kind }
+    }
+
+    // MARK: - Helpers
+
+    func locate(conversation: String, message: String) -> (ConversationState, Int)? {
+        guard let c = conversationIndex[conversation] else { return nil }
+        let state = conversations[Int(c)]
+        guard let s = state.sequence(ofMessage: message) else { return nil }
+        return (state, Int(s - state.base))
+    }
+
+    /// The public status of the message at `position`.
+    func messageStatus(_ state: ConversationState, position p: Int) -> MessageStatus {
+        let record = state.messages[p]
+        return MessageStatus(
+            conversation: state.id, message: state.messageIDs.id(at: p), sequence: UInt64(state.base) + UInt64(p),
+            sender: users[Int(state.members[Int(record.sender)].user)].id,
+            sentAt: Timestamp(milliseconds: record.sentAt),
+            status: ReceiptStatus(rawValue: record.status) ?? .none,
+            recipientCount: Int(record.counted), deliveredCount: Int(record.deliveredCount),
+            readCount: Int(record.readCount),
+            deliveredAt: record.deliveredAt == MessageRecord.noTime ? nil : Timestamp(milliseconds: record.deliveredAt),
+            readAt: record.readAt == MessageRecord.noTime ? nil : Timestamp(milliseconds: record.readAt),
+            isSystem: record.flags & MessageRecord.Flag.system != 0,
+            isEdited: record.flags & MessageRecord.Flag.edited != 0,
+            isDeleted: record.flags & MessageRecord.Flag.deleted != 0)
+    }
+}

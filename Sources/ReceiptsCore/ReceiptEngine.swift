@@ -1,0 +1,147 @@
+/// The receipt engine of one worker: applies events (SPEC §3) under the rules of SPEC §4 and
+/// answers queries.
+///
+/// A value type: copying it is O(1) (every part is a copy-on-write collection), which is how
+/// the service takes a consistent snapshot while it keeps applying events. `apply` is
+/// deterministic in (state, event, now): it reads no clock and no randomness, so replaying
+/// the logged events with their logged `now` rebuilds exactly the same state.
+///
+/// Duplicates: each source's event ids pass an anti-replay window (`ReplayWindow`). Only
+/// ACCEPTED events are recorded in it. A rejected event leaves no trace, so when a gateway
+/// re-sends it, it is evaluated again against the state at that time (typically rejected
+/// again for the same reason; accepted if, say, its conversation has since been created).
+public struct ReceiptEngine: Sendable {
+    /// Placement and bounds.
+    public let configuration: EngineConfiguration
+
+    /// Every conversation, by index.
+    var conversations: [ConversationState] = []
+    /// Conversation id -> index.
+    var conversationIndex: [String: UInt32] = [:]
+    /// Every known user, by index.
+    var users: [UserRecord] = []
+    /// User id -> index.
+    var userIndex: [String: UInt32] = [:]
+    /// Anti-replay windows by event source.
+    var replayWindows: [String: ReplayWindow] = [:]
+    /// Receipts waiting for their message.
+    var pending = PendingReceipts()
+    /// Held receipts dropped on expiry (total).
+    var droppedPendingReceipts = 0
+    /// Held receipts discarded on arrival of their message (total).
+    var discardedHeldReceipts = 0
+    /// Messages removed by retention (total).
+    var expiredMessageTotal = 0
+    /// Messages retained now.
+    var messageCount = 0
+    /// Member slots now.
+    var memberSlotCount = 0
+
+    /// Creates an empty engine.
+    ///
+    /// - Parameter configuration: Placement and bounds.
+    public init(configuration: EngineConfiguration = .init()) {
+        self.configuration = configuration
+    }
+
+    /// Applies one event at server time `now`.
+    ///
+    /// Order of checks: event id validity, duplicate, kind, ownership, then the rules of the
+    /// kind. Held receipts older than `pendingReceiptLifetime` at `now` are dropped first.
+    ///
+    /// - Parameters:
+    ///   - event: The event.
+    ///   - now: The server's time; becomes `sentAt` of a message and the time of receipts.
+    /// - Returns: The outcome and the statuses that changed.
+    public mutating func apply(_ event: Event, at now: Timestamp) -> ApplyResult {
+        droppedPendingReceipts += pending.expire(now: now.milliseconds, lifetime: configuration.pendingReceiptLifetime)
+        guard !event.id.source.isEmpty, event.id.sequence != 0 else {
+            return ApplyResult(
+                outcome: .rejected(Rejection(.invalidEventID, "an event id needs a non-empty source and a sequence from 1")))
+        }
+        if replayWindows[event.id.source]?.isDuplicate(event.id.sequence) == true {
+            return ApplyResult(outcome: .duplicate)
+        }
+        var changes = ChangeSet()
+        let outcome = handle(event, now: now.milliseconds, changes: &changes)
+        if case .accepted = outcome {
+            replayWindows[event.id.source, default: ReplayWindow(size: configuration.duplicateWindow)]
+                .record(event.id.sequence)
+        }
+        return ApplyResult(outcome: outcome, changes: changes.isEmpty ? [] : statuses(of: changes))
+    }
+
+    /// Sizes and totals.
+    public var counters: EngineCounters {
+        EngineCounters(
+            heldReceipts: pending.count, droppedPendingReceipts: droppedPendingReceipts,
+            discardedHeldReceipts: discardedHeldReceipts, conversations: conversations.count,
+            messages: messageCount, members: memberSlotCount, users: users.count,
+            eventSources: replayWindows.count, expiredMessages: expiredMessageTotal)
+    }
+
+    /// Removes messages sent before `cutoff` (retention, run at compaction).
+    ///
+    /// Per conversation the longest prefix sent before the cutoff is dropped. Watermarks,
+    /// statuses of retained messages and unread counts stay right; expired messages simply
+    /// no longer exist (they stop counting as unread, and receipts naming them are held as
+    /// for unknown messages).
+    ///
+    /// - Parameter cutoff: Messages with `sentAt` before this go.
+    /// - Returns: How many messages were removed.
+    public mutating func expireMessages(sentBefore cutoff: Timestamp) -> Int {
+        var removed = 0
+        for c in conversations.indices {
+            removed += conversations[c].expire(sentBefore: cutoff.milliseconds)
+        }
+        messageCount -= removed
+        expiredMessageTotal += removed
+        return removed
+    }
+
+    // MARK: - Shared helpers
+
+    /// The index of a user, creating the record if needed.
+    mutating func userIndex(creating id: String) -> UInt32 {
+        if let index = userIndex[id] { return index }
+        let index = UInt32(users.count)
+        users.append(UserRecord(id: id))
+        userIndex[id] = index
+        return index
+    }
+
+    /// Whether a known user's account is deleted.
+    func isDeleted(_ id: String) -> Bool {
+        userIndex[id].map { users[Int($0)].isDeleted } ?? false
+    }
+}
+
+/// The (conversation, sequence) pairs an event changed, published as statuses afterwards.
+struct ChangeSet {
+    var entries: [(conversation: UInt32, sequence: UInt32)] = []
+
+    var isEmpty: Bool { entries.isEmpty }
+
+    mutating func add(_ conversation: UInt32, _ sequences: [UInt32]) {
+        for s in sequences { entries.append((conversation, s)) }
+    }
+}
+
+extension ReceiptEngine {
+    /// Statuses of the changed messages, one per message, ordered by conversation then sequence.
+    func statuses(of changes: ChangeSet) -> [MessageStatus] {
+        let sorted = changes.entries.sorted { ($0.conversation, $0.sequence) < ($1.conversation, $1.sequence) }
+        var result: [MessageStatus] = []
+        result.reserveCapacity(sorted.count)
+        var last: (UInt32, UInt32)?
+        for entry in sorted {
+            if let last, last == (entry.conversation, entry.sequence) { continue }
+            last = (entry.conversation, entry.sequence)
+            let conversation = conversations[Int(entry.conversation)]
+            if let p = conversation.position(ofSequence: entry.sequence) {
+                result.append(messageStatus(conversation, position: p))
+            }
+        }
+        return result
+    }
+}

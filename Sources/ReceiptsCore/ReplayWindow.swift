@@ -1,0 +1,52 @@
+/// Per-source anti-replay state, as in IPsec (RFC 4303 §3.4.3): the highest sequence seen plus
+/// a bitmap of the `size` sequences below it.
+///
+/// Memory stays bounded per source however many events it sends; the price is that a
+/// sequence older than the window is treated as a duplicate even if it was never seen.
+struct ReplayWindow: Sendable, Hashable {
+    /// The highest accepted sequence (0 before the first).
+    var highest: UInt64 = 0
+    /// Ring bitmap: bit `s % size` is set when sequence `s` (within the window) was accepted.
+    var bits: [UInt64]
+
+    /// A window remembering `size` sequences (rounded up to a multiple of 64, at least 64).
+    init(size: UInt64) {
+        let words = Int(min(max((size + 63) / 64, 1), 1 << 20))
+        bits = Array(repeating: 0, count: words)
+    }
+
+    /// Restores a window (validated by the caller).
+    init(highest: UInt64, bits: [UInt64]) {
+        self.highest = highest
+        self.bits = bits
+    }
+
+    private var size: UInt64 { UInt64(bits.count) * 64 }
+
+    /// Whether `sequence` must be treated as already seen.
+    func isDuplicate(_ sequence: UInt64) -> Bool {
+        if sequence > highest { return false }
+        if highest - sequence >= size { return true }
+        let bit = sequence % size
+        return bits[Int(bit / 64)] & (1 << (bit % 64)) != 0
+    }
+
+    /// Records an accepted sequence (which `isDuplicate` said was new).
+    mutating func record(_ sequence: UInt64) {
+        if sequence > highest {
+            if sequence - highest >= size {
+                for i in bits.indices { bits[i] = 0 }
+            } else {
+                var s = highest + 1
+                while s < sequence {
+                    let bit = s % size
+                    bits[Int(bit / 64)] &= ~(1 << (bit % 64))
+                    s += 1
+                }
+            }
+            highest = sequence
+        }
+        let bit = sequence % size
+        bits[Int(bit / 64)] |= 1 << (bit % 64)
+    }
+}

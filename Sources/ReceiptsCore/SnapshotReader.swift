@@ -1,0 +1,67 @@
+/// Reads little-endian fixed-width values with a bounds check on every read, so truncated
+/// or garbage input throws instead of crashing.
+struct SnapshotReader: ~Copyable {
+    private let raw: UnsafeRawBufferPointer
+    private(set) var offset = 0
+
+    init(_ raw: UnsafeRawBufferPointer) {
+        self.raw = raw
+    }
+
+    var remaining: Int { raw.count - offset }
+
+    @inline(__always)
+    mutating func read<T: FixedWidthInteger>(_: T.Type = T.self) throws(SnapshotDecodingError) -> T {
+        let size = MemoryLayout<T>.size
+        guard raw.count - offset >= size else { throw truncated() }
+        let value = T(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: T.self))
+        offset += size
+        return value
+    }
+
+    mutating func readBool() throws(SnapshotDecodingError) -> Bool {
+        switch try read(UInt8.self) {
+        case 0: return false
+        case 1: return true
+        default: throw corrupt("a flag is neither 0 nor 1")
+        }
+    }
+
+    /// A count of items of at least `itemSize` bytes each: checked against what remains, so a
+    /// garbage count cannot make the decoder allocate gigabytes.
+    mutating func readCount(itemSize: Int) throws(SnapshotDecodingError) -> Int {
+        let count = Int(try read(UInt32.self))
+        guard count <= remaining / max(itemSize, 1) else { throw truncated() }
+        return count
+    }
+
+    mutating func readString() throws(SnapshotDecodingError) -> String {
+        let count = try readCount(itemSize: 1)
+        let string = String(decoding: UnsafeRawBufferPointer(rebasing: raw[offset..<offset + count]), as: UTF8.self)
+        offset += count
+        return string
+    }
+
+    mutating func readBytes() throws(SnapshotDecodingError) -> [UInt8] {
+        let count = try readCount(itemSize: 1)
+        let bytes = [UInt8](UnsafeRawBufferPointer(rebasing: raw[offset..<offset + count]))
+        offset += count
+        return bytes
+    }
+
+    mutating func readUInt32s() throws(SnapshotDecodingError) -> [UInt32] {
+        let count = try readCount(itemSize: 4)
+        var values = [UInt32]()
+        values.reserveCapacity(count)
+        for _ in 0..<count { values.append(try read(UInt32.self)) }
+        return values
+    }
+
+    func truncated() -> SnapshotDecodingError {
+        SnapshotDecodingError(.truncated, "the snapshot ends at byte \(raw.count) inside a value at byte \(offset)")
+    }
+
+    func corrupt(_ what: String) -> SnapshotDecodingError {
+        SnapshotDecodingError(.corrupt, "\(what) (near byte \(offset))")
+    }
+}

@@ -1,0 +1,11 @@
+/// A user known to this worker: a member somewhere, deleted, or with a privacy setting.
+struct UserRecord: Sendable, Hashable {
+    /// The user id.
+    var id: String
+    /// The account was deleted: receipts stay, new events are rejected.
+    var isDeleted: Bool = false
+    /// Reads are shared (the default); when false they look like deliveries to everyone else.
+    var sharesReads: Bool = true
+    /// Conversations in which the user has a member slot, in first-join order.
+    var conversations: [UInt32] = []
+}

@@ -1,0 +1,115 @@
+import ReceiptsCore
+import Testing
+
+/// The snapshot payload: round trips exactly, and no damaged input crashes the decoder.
+struct SnapshotTests {
+    /// A small state touching every part of the format: members who left, a deleted user, a
+    /// private reader, held receipts, edits, expiry, several sources.
+    static func richHarness() -> EngineHarness {
+        var h = EngineHarness()
+        h.group("g", ["A", "B", "C", "D"])
+        h.direct("ab", "A", "B")
+        h.accept(.receiptPrivacy(user: "D", shareReads: false))
+        h.send("g", "m1", from: "A")
+        h.send("g", "sys", from: "A", system: true)
+        h.send("g", "m2", from: "B")
+        h.deliver("g", "C", "m2")
+        h.read("g", "B", "m1")
+        h.read("g", "D", nil)
+        h.accept(.memberLeft(conversation: "g", user: "C"))
+        h.accept(.memberJoined(conversation: "g", user: "E"))
+        h.send("ab", "d1", from: "A")
+        h.read("ab", "B", nil)
+        h.accept(.messageEdited(conversation: "g", message: "m1"))
+        h.accept(.markedUnread(conversation: "g", user: "E"))
+        h.accept(.userDeleted(user: "B"))
+        #expect(h.apply(.delivered(conversation: "g", user: "E", message: "later")).outcome == .accepted(held: true))
+        h.source = "gateway-2"
+        h.sequence = 0
+        h.send("g", "m3", from: "A")
+        return h
+    }
+
+    @Test func snapshotRoundTripAnswersIdentically() throws {
+        let h = Self.richHarness()
+        let bytes = h.engine.encodedState()
+        let restored = try ReceiptEngine(restoringFrom: bytes, configuration: h.engine.configuration)
+        #expect(restored.encodedState() == bytes)
+        #expect(restored.counters == h.engine.counters)
+        for (conversation, messages) in [("g", ["m1", "sys", "m2", "m3"]), ("ab", ["d1"])] {
+            #expect(restored.snapshot(conversation: conversation, limit: 0) == h.engine.snapshot(conversation: conversation, limit: 0))
+            for message in messages {
+                #expect(restored.readDetail(conversation: conversation, message: message) == h.engine.readDetail(conversation: conversation, message: message))
+            }
+        }
+        for user in ["A", "B", "C", "D", "E"] {
+            #expect(restored.unreadCounts(user: user, conversations: []) == h.engine.unreadCounts(user: user, conversations: []))
+            #expect(restored.lastSent(conversation: "g", sender: user) == h.engine.lastSent(conversation: "g", sender: user))
+        }
+        // The same further events give the same results, duplicates included.
+        var original = h
+        var copy = h
+        copy.engine = restored
+        let further: [EventKind] = [
+            .messageSent(conversation: "g", message: "later", sender: "A", isSystem: false),
+            .read(conversation: "g", user: "E", message: nil),
+            .read(conversation: "g", user: "D", message: nil),
+            .memberLeft(conversation: "g", user: "D"),
+        ]
+        for kind in further {
+            #expect(original.apply(kind) == copy.apply(kind))
+        }
+        copy.sequence = 1
+        original.sequence = 1
+        #expect(original.apply(.memberJoined(conversation: "g", user: "F")) == copy.apply(.memberJoined(conversation: "g", user: "F")))
+        #expect(original.engine.encodedState() == copy.engine.encodedState())
+    }
+
+    @Test func emptyEngineRoundTrips() throws {
+        let engine = ReceiptEngine()
+        let restored = try ReceiptEngine(restoringFrom: engine.encodedState(), configuration: .init())
+        #expect(restored.counters == engine.counters)
+        #expect(restored.encodedState() == engine.encodedState())
+    }
+
+    @Test func truncatedSnapshotAtEveryOffsetThrows() {
+        let bytes = Self.richHarness().engine.encodedState()
+        for length in 0..<bytes.count {
+            #expect(throws: SnapshotDecodingError.self) {
+                _ = try ReceiptEngine(restoringFrom: Array(bytes[0..<length]), configuration: .init())
+            }
+        }
+    }
+
+    @Test func flippedBytesNeverCrash() {
+        let bytes = Self.richHarness().engine.encodedState()
+        for offset in 0..<bytes.count {
+            for mask: UInt8 in [0x01, 0x80, 0xff] {
+                var damaged = bytes
+                damaged[offset] ^= mask
+                #expect(throws: SnapshotDecodingError.self) {
+                    _ = try ReceiptEngine(restoringFrom: damaged, configuration: .init())
+                }
+            }
+        }
+    }
+
+    @Test func garbageAndWrongVersionAreNamed() {
+        func code(_ bytes: [UInt8]) -> SnapshotDecodingError.Code? {
+            do {
+                _ = try ReceiptEngine(restoringFrom: bytes, configuration: .init())
+                return nil
+            } catch {
+                return error.code
+            }
+        }
+        #expect(code([]) == .badMagic)
+        #expect(code(Array("not a snapshot at all".utf8)) == .badMagic)
+        var wrongVersion = ReceiptEngine().encodedState()
+        wrongVersion[8] = 99
+        #expect(code(wrongVersion) == .unsupportedVersion)
+        var badChecksum = ReceiptEngine().encodedState()
+        badChecksum[badChecksum.count - 1] ^= 1
+        #expect(code(badChecksum) == .corrupt)
+    }
+}
