@@ -1,0 +1,201 @@
+import Glibc
+public import Logging
+import Synchronization
+
+/// The storage engine: an append-only log of opaque records with group commit, crash recovery
+/// and snapshots.
+///
+/// The service appends each ingest batch as one record and acknowledges it once
+/// ``durablePosition`` covers the position ``append(type:payload:)`` returned (``onDurable``
+/// says when to look). A plain writer thread does the I/O, so no caller ever blocks Swift's
+/// cooperative pool on `fdatasync`. Opening the log recovers it: torn tails of the last segment
+/// are truncated and reported, corruption anywhere else stops start-up.
+public final class ReceiptLog: Sendable {
+    let writer: LogWriter
+    private let thread: Mutex<pthread_t?>
+    private let lockDescriptor: Mutex<Int32?>
+    let replaySegments: [ReplaySegment]
+    let replayStart: UInt64
+    /// Serialises compactions; never taken by appends.
+    let compaction = Mutex(())
+
+    /// What opening the log found and repaired.
+    public let recovery: RecoveryReport
+
+    /// The snapshot recovery starts from: the newest one that checks out.
+    ///
+    /// When the newest snapshot file is corrupt this is the older one, and
+    /// ``RecoveryReport/invalidSnapshots`` names the file set aside. It is the snapshot found at
+    /// open; later ``writeSnapshot(_:covering:)`` calls do not change it.
+    public let latestSnapshot: (position: LogPosition, payload: [UInt8])?
+
+    /// Opens or creates the log and recovers it, then starts the writer thread.
+    ///
+    /// Recovery loads the newest valid snapshot, checks every segment, truncates a torn tail of
+    /// the last segment (partial record, bad checksum, zeros or garbage with no valid record
+    /// after it) and reports it at warning level. It throws on damage anywhere else, naming
+    /// the file and byte offset, unless ``LogConfiguration/cutCorruptionAtStart`` is set.
+    ///
+    /// - Parameters:
+    ///   - configuration: Where the log lives and its fsync policy.
+    ///   - logger: Used for debug detail, the recovery warning and the fatal-error line.
+    ///   - onDurable: Called on the writer thread each time ``durablePosition`` advances; keep it
+    ///     short (signal the service's loop) and never call ``close()`` from it.
+    ///   - onFatal: Called once, on the writer thread, when a write or sync fails; the log then
+    ///     refuses appends and the process should stop and recover on restart.
+    /// - Throws: ``LogError`` with code `.corruption`, `.gap`, `.invalidSnapshot`, `.locked`,
+    ///   `.invalidArgument` or `.io`.
+    public init(
+        configuration: LogConfiguration, logger: Logger, onDurable: @escaping @Sendable () -> Void,
+        onFatal: @escaping @Sendable (LogError) -> Void
+    ) throws(LogError) {
+        try Self.validate(configuration)
+        let directory = configuration.directory
+        try FileIO.makeDirectories(directory)
+        let lockDescriptor = try Self.lock(directory)
+        let recovered: Recovered
+        do throws(LogError) {
+            recovered = try Self.recover(configuration, logger: logger)
+        } catch {
+            FileIO.close(lockDescriptor)
+            throw error
+        }
+        self.recovery = recovered.report
+        self.latestSnapshot = recovered.snapshot
+        self.replaySegments = recovered.replaySegments
+        self.replayStart = recovered.replayStart
+        self.lockDescriptor = Mutex(lockDescriptor)
+        let writer = LogWriter(
+            configuration: configuration, end: recovered.report.endPosition.offset, segments: recovered.segments,
+            snapshots: recovered.snapshots, logger: logger, onDurable: onDurable, onFatal: onFatal)
+        self.writer = writer
+        let active = recovered.active
+        let body = ThreadBody { writer.run(active) }
+        var thread = pthread_t()
+        let started = pthread_create(
+            &thread, nil, { context in
+                Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue().run()
+                return nil
+            }, Unmanaged.passRetained(body).toOpaque())
+        guard started == 0 else {
+            FileIO.close(active.fd)
+            FileIO.close(lockDescriptor)
+            throw LogError(
+                code: .io, message: "cannot start the writer thread",
+                cause: SystemCallError(call: "pthread_create", errno: started))
+        }
+        self.thread = Mutex(thread)
+        logger.debug(
+            "receipt log opened",
+            metadata: [
+                "log.directory": "\(directory)", "log.end": "\(recovered.report.endPosition.offset)",
+                "log.replay_records": "\(recovered.report.recordsToReplay)",
+            ])
+    }
+
+    deinit {
+        try? self.close()
+    }
+
+    /// Everything at or before this position is durable under the configured policy.
+    ///
+    /// After ``append(type:payload:)`` returns P, ``onDurable`` fires once this reaches P. It
+    /// never moves again after a fatal error.
+    public var durablePosition: LogPosition {
+        LogPosition(offset: self.writer.durablePosition)
+    }
+
+    /// The end of everything appended so far, durable or not.
+    public var appendedPosition: LogPosition {
+        LogPosition(offset: self.writer.state.withLock { $0.appended })
+    }
+
+    /// Bytes appended since the newest snapshot, for deciding when to compact.
+    public var bytesSinceSnapshot: UInt64 {
+        self.writer.state.withLock { $0.appended - ($0.snapshots.last ?? 0) }
+    }
+
+    /// Queues a record into the current group and returns the position where it ends.
+    ///
+    /// Copies the payload and returns without waiting for the disk; blocks only when more
+    /// than ``LogConfiguration/maxPendingBytes`` wait for the writer (backpressure).
+    /// Thread-safe; records from one thread keep their order.
+    ///
+    /// - Parameters:
+    ///   - type: A tag the service chooses; the log stores it and checksums it.
+    ///   - payload: The record's bytes, at most 256 MiB.
+    /// - Returns: The record's end position; the record is durable once ``durablePosition``
+    ///   reaches it.
+    /// - Throws: ``LogError`` `.closed` after ``close()`` or a fatal error (the cause is the
+    ///   fatal error), `.invalidArgument` for an oversized payload.
+    public func append(type: UInt8, payload: UnsafeRawBufferPointer) throws(LogError) -> LogPosition {
+        LogPosition(offset: try self.writer.append(type: type, payload: payload))
+    }
+
+    /// Blocks until everything appended so far is written and synced, whatever the policy.
+    ///
+    /// - Throws: ``LogError`` `.closed` when the log stopped on a fatal error first.
+    public func flush() throws(LogError) {
+        let target = self.writer.state.withLock { $0.appended }
+        try self.writer.waitUntilSynced(target)
+    }
+
+    /// Flushes, stops the writer thread and closes the files. Calling it again does nothing.
+    ///
+    /// - Throws: The fatal ``LogError`` that stopped the log, if one did (so appended records
+    ///   may not be durable).
+    public func close() throws(LogError) {
+        let thread = self.thread.withLock { thread in
+            defer { thread = nil }
+            return thread
+        }
+        guard let thread else { return }
+        self.writer.requestClose()
+        if pthread_equal(thread, pthread_self()) != 0 {
+            pthread_detach(thread)
+        } else {
+            pthread_join(thread, nil)
+        }
+        self.lockDescriptor.withLock { descriptor in
+            if let fd = descriptor { FileIO.close(fd) }
+            descriptor = nil
+        }
+        if let failure = self.writer.state.withLock({ $0.failure }) {
+            throw failure
+        }
+    }
+
+    private static func validate(_ configuration: LogConfiguration) throws(LogError) {
+        guard configuration.segmentSize > 0, configuration.maxPendingBytes > 0 else {
+            throw LogError(code: .invalidArgument, message: "segmentSize and maxPendingBytes must be positive")
+        }
+        if case .interval(let milliseconds) = configuration.fsyncPolicy, milliseconds <= 0 {
+            throw LogError(code: .invalidArgument, message: "the fsync interval must be positive")
+        }
+    }
+
+    /// Takes an exclusive `flock` on the directory's LOCK file, so two processes (or two opens
+    /// in one) never write the same log; the kernel releases it when the process dies.
+    private static func lock(_ directory: String) throws(LogError) -> Int32 {
+        let path = directory + "/" + LogFileName.lock
+        let fd = try FileIO.open(path, O_RDWR | O_CREAT)
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let error = errno
+            FileIO.close(fd)
+            if error == EWOULDBLOCK {
+                throw LogError(code: .locked, message: "the log directory is in use by another open log", file: path)
+            }
+            throw LogError(code: .io, message: "flock failed", cause: SystemCallError(call: "flock", errno: error), file: path)
+        }
+        return fd
+    }
+}
+
+/// The closure a new pthread runs, boxed to pass through `pthread_create`'s context pointer.
+private final class ThreadBody {
+    let run: () -> Void
+
+    init(_ run: @escaping () -> Void) {
+        self.run = run
+    }
+}

@@ -1,0 +1,130 @@
+/// The result of checking one segment file's bytes: how far it is valid and what follows.
+struct SegmentScan {
+    /// Damage found in a segment, in file offsets.
+    struct Damage {
+        var offset: Int
+        var kind: LogDamage.Kind
+        /// Whether a record that checks out starts somewhere after `offset`: then the damage
+        /// is not a torn tail but corruption in the middle of the log.
+        var followedByValidRecord: Bool
+        /// Frames (whole or partial) from `offset` to the end of the file.
+        var droppedRecords: Int
+    }
+
+    /// Valid records from the header up to `validEnd`.
+    var records: Int
+    /// The file offset just past the last valid record; 0 when the header itself is bad.
+    var validEnd: Int
+    /// The first damage, if any.
+    var damage: Damage?
+
+    /// Checks a segment's bytes: header, then every record's length and crc32.
+    init(_ bytes: UnsafeRawBufferPointer, start: UInt64) {
+        guard RecordFormat.isValidSegmentHeader(bytes, start: start) else {
+            let records = bytes.count > RecordFormat.segmentHeaderSize
+                ? Self.countFrames(bytes, from: RecordFormat.segmentHeaderSize) : 0
+            self.records = 0
+            self.validEnd = 0
+            self.damage = Damage(
+                offset: 0, kind: Self.isZero(bytes, from: 0) ? .zeroFill : .badSegmentHeader,
+                followedByValidRecord: Self.hasValidFrame(bytes, after: 0), droppedRecords: records)
+            return
+        }
+        var offset = RecordFormat.segmentHeaderSize
+        var records = 0
+        var damage: Damage?
+        while offset < bytes.count {
+            switch Self.frame(bytes, at: offset) {
+            case .valid(let length):
+                offset += length
+                records += 1
+            case .damaged(let kind):
+                damage = Damage(
+                    offset: offset, kind: kind, followedByValidRecord: Self.hasValidFrame(bytes, after: offset),
+                    droppedRecords: Self.countFrames(bytes, from: offset))
+            }
+            if damage != nil { break }
+        }
+        self.records = records
+        self.validEnd = offset
+        self.damage = damage
+    }
+
+    enum Frame {
+        /// A whole record that checks out, `length` bytes with its header.
+        case valid(length: Int)
+        case damaged(LogDamage.Kind)
+    }
+
+    /// Checks the record that starts at `offset`.
+    @inline(__always)
+    static func frame(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Frame {
+        let remaining = bytes.count - offset
+        let headerSize = RecordFormat.recordHeaderSize
+        if isZero(bytes, from: offset, count: headerSize) {
+            return .damaged(.zeroFill)
+        }
+        guard remaining >= headerSize else { return .damaged(.truncatedRecord) }
+        let length = Int(bytes.littleEndian(at: offset, as: UInt32.self))
+        guard length <= RecordFormat.maxPayload else { return .damaged(.invalidLength) }
+        guard length <= remaining - headerSize else { return .damaged(.truncatedRecord) }
+        let stored = bytes.littleEndian(at: offset + 5, as: UInt32.self)
+        let typeCRC = RecordFormat.crc32(UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 5)]))
+        let crc = RecordFormat.crc32(
+            UnsafeRawBufferPointer(rebasing: bytes[(offset + headerSize)..<(offset + headerSize + length)]),
+            continuing: typeCRC)
+        guard crc == stored else { return .damaged(.checksumMismatch) }
+        return .valid(length: headerSize + length)
+    }
+
+    /// Whether a valid record starts at any offset after `offset`: tells a torn tail (nothing
+    /// valid follows) from corruption in the middle (a flipped bit with records behind it).
+    static func hasValidFrame(_ bytes: UnsafeRawBufferPointer, after offset: Int) -> Bool {
+        var candidate = offset + 1
+        while candidate + RecordFormat.recordHeaderSize <= bytes.count {
+            if case .valid = frame(bytes, at: candidate) { return true }
+            candidate += 1
+        }
+        return false
+    }
+
+    /// Counts frames from `offset` by following length fields as far as they are plausible;
+    /// zero-filled space ends the count.
+    static func countFrames(_ bytes: UnsafeRawBufferPointer, from offset: Int) -> Int {
+        var offset = offset
+        var count = 0
+        while offset < bytes.count && !isZero(bytes, from: offset, count: RecordFormat.recordHeaderSize) {
+            count += 1
+            guard bytes.count - offset >= RecordFormat.recordHeaderSize else { break }
+            let length = Int(bytes.littleEndian(at: offset, as: UInt32.self))
+            guard length <= RecordFormat.maxPayload, length <= bytes.count - offset - RecordFormat.recordHeaderSize
+            else { break }
+            offset += RecordFormat.recordHeaderSize + length
+        }
+        return count
+    }
+
+    /// Walks record headers (no checksums) from the segment header to `target`; returns the
+    /// number of records before it, or nil when `target` is not a record boundary.
+    static func recordsBefore(_ bytes: UnsafeRawBufferPointer, target: Int) -> Int? {
+        var offset = RecordFormat.segmentHeaderSize
+        var count = 0
+        while offset < target {
+            guard bytes.count - offset >= RecordFormat.recordHeaderSize else { return nil }
+            offset += RecordFormat.recordHeaderSize + Int(bytes.littleEndian(at: offset, as: UInt32.self))
+            count += 1
+        }
+        return offset == target ? count : nil
+    }
+
+    /// Whether the bytes from `offset` (at most `count` of them, to the end by default) are all zero.
+    static func isZero(_ bytes: UnsafeRawBufferPointer, from offset: Int, count: Int = .max) -> Bool {
+        let end = count == .max ? bytes.count : min(bytes.count, offset + count)
+        var index = offset
+        while index < end {
+            if bytes[index] != 0 { return false }
+            index += 1
+        }
+        return true
+    }
+}
