@@ -68,7 +68,9 @@ struct Arena: ~Copyable {
     }
 
     /// A C array of NUL-terminated copies of `strings`, as a repeated string field wants it.
-    mutating func cStrings(_ strings: [String]) -> (count: Int, pointers: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) {
+    mutating func cStrings(
+        _ strings: [String]
+    ) -> (count: Int, pointers: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) {
         guard !strings.isEmpty else { return (0, nil) }
         let pointers = make(UnsafeMutablePointer<CChar>?.self, count: strings.count)
         for (index, string) in strings.enumerated() {

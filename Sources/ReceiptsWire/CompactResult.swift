@@ -24,8 +24,10 @@ public struct CompactResult: Hashable, Sendable {
 extension CompactResult {
     init(wire result: Receipts__V1__CompactResult) {
         self.init(
-            snapshotBytes: result.snapshot_bytes, segmentsRemoved: Int(result.segments_removed),
-            messagesExpired: result.messages_expired)
+            snapshotBytes: result.snapshot_bytes,
+            segmentsRemoved: Int(result.segments_removed),
+            messagesExpired: result.messages_expired
+        )
     }
 
     /// The outcome as a C message; `segmentsRemoved` is clamped into `uint32`.

@@ -99,8 +99,10 @@ extension ErrorReply {
             default: .internal
             }
         self.init(
-            code: code, message: String(wire: reply.message),
-            ownerWorker: code == .notOwner ? Int(reply.owner_worker) : nil)
+            code: code,
+            message: String(wire: reply.message),
+            ownerWorker: code == .notOwner ? Int(reply.owner_worker) : nil
+        )
     }
 
     func build(in arena: inout Arena) -> UnsafeMutablePointer<Receipts__V1__ErrorReply> {

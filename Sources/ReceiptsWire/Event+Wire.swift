@@ -37,44 +37,83 @@ extension EventKind {
                 return
             }
             self = .conversationUpserted(
-                conversation: String(wire: m.conversation_id), kind: kind,
-                members: String.array(wire: m.member_ids, count: m.n_member_ids))
+                conversation: String(wire: m.conversation_id),
+                kind: kind,
+                members: String.array(wire: m.member_ids, count: m.n_member_ids)
+            )
         case RECEIPTS__V1__EVENT__KIND_MEMBER_JOINED:
-            guard let m = event.member_joined?.pointee else { self = .unknown; return }
+            guard let m = event.member_joined?.pointee else {
+                self = .unknown
+                return
+            }
             self = .memberJoined(conversation: String(wire: m.conversation_id), user: String(wire: m.user_id))
         case RECEIPTS__V1__EVENT__KIND_MEMBER_LEFT:
-            guard let m = event.member_left?.pointee else { self = .unknown; return }
+            guard let m = event.member_left?.pointee else {
+                self = .unknown
+                return
+            }
             self = .memberLeft(conversation: String(wire: m.conversation_id), user: String(wire: m.user_id))
         case RECEIPTS__V1__EVENT__KIND_MESSAGE_SENT:
-            guard let m = event.message_sent?.pointee else { self = .unknown; return }
+            guard let m = event.message_sent?.pointee else {
+                self = .unknown
+                return
+            }
             self = .messageSent(
-                conversation: String(wire: m.conversation_id), message: String(wire: m.message_id),
-                sender: String(wire: m.sender_id), isSystem: m.system != 0)
+                conversation: String(wire: m.conversation_id),
+                message: String(wire: m.message_id),
+                sender: String(wire: m.sender_id),
+                isSystem: m.system != 0
+            )
         case RECEIPTS__V1__EVENT__KIND_DELIVERED:
-            guard let m = event.delivered?.pointee else { self = .unknown; return }
+            guard let m = event.delivered?.pointee else {
+                self = .unknown
+                return
+            }
             self = .delivered(
-                conversation: String(wire: m.conversation_id), user: String(wire: m.user_id),
-                message: String(wire: m.message_id))
+                conversation: String(wire: m.conversation_id),
+                user: String(wire: m.user_id),
+                message: String(wire: m.message_id)
+            )
         case RECEIPTS__V1__EVENT__KIND_READ:
-            guard let m = event.read?.pointee else { self = .unknown; return }
+            guard let m = event.read?.pointee else {
+                self = .unknown
+                return
+            }
             let message = String(wire: m.message_id)
             self = .read(
-                conversation: String(wire: m.conversation_id), user: String(wire: m.user_id),
-                message: message.isEmpty ? nil : message)
+                conversation: String(wire: m.conversation_id),
+                user: String(wire: m.user_id),
+                message: message.isEmpty ? nil : message
+            )
         case RECEIPTS__V1__EVENT__KIND_MESSAGE_EDITED:
-            guard let m = event.message_edited?.pointee else { self = .unknown; return }
+            guard let m = event.message_edited?.pointee else {
+                self = .unknown
+                return
+            }
             self = .messageEdited(conversation: String(wire: m.conversation_id), message: String(wire: m.message_id))
         case RECEIPTS__V1__EVENT__KIND_MESSAGE_DELETED:
-            guard let m = event.message_deleted?.pointee else { self = .unknown; return }
+            guard let m = event.message_deleted?.pointee else {
+                self = .unknown
+                return
+            }
             self = .messageDeleted(conversation: String(wire: m.conversation_id), message: String(wire: m.message_id))
         case RECEIPTS__V1__EVENT__KIND_USER_DELETED:
-            guard let m = event.user_deleted?.pointee else { self = .unknown; return }
+            guard let m = event.user_deleted?.pointee else {
+                self = .unknown
+                return
+            }
             self = .userDeleted(user: String(wire: m.user_id))
         case RECEIPTS__V1__EVENT__KIND_RECEIPT_PRIVACY:
-            guard let m = event.receipt_privacy?.pointee else { self = .unknown; return }
+            guard let m = event.receipt_privacy?.pointee else {
+                self = .unknown
+                return
+            }
             self = .receiptPrivacy(user: String(wire: m.user_id), shareReads: m.share_reads != 0)
         case RECEIPTS__V1__EVENT__KIND_MARKED_UNREAD:
-            guard let m = event.marked_unread?.pointee else { self = .unknown; return }
+            guard let m = event.marked_unread?.pointee else {
+                self = .unknown
+                return
+            }
             self = .markedUnread(conversation: String(wire: m.conversation_id), user: String(wire: m.user_id))
         default:
             self = .unknown

@@ -1,5 +1,5 @@
-public import ReceiptsCore
 import CReceiptsProto
+public import ReceiptsCore
 
 /// Ingest frames (`receipts.v1.EventBatch`) to and from events.
 public enum EventBatchCodec {
@@ -14,7 +14,8 @@ public enum EventBatchCodec {
     /// - Throws: `WireError` with code `.malformedFrame` when the bytes are not an `EventBatch`.
     public static func decode(_ frame: UnsafeRawBufferPointer) throws(WireError) -> [Event] {
         try ProtobufC.unpack(
-            frame, as: "EventBatch",
+            frame,
+            as: "EventBatch",
             unpack: receipts__v1__event_batch__unpack,
             free: receipts__v1__event_batch__free_unpacked
         ) { batch in
@@ -46,6 +47,9 @@ public enum EventBatchCodec {
             batch.events = pointers
         }
         return ProtobufC.pack(
-            &batch, size: receipts__v1__event_batch__get_packed_size, pack: receipts__v1__event_batch__pack)
+            &batch,
+            size: receipts__v1__event_batch__get_packed_size,
+            pack: receipts__v1__event_batch__pack
+        )
     }
 }

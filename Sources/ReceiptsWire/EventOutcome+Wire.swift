@@ -16,8 +16,11 @@ extension EventOutcome {
             let reason = RejectReason(wire: result.reason) ?? .invalidEvent
             self = .rejected(
                 Rejection(
-                    reason, String(wire: result.detail),
-                    ownerWorker: reason == .notOwner ? Int(result.owner_worker) : nil))
+                    reason,
+                    String(wire: result.detail),
+                    ownerWorker: reason == .notOwner ? Int(result.owner_worker) : nil
+                )
+            )
         default:
             throw WireError(code: .invalidField, message: "EventResult.outcome \(result.outcome.rawValue) is not known")
         }

@@ -32,8 +32,12 @@ public struct Health: Hashable, Sendable {
 extension Health {
     init(wire health: Receipts__V1__Health) {
         self.init(
-            state: String(wire: health.state), workerIndex: Int(health.worker_index),
-            workerCount: Int(health.worker_count), uptimeMilliseconds: health.uptime_ms, epoch: health.epoch)
+            state: String(wire: health.state),
+            workerIndex: Int(health.worker_index),
+            workerCount: Int(health.worker_count),
+            uptimeMilliseconds: health.uptime_ms,
+            epoch: health.epoch
+        )
     }
 
     /// The answer as a C message; worker numbers are clamped into `uint32`.

@@ -1,5 +1,5 @@
-public import ReceiptsCore
 import CReceiptsProto
+public import ReceiptsCore
 
 /// The reply to an acknowledged ingest frame (`receipts.v1.IngestReply`).
 public struct IngestReply: Hashable, Sendable {
@@ -25,7 +25,10 @@ public struct IngestReply: Hashable, Sendable {
         (reply.n_results, reply.results) = arena.messages(results) { outcome, arena in outcome.build(in: &arena) }
         reply.error = error?.build(in: &arena)
         return ProtobufC.pack(
-            &reply, size: receipts__v1__ingest_reply__get_packed_size, pack: receipts__v1__ingest_reply__pack)
+            &reply,
+            size: receipts__v1__ingest_reply__get_packed_size,
+            pack: receipts__v1__ingest_reply__pack
+        )
     }
 
     /// Decodes a reply frame (gateways, `receiptctl`, tests).
@@ -33,7 +36,8 @@ public struct IngestReply: Hashable, Sendable {
     ///   `.invalidField` for an outcome number this build does not know.
     public static func decode(_ frame: UnsafeRawBufferPointer) throws(WireError) -> IngestReply {
         try ProtobufC.unpack(
-            frame, as: "IngestReply",
+            frame,
+            as: "IngestReply",
             unpack: receipts__v1__ingest_reply__unpack,
             free: receipts__v1__ingest_reply__free_unpacked
         ) { (reply) throws(WireError) in
@@ -41,7 +45,8 @@ public struct IngestReply: Hashable, Sendable {
                 results: try [EventOutcome](wire: reply.results, count: reply.n_results) { (result) throws(WireError) in
                     try EventOutcome(wire: result)
                 },
-                error: reply.error.map { ErrorReply(wire: $0.pointee) })
+                error: reply.error.map { ErrorReply(wire: $0.pointee) }
+            )
         }
     }
 

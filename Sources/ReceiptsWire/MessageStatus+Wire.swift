@@ -7,9 +7,21 @@ extension MessageStatus {
     init(wire status: Receipts__V1__MessageStatus?) {
         guard let status else {
             self.init(
-                conversation: "", message: "", sequence: 0, sender: "", sentAt: Timestamp(milliseconds: 0),
-                status: .none, recipientCount: 0, deliveredCount: 0, readCount: 0, deliveredAt: nil,
-                readAt: nil, isSystem: false, isEdited: false, isDeleted: false)
+                conversation: "",
+                message: "",
+                sequence: 0,
+                sender: "",
+                sentAt: Timestamp(milliseconds: 0),
+                status: .none,
+                recipientCount: 0,
+                deliveredCount: 0,
+                readCount: 0,
+                deliveredAt: nil,
+                readAt: nil,
+                isSystem: false,
+                isEdited: false,
+                isDeleted: false
+            )
             return
         }
         self.init(
@@ -26,7 +38,8 @@ extension MessageStatus {
             readAt: Timestamp?(wire: status.read_at_ms),
             isSystem: status.system != 0,
             isEdited: status.edited != 0,
-            isDeleted: status.deleted != 0)
+            isDeleted: status.deleted != 0
+        )
     }
 
     /// The display text carried next to a status in query replies; "" when absent.

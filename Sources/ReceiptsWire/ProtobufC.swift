@@ -12,7 +12,9 @@ enum ProtobufC {
     static func unpack<Message, Result>(
         _ frame: UnsafeRawBufferPointer,
         as name: String,
-        unpack: (UnsafeMutablePointer<ProtobufCAllocator>?, Int, UnsafePointer<UInt8>?) -> UnsafeMutablePointer<Message>?,
+        unpack: (UnsafeMutablePointer<ProtobufCAllocator>?, Int, UnsafePointer<UInt8>?) -> UnsafeMutablePointer<
+            Message
+        >?,
         free: (UnsafeMutablePointer<Message>?, UnsafeMutablePointer<ProtobufCAllocator>?) -> Void,
         _ body: (Message) throws(WireError) -> Result
     ) throws(WireError) -> Result {

@@ -1,5 +1,5 @@
-public import ReceiptsCore
 import CReceiptsProto
+public import ReceiptsCore
 
 /// A question to a worker's query endpoint (`receipts.v1.Query`).
 public enum Query: Hashable, Sendable {
@@ -75,7 +75,8 @@ public enum Query: Hashable, Sendable {
     ///   `.unknownKind` when no kind this build knows is set (answer ERROR_CODE_UNKNOWN_KIND).
     public static func decode(_ frame: UnsafeRawBufferPointer) throws(WireError) -> Query {
         try ProtobufC.unpack(
-            frame, as: "Query",
+            frame,
+            as: "Query",
             unpack: receipts__v1__query__unpack,
             free: receipts__v1__query__free_unpacked
         ) { (query) throws(WireError) in
@@ -83,8 +84,10 @@ public enum Query: Hashable, Sendable {
             case RECEIPTS__V1__QUERY__KIND_MESSAGE_STATUS:
                 let m = query.message_status?.pointee
                 return .messageStatus(
-                    conversation: String(wire: m?.conversation_id), message: String(wire: m?.message_id),
-                    viewer: Viewer(wire: m?.viewer))
+                    conversation: String(wire: m?.conversation_id),
+                    message: String(wire: m?.message_id),
+                    viewer: Viewer(wire: m?.viewer)
+                )
             case RECEIPTS__V1__QUERY__KIND_READ_DETAIL:
                 let m = query.read_detail?.pointee
                 return .readDetail(conversation: String(wire: m?.conversation_id), message: String(wire: m?.message_id))
@@ -95,7 +98,8 @@ public enum Query: Hashable, Sendable {
                 let m = query.unread_counts?.pointee
                 return .unreadCounts(
                     user: String(wire: m?.user_id),
-                    conversations: String.array(wire: m?.conversation_ids, count: m?.n_conversation_ids ?? 0))
+                    conversations: String.array(wire: m?.conversation_ids, count: m?.n_conversation_ids ?? 0)
+                )
             case RECEIPTS__V1__QUERY__KIND_SNAPSHOT:
                 let m = query.snapshot?.pointee
                 return .snapshot(conversation: String(wire: m?.conversation_id), limit: Int(m?.limit ?? 0))

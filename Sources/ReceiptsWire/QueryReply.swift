@@ -1,5 +1,5 @@
-public import ReceiptsCore
 import CReceiptsProto
+public import ReceiptsCore
 
 /// A worker's answer to a query (`receipts.v1.QueryReply`).
 public enum QueryReply: Hashable, Sendable {
@@ -61,7 +61,10 @@ public enum QueryReply: Hashable, Sendable {
             reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_ERROR
         }
         return ProtobufC.pack(
-            &reply, size: receipts__v1__query_reply__get_packed_size, pack: receipts__v1__query_reply__pack)
+            &reply,
+            size: receipts__v1__query_reply__get_packed_size,
+            pack: receipts__v1__query_reply__pack
+        )
     }
 
     /// Decodes a reply frame (`receiptctl`, gateways, tests).
@@ -70,7 +73,8 @@ public enum QueryReply: Hashable, Sendable {
     ///   snapshot whose conversation kind is not known.
     public static func decode(_ frame: UnsafeRawBufferPointer) throws(WireError) -> QueryReply {
         try ProtobufC.unpack(
-            frame, as: "QueryReply",
+            frame,
+            as: "QueryReply",
             unpack: receipts__v1__query_reply__unpack,
             free: receipts__v1__query_reply__free_unpacked
         ) { (reply) throws(WireError) in
@@ -78,17 +82,20 @@ public enum QueryReply: Hashable, Sendable {
             case RECEIPTS__V1__QUERY_REPLY__KIND_MESSAGE_STATUS:
                 return .messageStatus(
                     MessageStatus(wire: reply.message_status?.pointee),
-                    displayText: MessageStatus.displayText(wire: reply.message_status?.pointee))
+                    displayText: MessageStatus.displayText(wire: reply.message_status?.pointee)
+                )
             case RECEIPTS__V1__QUERY_REPLY__KIND_READ_DETAIL:
                 return .readDetail(ReadDetail(wire: reply.read_detail?.pointee))
             case RECEIPTS__V1__QUERY_REPLY__KIND_LAST_SENT:
                 return .lastSent(
                     MessageStatus(wire: reply.last_sent?.pointee),
-                    displayText: MessageStatus.displayText(wire: reply.last_sent?.pointee))
+                    displayText: MessageStatus.displayText(wire: reply.last_sent?.pointee)
+                )
             case RECEIPTS__V1__QUERY_REPLY__KIND_UNREAD_COUNTS:
                 let m = reply.unread_counts?.pointee
                 return .unreadCounts(
-                    [UnreadCount](wire: m?.counts, count: m?.n_counts ?? 0) { UnreadCount(wire: $0) })
+                    [UnreadCount](wire: m?.counts, count: m?.n_counts ?? 0) { UnreadCount(wire: $0) }
+                )
             case RECEIPTS__V1__QUERY_REPLY__KIND_SNAPSHOT:
                 guard let snapshot = reply.snapshot?.pointee else {
                     throw WireError(code: .invalidField, message: "QueryReply.snapshot is empty")

@@ -8,7 +8,8 @@ extension ReadDetail {
             status: MessageStatus(wire: detail?.status?.pointee),
             read: RecipientReceipt.array(wire: detail?.read, count: detail?.n_read ?? 0),
             delivered: RecipientReceipt.array(wire: detail?.delivered, count: detail?.n_delivered ?? 0),
-            notDelivered: RecipientReceipt.array(wire: detail?.not_delivered, count: detail?.n_not_delivered ?? 0))
+            notDelivered: RecipientReceipt.array(wire: detail?.not_delivered, count: detail?.n_not_delivered ?? 0)
+        )
     }
 
     func build(in arena: inout Arena) -> UnsafeMutablePointer<Receipts__V1__ReadDetail> {
@@ -26,13 +27,18 @@ extension ReadDetail {
 extension RecipientReceipt {
     init(wire receipt: Receipts__V1__RecipientReceipt) {
         self.init(
-            user: String(wire: receipt.user_id), state: RecipientState(wire: receipt.state),
-            deliveredAt: Timestamp?(wire: receipt.delivered_at_ms), readAt: Timestamp?(wire: receipt.read_at_ms),
-            isUserDeleted: receipt.user_deleted != 0, hasLeft: receipt.left != 0)
+            user: String(wire: receipt.user_id),
+            state: RecipientState(wire: receipt.state),
+            deliveredAt: Timestamp?(wire: receipt.delivered_at_ms),
+            readAt: Timestamp?(wire: receipt.read_at_ms),
+            isUserDeleted: receipt.user_deleted != 0,
+            hasLeft: receipt.left != 0
+        )
     }
 
     static func array(
-        wire pointers: UnsafeMutablePointer<UnsafeMutablePointer<Receipts__V1__RecipientReceipt>?>?, count: Int
+        wire pointers: UnsafeMutablePointer<UnsafeMutablePointer<Receipts__V1__RecipientReceipt>?>?,
+        count: Int
     ) -> [RecipientReceipt] {
         [RecipientReceipt](wire: pointers, count: count) { RecipientReceipt(wire: $0) }
     }

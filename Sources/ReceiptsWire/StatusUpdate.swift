@@ -1,5 +1,5 @@
-public import ReceiptsCore
 import CReceiptsProto
+public import ReceiptsCore
 
 /// A published change of a message's status (`receipts.v1.StatusUpdate`, the second frame
 /// of a PUB message); the conversation is `status.conversation`.
@@ -32,7 +32,10 @@ public struct StatusUpdate: Hashable, Sendable {
         update.sequence = sequence
         update.status = status.build(displayText: "", in: &arena)
         return ProtobufC.pack(
-            &update, size: receipts__v1__status_update__get_packed_size, pack: receipts__v1__status_update__pack)
+            &update,
+            size: receipts__v1__status_update__get_packed_size,
+            pack: receipts__v1__status_update__pack
+        )
     }
 
     /// Decodes an update frame (subscribers, tests).
@@ -42,7 +45,8 @@ public struct StatusUpdate: Hashable, Sendable {
     /// - Throws: `WireError` `.malformedFrame` for bytes that are not a `StatusUpdate`.
     public static func decode(_ frame: UnsafeRawBufferPointer) throws(WireError) -> StatusUpdate {
         try ProtobufC.unpack(
-            frame, as: "StatusUpdate",
+            frame,
+            as: "StatusUpdate",
             unpack: receipts__v1__status_update__unpack,
             free: receipts__v1__status_update__free_unpacked
         ) { (update) throws(WireError) in

@@ -4,8 +4,11 @@ import ReceiptsCore
 extension UnreadCount {
     init(wire count: Receipts__V1__UnreadCount) {
         self.init(
-            conversation: String(wire: count.conversation_id), unread: Int(count.unread),
-            isMarkedUnread: count.marked_unread != 0, readUpTo: count.read_up_to_sequence)
+            conversation: String(wire: count.conversation_id),
+            unread: Int(count.unread),
+            isMarkedUnread: count.marked_unread != 0,
+            readUpTo: count.read_up_to_sequence
+        )
     }
 
     /// The count as a C message; `unread` is clamped into `uint32`.

@@ -9,8 +9,11 @@ extension Viewer {
             return
         }
         self.init(
-            user: String(wire: viewer.user_id), timeZone: String(wire: viewer.time_zone),
-            locale: String(wire: viewer.locale), prefersCounts: viewer.counts != 0)
+            user: String(wire: viewer.user_id),
+            timeZone: String(wire: viewer.time_zone),
+            locale: String(wire: viewer.locale),
+            prefersCounts: viewer.counts != 0
+        )
     }
 
     func build(in arena: inout Arena) -> UnsafeMutablePointer<Receipts__V1__Viewer> {

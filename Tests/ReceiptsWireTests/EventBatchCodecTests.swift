@@ -24,7 +24,11 @@ struct EventBatchCodecTests {
 
     @Test(arguments: everyKind)
     func roundTripsEveryKind(kind: EventKind) throws {
-        let event = Event(id: EventID(source: "gw-1", sequence: 42), clientTime: Timestamp(milliseconds: 1_700_000_000_000), kind: kind)
+        let event = Event(
+            id: EventID(source: "gw-1", sequence: 42),
+            clientTime: Timestamp(milliseconds: 1_700_000_000_000),
+            kind: kind
+        )
         #expect(try EventBatchCodec.decode(EventBatchCodec.encode([event])) == [event])
         let withoutTime = Event(id: EventID(source: "gw-1", sequence: 43), kind: kind)
         #expect(try EventBatchCodec.decode(EventBatchCodec.encode([withoutTime])) == [withoutTime])
@@ -41,8 +45,16 @@ struct EventBatchCodecTests {
     @Test func roundTripsExtremeValues() throws {
         let events = [
             Event(id: EventID(source: "", sequence: 0), clientTime: Timestamp(milliseconds: .min), kind: .unknown),
-            Event(id: EventID(source: "s", sequence: .max), clientTime: Timestamp(milliseconds: .max), kind: .userDeleted(user: "")),
-            Event(id: EventID(source: "s", sequence: 1), clientTime: Timestamp(milliseconds: -1), kind: .userDeleted(user: String(repeating: "🙂", count: 10_000))),
+            Event(
+                id: EventID(source: "s", sequence: .max),
+                clientTime: Timestamp(milliseconds: .max),
+                kind: .userDeleted(user: "")
+            ),
+            Event(
+                id: EventID(source: "s", sequence: 1),
+                clientTime: Timestamp(milliseconds: -1),
+                kind: .userDeleted(user: String(repeating: "🙂", count: 10_000))
+            ),
         ]
         #expect(try EventBatchCodec.decode(EventBatchCodec.encode(events)) == events)
     }
@@ -59,7 +71,8 @@ struct EventBatchCodecTests {
     @Test func encodesTheBytesTheProtobufRulesGive() throws {
         let event = Event(
             id: EventID(source: "g", sequence: 1),
-            kind: .messageSent(conversation: "c", message: "m", sender: "a", isSystem: false))
+            kind: .messageSent(conversation: "c", message: "m", sender: "a", isSystem: false)
+        )
         #expect(EventBatchCodec.encode([event]) == Self.oneMessageSent)
         #expect(try EventBatchCodec.decode(Self.oneMessageSent) == [event])
     }
@@ -90,10 +103,16 @@ struct EventBatchCodecTests {
         #expect(
             try EventBatchCodec.decode(frame) == [
                 Event(
-                    id: EventID(source: "src", sequence: 300), clientTime: Timestamp(milliseconds: 1234),
-                    kind: .messageSent(conversation: "conv", message: "msg", sender: "alice", isSystem: true)),
-                Event(id: EventID(source: "", sequence: 0), kind: .read(conversation: "conv", user: "bob", message: nil)),
-            ])
+                    id: EventID(source: "src", sequence: 300),
+                    clientTime: Timestamp(milliseconds: 1234),
+                    kind: .messageSent(conversation: "conv", message: "msg", sender: "alice", isSystem: true)
+                ),
+                Event(
+                    id: EventID(source: "", sequence: 0),
+                    kind: .read(conversation: "conv", user: "bob", message: nil)
+                ),
+            ]
+        )
     }
 
     @Test func emptyFrameIsAnEmptyBatch() throws {
@@ -116,7 +135,8 @@ struct EventBatchCodecTests {
             try EventBatchCodec.decode(frame) == [
                 Event(id: EventID(source: "gw", sequence: 7), kind: .unknown),
                 Event(id: EventID(source: "", sequence: 0), kind: .unknown),
-            ])
+            ]
+        )
     }
 
     @Test func kindFromANewerGatewayDecodesAsUnknownAndTheRestProceeds() throws {
@@ -129,7 +149,9 @@ struct EventBatchCodecTests {
                     event.varint(field: 99, 5)  // an unknown scalar field is skipped
                 }
             } + EventBatchCodec.encode([known])
-        #expect(try EventBatchCodec.decode(frame) == [Event(id: EventID(source: "", sequence: 1), kind: .unknown), known])
+        #expect(
+            try EventBatchCodec.decode(frame) == [Event(id: EventID(source: "", sequence: 1), kind: .unknown), known]
+        )
     }
 
     @Test(arguments: [0, 3, 99, UInt64.max])
@@ -203,7 +225,9 @@ struct EventBatchCodecTests {
             [0x0A, 0x02, 0x0A, 0x05],  // an inner length past its message
         ]
         for frame in frames {
-            #expect(throws: WireError(code: .malformedFrame, message: "not a valid EventBatch body (\(frame.count) bytes)")) {
+            #expect(
+                throws: WireError(code: .malformedFrame, message: "not a valid EventBatch body (\(frame.count) bytes)")
+            ) {
                 try EventBatchCodec.decode(frame)
             }
         }
@@ -222,7 +246,9 @@ struct EventBatchCodecTests {
     @Test func randomBytesNeverCrash() {
         var random = SeededGenerator(seed: 3)
         for _ in 0..<20_000 {
-            let frame = (0..<Int.random(in: 0...48, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let frame = (0..<Int.random(in: 0...48, using: &random)).map { _ in
+                UInt8.random(in: 0...255, using: &random)
+            }
             _ = try? EventBatchCodec.decode(frame)
         }
     }
@@ -248,7 +274,8 @@ struct EventBatchCodecTests {
         let members = (0..<100_000).map { "user-\($0)" }
         let upsert = Event(
             id: EventID(source: "gw", sequence: 1),
-            kind: .conversationUpserted(conversation: "big", kind: .group, members: members))
+            kind: .conversationUpserted(conversation: "big", kind: .group, members: members)
+        )
         #expect(try EventBatchCodec.decode(EventBatchCodec.encode([upsert])) == [upsert])
     }
 }

@@ -18,13 +18,17 @@ struct IngestReplyTests {
         for _ in 0..<500 {
             let reply = IngestReply(
                 results: (0..<Int.random(in: 0...20, using: &random)).map { _ in random.outcome() },
-                error: random.bool() ? random.errorReply() : nil)
+                error: random.bool() ? random.errorReply() : nil
+            )
             #expect(try IngestReply.decode(reply.encode()) == reply)
         }
     }
 
     @Test func refusedFrameReply() throws {
-        let reply = IngestReply(results: [], error: ErrorReply(code: .frameTooLarge, message: "frame of 9 MB exceeds 4 MB"))
+        let reply = IngestReply(
+            results: [],
+            error: ErrorReply(code: .frameTooLarge, message: "frame of 9 MB exceeds 4 MB")
+        )
         #expect(try IngestReply.decode(reply.encode()) == reply)
     }
 
@@ -53,19 +57,24 @@ struct IngestReplyTests {
             }
         }
         #expect(
-            try IngestReply.decode(frame) == IngestReply(results: [.rejected(Rejection(.invalidEvent, "a newer reason"))]))
+            try IngestReply.decode(frame)
+                == IngestReply(results: [.rejected(Rejection(.invalidEvent, "a newer reason"))])
+        )
     }
 
     @Test func ownerWorkerTravelsOnlyWithNotOwner() throws {
         let reply = IngestReply(results: [.rejected(Rejection(.notAMember, "x", ownerWorker: 3))])
-        #expect(try IngestReply.decode(reply.encode()) == IngestReply(results: [.rejected(Rejection(.notAMember, "x"))]))
+        #expect(
+            try IngestReply.decode(reply.encode()) == IngestReply(results: [.rejected(Rejection(.notAMember, "x"))])
+        )
     }
 
     @Test func ownerWorkerBeyondUInt32IsClamped() throws {
         let reply = IngestReply(results: [.rejected(Rejection(.notOwner, "", ownerWorker: Int(UInt32.max) + 5))])
         #expect(
             try IngestReply.decode(reply.encode())
-                == IngestReply(results: [.rejected(Rejection(.notOwner, "", ownerWorker: Int(UInt32.max)))]))
+                == IngestReply(results: [.rejected(Rejection(.notOwner, "", ownerWorker: Int(UInt32.max)))])
+        )
     }
 
     @Test func hostileFramesNeverCrash() {
@@ -75,7 +84,9 @@ struct IngestReplyTests {
             _ = try? IngestReply.decode(Array(valid[..<length]))
         }
         for _ in 0..<5_000 {
-            let frame = (0..<Int.random(in: 0...48, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let frame = (0..<Int.random(in: 0...48, using: &random)).map { _ in
+                UInt8.random(in: 0...255, using: &random)
+            }
             _ = try? IngestReply.decode(frame)
         }
         #expect(throws: WireError.self) { try IngestReply.decode([0x0A, 0x7F]) }

@@ -13,21 +13,39 @@ struct QueryReplyTests {
 
     @Test func roundTripsEveryErrorCode() throws {
         for code in SeededGenerator.errorCodes {
-            let reply = QueryReply.error(ErrorReply(code: code, message: "\(code)", ownerWorker: code == .notOwner ? 2 : nil))
+            let reply = QueryReply.error(
+                ErrorReply(code: code, message: "\(code)", ownerWorker: code == .notOwner ? 2 : nil)
+            )
             #expect(try QueryReply.decode(reply.encode()) == reply)
         }
     }
 
     @Test func roundTripsEmptyCollections() throws {
         let status = MessageStatus(
-            conversation: "c", message: "m", sequence: 1, sender: "a", sentAt: Timestamp(milliseconds: 5), status: .none,
-            recipientCount: 0, deliveredCount: 0, readCount: 0, deliveredAt: nil, readAt: nil, isSystem: true,
-            isEdited: false, isDeleted: false)
+            conversation: "c",
+            message: "m",
+            sequence: 1,
+            sender: "a",
+            sentAt: Timestamp(milliseconds: 5),
+            status: .none,
+            recipientCount: 0,
+            deliveredCount: 0,
+            readCount: 0,
+            deliveredAt: nil,
+            readAt: nil,
+            isSystem: true,
+            isEdited: false,
+            isDeleted: false
+        )
         let replies: [QueryReply] = [
             .unreadCounts([]),
             .stats([]),
             .readDetail(ReadDetail(status: status, read: [], delivered: [], notDelivered: [])),
-            .snapshot(ConversationSnapshot(conversation: "c", kind: .direct, members: [], messages: []), epoch: 0, sequence: 0),
+            .snapshot(
+                ConversationSnapshot(conversation: "c", kind: .direct, members: [], messages: []),
+                epoch: 0,
+                sequence: 0
+            ),
         ]
         for reply in replies {
             #expect(try QueryReply.decode(reply.encode()) == reply)

@@ -4,7 +4,11 @@ import Testing
 
 struct QueryTests {
     static let everyKind: [Query] = [
-        .messageStatus(conversation: "c", message: "m", viewer: Viewer(user: "alice", timeZone: "Europe/Paris", locale: "fr_FR", prefersCounts: true)),
+        .messageStatus(
+            conversation: "c",
+            message: "m",
+            viewer: Viewer(user: "alice", timeZone: "Europe/Paris", locale: "fr_FR", prefersCounts: true)
+        ),
         .messageStatus(conversation: "c", message: "m", viewer: Viewer(user: "")),
         .readDetail(conversation: "c", message: "m"),
         .lastSent(conversation: "c", viewer: Viewer(user: "bob")),
@@ -31,10 +35,14 @@ struct QueryTests {
     }
 
     @Test func snapshotLimitIsClampedIntoUInt32() throws {
-        #expect(try Query.decode(Query.snapshot(conversation: "c", limit: -5).encode()) == .snapshot(conversation: "c", limit: 0))
+        #expect(
+            try Query.decode(Query.snapshot(conversation: "c", limit: -5).encode())
+                == .snapshot(conversation: "c", limit: 0)
+        )
         #expect(
             try Query.decode(Query.snapshot(conversation: "c", limit: .max).encode())
-                == .snapshot(conversation: "c", limit: Int(UInt32.max)))
+                == .snapshot(conversation: "c", limit: Int(UInt32.max))
+        )
     }
 
     @Test func queryWithNoKindIsUnknownKind() {
@@ -70,7 +78,9 @@ struct QueryTests {
             }
         }
         for _ in 0..<5_000 {
-            let frame = (0..<Int.random(in: 0...48, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let frame = (0..<Int.random(in: 0...48, using: &random)).map { _ in
+                UInt8.random(in: 0...255, using: &random)
+            }
             _ = try? Query.decode(frame)
         }
     }

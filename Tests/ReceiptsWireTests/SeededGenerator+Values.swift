@@ -73,17 +73,32 @@ extension SeededGenerator {
 
     mutating func messageStatus() -> MessageStatus {
         MessageStatus(
-            conversation: string(), message: string(), sequence: uint64(), sender: string(),
-            sentAt: Timestamp(milliseconds: Int64(bitPattern: next())), status: receiptStatus(),
-            recipientCount: count(), deliveredCount: count(), readCount: count(),
-            deliveredAt: optionalTimestamp(), readAt: optionalTimestamp(),
-            isSystem: bool(), isEdited: bool(), isDeleted: bool())
+            conversation: string(),
+            message: string(),
+            sequence: uint64(),
+            sender: string(),
+            sentAt: Timestamp(milliseconds: Int64(bitPattern: next())),
+            status: receiptStatus(),
+            recipientCount: count(),
+            deliveredCount: count(),
+            readCount: count(),
+            deliveredAt: optionalTimestamp(),
+            readAt: optionalTimestamp(),
+            isSystem: bool(),
+            isEdited: bool(),
+            isDeleted: bool()
+        )
     }
 
     mutating func recipientReceipt() -> RecipientReceipt {
         RecipientReceipt(
-            user: string(), state: [.read, .delivered, .notDelivered].randomElement(using: &self)!,
-            deliveredAt: optionalTimestamp(), readAt: optionalTimestamp(), isUserDeleted: bool(), hasLeft: bool())
+            user: string(),
+            state: [.read, .delivered, .notDelivered].randomElement(using: &self)!,
+            deliveredAt: optionalTimestamp(),
+            readAt: optionalTimestamp(),
+            isUserDeleted: bool(),
+            hasLeft: bool()
+        )
     }
 
     mutating func recipientReceipts() -> [RecipientReceipt] {
@@ -137,30 +152,44 @@ extension SeededGenerator {
         case 1:
             return .readDetail(
                 ReadDetail(
-                    status: messageStatus(), read: recipientReceipts(), delivered: recipientReceipts(),
-                    notDelivered: recipientReceipts()))
+                    status: messageStatus(),
+                    read: recipientReceipts(),
+                    delivered: recipientReceipts(),
+                    notDelivered: recipientReceipts()
+                )
+            )
         case 2:
             return .lastSent(messageStatus(), displayText: string())
         case 3:
             return .unreadCounts(
                 (0..<Int.random(in: 0...4, using: &self)).map { _ in
                     UnreadCount(conversation: string(), unread: count(), isMarkedUnread: bool(), readUpTo: uint64())
-                })
+                }
+            )
         case 4:
             let snapshot = ConversationSnapshot(
-                conversation: string(), kind: bool() ? .direct : .group, members: strings(),
-                messages: (0..<Int.random(in: 0...3, using: &self)).map { _ in messageStatus() })
+                conversation: string(),
+                kind: bool() ? .direct : .group,
+                members: strings(),
+                messages: (0..<Int.random(in: 0...3, using: &self)).map { _ in messageStatus() }
+            )
             return .snapshot(snapshot, epoch: uint64(), sequence: uint64())
         case 5:
             return .health(
                 Health(
-                    state: string(), workerIndex: count(), workerCount: count(), uptimeMilliseconds: uint64(),
-                    epoch: uint64()))
+                    state: string(),
+                    workerIndex: count(),
+                    workerCount: count(),
+                    uptimeMilliseconds: uint64(),
+                    epoch: uint64()
+                )
+            )
         case 6:
             return .stats(
                 (0..<Int.random(in: 0...4, using: &self)).map { _ in
                     Counter(name: string(), label: string(), value: uint64())
-                })
+                }
+            )
         case 7:
             return .compact(CompactResult(snapshotBytes: uint64(), segmentsRemoved: count(), messagesExpired: uint64()))
         default:

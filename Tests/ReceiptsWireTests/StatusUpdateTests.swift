@@ -64,7 +64,9 @@ struct StatusUpdateTests {
             _ = try? StatusUpdate.decode(Array(valid[..<length]))
         }
         for _ in 0..<5_000 {
-            let frame = (0..<Int.random(in: 0...48, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let frame = (0..<Int.random(in: 0...48, using: &random)).map { _ in
+                UInt8.random(in: 0...255, using: &random)
+            }
             _ = try? StatusUpdate.decode(frame)
         }
         #expect(throws: WireError.self) { try StatusUpdate.decode([0x22, 0x05, 0x30]) }
