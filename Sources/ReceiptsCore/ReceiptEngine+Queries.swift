@@ -13,10 +13,15 @@ extension ReceiptEngine {
         return messageStatus(state, position: p)
     }
 
-    /// The "Read by" sheet of a message: each recipient (never the sender) as read (most recent
-    /// read first, ties by user id), delivered but not visibly read, or not delivered (both by
-    /// user id). Recipients who left after it was sent are listed with `hasLeft`, deleted ones
-    /// with `isUserDeleted`. A system message has no recipients: all three lists are empty.
+    /// The "Read by" sheet of a message: each counted recipient (never the sender) as read
+    /// (most recent read first, ties by user id), delivered but not visibly read, or not
+    /// delivered (both by user id).
+    ///
+    /// The lists match the status's counts exactly: `read.count == readCount`,
+    /// `read.count + delivered.count == deliveredCount`, all three sum to `recipientCount`.
+    /// So a recipient who left or was deleted before visibly reading is removed from the sheet
+    /// (as seed 003 asks), while one who read stays, flagged `hasLeft` or `isUserDeleted`.
+    /// A system message has no recipients: all three lists are empty.
     ///
     /// - Parameters:
     ///   - conversation: The conversation id.
@@ -41,6 +46,7 @@ extension ReceiptEngine {
                 case .current(let d, let v):
                     (deliveredUpTo, visibleReadUpTo) = (d, v)
                 case .former(let d, let v, let byDeletion):
+                    guard v >= s else { continue }
                     (deliveredUpTo, visibleReadUpTo) = (d, v)
                     hasLeft = !byDeletion
                 }

@@ -116,6 +116,7 @@ struct SeedReadReceiptsPRDTests {
         #expect(status.status == .readBySome)
         #expect(h.detail("g", "m1").read.map(\.user) == ["B"])
         #expect(h.detail("g", "m1").read.first?.hasLeft == true)
+        #expect(h.detail("g", "m1").notDelivered.map(\.user) == ["C"])
         h.read("g", "C", nil)
         #expect(h.status("g", "m1").status == .readByAll)
     }

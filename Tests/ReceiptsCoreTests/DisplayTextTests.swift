@@ -1,0 +1,56 @@
+import ReceiptsCore
+import Testing
+
+/// The text under the sender's message (SPEC §4 table).
+struct DisplayTextTests {
+    static func status(_ status: ReceiptStatus, readAt: Int64? = nil) -> MessageStatus {
+        MessageStatus(
+            conversation: "c", message: "m", sequence: 1, sender: "A", sentAt: Timestamp(milliseconds: 0),
+            status: status, recipientCount: 5, deliveredCount: 5, readCount: 2, deliveredAt: nil,
+            readAt: readAt.map(Timestamp.init), isSystem: false, isEdited: false, isDeleted: false)
+    }
+
+    /// 2023-11-14T17:42:00Z.
+    static let fiveFortyTwoPM: Int64 = 1_699_983_720_000
+
+    @Test(arguments: [
+        (ReceiptStatus.none, ""), (.notDelivered, ""), (.delivered, "Delivered"),
+        (.readBySome, "Read by some users"), (.readByAll, "Read by all users"),
+    ])
+    func textPerStatus(status: ReceiptStatus, text: String) {
+        #expect(DisplayText.text(for: Self.status(status), viewer: Viewer(user: "A")) == text)
+    }
+
+    @Test func onlyTheSenderSeesReceipts() {
+        for status in [ReceiptStatus.delivered, .read, .readBySome, .readByAll] {
+            #expect(DisplayText.text(for: Self.status(status, readAt: Self.fiveFortyTwoPM), viewer: Viewer(user: "B")) == "")
+        }
+    }
+
+    @Test func readByCounts() {
+        let text = DisplayText.text(for: Self.status(.readBySome), viewer: Viewer(user: "A", prefersCounts: true))
+        #expect(text == "Read by 2 of 5")
+    }
+
+    @Test func readAtInUTCByDefault() {
+        let text = DisplayText.text(for: Self.status(.read, readAt: Self.fiveFortyTwoPM), viewer: Viewer(user: "A"))
+        #expect(text.hasPrefix("Read at 5:42"))
+        #expect(text.hasSuffix("PM"))
+    }
+
+    @Test func readAtInTheViewersTimeZoneAndLocale() {
+        let paris = DisplayText.text(
+            for: Self.status(.read, readAt: Self.fiveFortyTwoPM), viewer: Viewer(user: "A", timeZone: "Europe/Paris", locale: "fr_FR"))
+        #expect(paris == "Read at 18:42")
+        let newYork = DisplayText.text(
+            for: Self.status(.read, readAt: Self.fiveFortyTwoPM), viewer: Viewer(user: "A", timeZone: "America/New_York"))
+        #expect(newYork.hasPrefix("Read at 12:42"))
+        #expect(newYork.hasSuffix("PM"))
+        // An unknown time zone falls back to UTC; formatters are cached, answers stay the same.
+        for _ in 0..<3 {
+            let unknown = DisplayText.text(
+                for: Self.status(.read, readAt: Self.fiveFortyTwoPM), viewer: Viewer(user: "A", timeZone: "Mars/Olympus"))
+            #expect(unknown.hasPrefix("Read at 5:42"))
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import ReceiptsCore
+import Testing
+
+/// The routing function gateways and workers share.
+struct PartitioningTests {
+    @Test func stableHashIsFNV1a64() {
+        #expect(Partitioning.stableHash("") == 0xcbf2_9ce4_8422_2325)
+        #expect(Partitioning.stableHash("a") == 0xaf63_dc4c_8601_ec8c)
+        #expect(Partitioning.stableHash("foobar") == 0x8594_4171_f739_67e8)
+    }
+
+    @Test func jumpHashMatchesThePaper() {
+        // Reference values computed with the paper's C++ code over FNV-1a 64 of the id.
+        let reference: [(String, [Int])] = [
+            ("conversation-1", [0, 3, 3, 111]), ("conversation-2", [1, 1, 1, 248]), ("g", [0, 4, 6, 260]),
+            ("ab", [1, 2, 2, 102]), ("team-chat", [0, 4, 4, 251]),
+        ]
+        for (id, owners) in reference {
+            #expect([2, 5, 10, 1000].map { Partitioning.owner(of: id, workerCount: $0) } == owners)
+        }
+        #expect(Partitioning.stableHash("team-chat") == 0x6095_f7a8_7403_7b6d)
+        #expect(Partitioning.owner(of: "x", workerCount: 1) == 0)
+        #expect(Partitioning.owner(of: "x", workerCount: 0) == 0)
+        let ids = (0..<10_000).map { "conversation-\($0)" }
+        for workers in [2, 3, 7, 16] {
+            var counts = [Int](repeating: 0, count: workers)
+            for id in ids { counts[Partitioning.owner(of: id, workerCount: workers)] += 1 }
+            let expected = ids.count / workers
+            #expect(counts.allSatisfy { abs($0 - expected) < expected / 5 })
+        }
+        // Growing from n to n+1 workers only moves conversations to the new worker.
+        for workers in 1..<8 {
+            for id in ids.prefix(2000) {
+                let before = Partitioning.owner(of: id, workerCount: workers)
+                let after = Partitioning.owner(of: id, workerCount: workers + 1)
+                #expect(after == before || after == workers)
+            }
+        }
+    }
+
+    @Test func topicHasAFixedWidthPartitionPrefix() {
+        for id in ["", "a", "conversation-42", "日本語"] {
+            let topic = Partitioning.topic(for: id)
+            let prefix = String(format4: Partitioning.stableHash(id) >> 48)
+            #expect(topic == prefix + ":" + id)
+            #expect(topic.prefix(4).allSatisfy { "0123456789abcdef".contains($0) })
+        }
+        #expect(Partitioning.topic(for: "") == "cbf2:")
+    }
+}
+
+extension String {
+    /// Four lowercase hex digits.
+    init(format4 value: UInt64) {
+        let digits = String(value, radix: 16)
+        self = String(repeating: "0", count: 4 - digits.count) + digits
+    }
+}

@@ -1,0 +1,53 @@
+import ReceiptsCore
+import Testing
+
+/// Retention drops old messages and keeps every answer about the retained ones right.
+struct RetentionTests {
+    @Test func retentionKeepsAnswersRight() throws {
+        var h = EngineHarness()
+        h.group("g", ["A", "B", "C", "D"])
+        for i in 1...6 { h.send("g", "m\(i)", from: i % 2 == 0 ? "A" : "B") }
+        let cutoff = Timestamp(milliseconds: h.now - 2500)  // keeps m4...m6
+        h.read("g", "C", "m2")
+        h.deliver("g", "D", "m5")
+        h.read("g", "B", "m4")
+        h.accept(.memberLeft(conversation: "g", user: "D"))
+        let before = (4...6).map { h.status("g", "m\($0)") }
+        let beforeDetails = (4...6).map { h.detail("g", "m\($0)") }
+        let beforeUnread = ["A", "B", "C"].map { h.unread($0, "g") }
+        #expect(h.engine.expireMessages(sentBefore: cutoff) == 3)
+        #expect(h.engine.counters.messages == 3)
+        #expect(h.engine.counters.expiredMessages == 3)
+        #expect(h.engine.status(conversation: "g", message: "m1") == nil)
+        #expect((4...6).map { h.status("g", "m\($0)") } == before)
+        #expect((4...6).map { h.detail("g", "m\($0)") } == beforeDetails)
+        // Unread counts of retained messages are unchanged (C had read m1, m2; m3 expired).
+        let afterUnread = ["A", "B", "C"].map { h.unread($0, "g") }
+        #expect(afterUnread.map(\.readUpTo) == beforeUnread.map(\.readUpTo))
+        #expect(afterUnread.map(\.unread) == [1, 1, 3])
+        // Receipts and sends keep working and agree with a snapshot round trip.
+        h.read("g", "C", nil)
+        h.send("g", "m7", from: "C")
+        h.read("g", "A", nil)
+        #expect(h.status("g", "m6").status == .readBySome)
+        #expect(h.status("g", "m5").readCount == 2)
+        #expect(h.detail("g", "m4").read.map(\.user) == ["C", "B"])
+        let restored = try ReceiptEngine(restoringFrom: h.engine.encodedState(), configuration: .init())
+        #expect(restored.snapshot(conversation: "g", limit: 0) == h.engine.snapshot(conversation: "g", limit: 0))
+        // Expiring everything, then sending again, continues the sequence.
+        #expect(h.engine.expireMessages(sentBefore: Timestamp(milliseconds: h.now + 1)) == 4)
+        #expect(h.engine.lastSent(conversation: "g", sender: "A") == nil)
+        h.send("g", "m8", from: "A")
+        #expect(h.status("g", "m8").sequence == 8)
+        #expect(h.unread("C", "g").unread == 1)
+    }
+
+    @Test func expiringNothingIsANoOp() {
+        var h = EngineHarness()
+        h.group("g", ["A", "B"])
+        h.send("g", "m1", from: "A")
+        let state = h.engine.encodedState()
+        #expect(h.engine.expireMessages(sentBefore: Timestamp(milliseconds: 0)) == 0)
+        #expect(h.engine.encodedState() == state)
+    }
+}
