@@ -1,0 +1,224 @@
+import PropertyBased
+import ReceiptsCore
+import Testing
+
+/// Random event sequences, with re-sent ids, reorderings and privacy changes.
+struct EnginePropertyTests {
+    static let script = Gen.int(in: 0...Int(Int32.max)).array(of: 1...60)
+    static let configuration = EngineConfiguration(pendingReceiptLifetime: 5_000)
+
+    /// Runs a script, calling `check` after every step with the result and the engine before it.
+    static func run(
+        _ values: [Int], engine: inout ReceiptEngine, now: inout Int64,
+        check: (_ event: Event, _ result: ApplyResult, _ before: ReceiptEngine, _ after: ReceiptEngine, _ now: Int64) -> Void = {
+            _, _, _, _, _ in
+        }
+    ) {
+        var events: [Event] = []
+        for (i, kind) in RandomScript.setup.enumerated() {
+            _ = engine.apply(Event(id: EventID(source: "setup", sequence: UInt64(i + 1)), kind: kind), at: Timestamp(milliseconds: now))
+        }
+        for (i, value) in values.enumerated() {
+            let step = RandomScript.step(value, index: i)
+            now += step.advance
+            let event: Event
+            if let earlier = step.resendOf, earlier < events.count {
+                event = events[earlier]
+            } else {
+                event = Event(
+                    id: EventID(source: "gw-\(i % 2)", sequence: UInt64(i + 1)),
+                    clientTime: step.clientTimeOffset.map { Timestamp(milliseconds: now - $0) }, kind: step.kind)
+            }
+            events.append(event)
+            let before = engine
+            let result = engine.apply(event, at: Timestamp(milliseconds: now))
+            check(event, result, before, engine, now)
+        }
+    }
+
+    /// Statuses of every existing message.
+    static func statuses(_ engine: ReceiptEngine) -> [MessageStatus?] {
+        RandomScript.messageIDs.map { engine.status(conversation: $0.0, message: $0.1) }
+    }
+
+    static func details(_ engine: ReceiptEngine) -> [ReadDetail?] {
+        RandomScript.messageIDs.map { engine.readDetail(conversation: $0.0, message: $0.1) }
+    }
+
+    @Test func statusNeverGoesDownAndTimestampsKeepTheFirstTime() async {
+        await propertyCheck(count: 150, input: Self.script) { values in
+            var engine = ReceiptEngine(configuration: Self.configuration)
+            var now: Int64 = 1_000_000
+            var published: [String: MessageStatus] = [:]
+            Self.run(values, engine: &engine, now: &now) { _, result, before, engine, _ in
+                for (old, new) in zip(Self.statuses(before), Self.statuses(engine)) {
+                    guard let old else { continue }
+                    guard let new else {
+                        Issue.record("message \(old.message) disappeared")
+                        continue
+                    }
+                    #expect(new.status >= old.status)
+                    if old.deliveredAt != nil { #expect(new.deliveredAt == old.deliveredAt) }
+                    if old.readAt != nil { #expect(new.readAt == old.readAt) }
+                }
+                for change in result.changes {
+                    let key = change.conversation + "/" + change.message
+                    if let earlier = published[key] { #expect(change.status >= earlier.status) }
+                    published[key] = change
+                    #expect(engine.status(conversation: change.conversation, message: change.message) == change)
+                }
+                // The sheet always agrees with the counts.
+                for detail in Self.details(engine) {
+                    guard let detail else { continue }
+                    #expect(detail.read.count == detail.status.readCount)
+                    #expect(detail.read.count + detail.delivered.count == detail.status.deliveredCount)
+                    #expect(detail.read.count + detail.delivered.count + detail.notDelivered.count == detail.status.recipientCount)
+                }
+            }
+        }
+    }
+
+    @Test func applyingAnyEventTwiceIsANoOp() async {
+        await propertyCheck(count: 150, input: Self.script) { values in
+            var engine = ReceiptEngine(configuration: Self.configuration)
+            var now: Int64 = 1_000_000
+            Self.run(values, engine: &engine, now: &now) { event, result, _, engine, now in
+                let state = engine.encodedState()
+                var twice = engine
+                let again = twice.apply(event, at: Timestamp(milliseconds: now))
+                #expect(again.changes.isEmpty)
+                switch result.outcome {
+                case .accepted, .duplicate:
+                    #expect(again.outcome == .duplicate)
+                case .rejected(let rejection):
+                    #expect(again.outcome == .rejected(rejection))
+                }
+                #expect(twice.encodedState() == state)
+            }
+        }
+    }
+
+    @Test func receiptsByDifferentUsersCommute() async {
+        let input = zip(Self.script, Gen.int(in: 0...Int(Int32.max)).array(of: 5), Gen.int(in: 0...119))
+        await propertyCheck(count: 100, input: input) { values, picks, permutation in
+            var base = ReceiptEngine(configuration: Self.configuration)
+            var now: Int64 = 1_000_000
+            Self.run(values, engine: &base, now: &now)
+            // One receipt per user, on messages that exist.
+            let existing = RandomScript.messageIDs.filter { base.status(conversation: $0.0, message: $0.1) != nil }
+            guard !existing.isEmpty else { return }
+            let receipts: [EventKind] = zip(RandomScript.users, picks).map { user, pick in
+                let (conversation, message) = existing[pick % existing.count]
+                switch pick / existing.count % 3 {
+                case 0: return .delivered(conversation: conversation, user: user, message: message)
+                case 1: return .read(conversation: conversation, user: user, message: message)
+                default: return .read(conversation: conversation, user: user, message: nil)
+                }
+            }
+            var order = Array(receipts.indices)
+            var rest = permutation
+            var shuffled: [Int] = []
+            while !order.isEmpty {
+                shuffled.append(order.remove(at: rest % order.count))
+                rest /= max(order.count, 1)
+            }
+            func apply(_ indices: [Int]) -> ReceiptEngine {
+                var engine = base
+                for i in indices {
+                    _ = engine.apply(
+                        Event(id: EventID(source: "commute", sequence: UInt64(i + 1)), kind: receipts[i]),
+                        at: Timestamp(milliseconds: now + 1))
+                }
+                return engine
+            }
+            let inOrder = apply(Array(receipts.indices))
+            let reordered = apply(shuffled)
+            #expect(Self.statuses(inOrder) == Self.statuses(reordered))
+            #expect(Self.details(inOrder) == Self.details(reordered))
+            for user in RandomScript.users {
+                #expect(inOrder.unreadCounts(user: user, conversations: []) == reordered.unreadCounts(user: user, conversations: []))
+            }
+        }
+    }
+
+    @Test func noChangeOrQueryRevealsAPrivateRead() async {
+        await propertyCheck(count: 150, input: Self.script) { values in
+            // E never shares reads; in the reference world E's reads are plain deliveries.
+            var hidden = ReceiptEngine(configuration: Self.configuration)
+            var reference = ReceiptEngine(configuration: Self.configuration)
+            _ = hidden.apply(
+                Event(id: EventID(source: "privacy", sequence: 1), kind: .receiptPrivacy(user: "E", shareReads: false)),
+                at: Timestamp(milliseconds: 0))
+            var now: Int64 = 1_000_000
+            var referenceEvents: [Event] = []
+            var nowByIndex: [Int64] = []
+            var hiddenChanges: [[MessageStatus]] = []
+            Self.run(values.map { Self.withoutPrivacyChangesOfE($0) }, engine: &hidden, now: &now) { event, result, _, _, now in
+                hiddenChanges.append(result.changes)
+                nowByIndex.append(now)
+                referenceEvents.append(event)
+            }
+            var referenceNow: Int64 = 1_000_000
+            for (i, kind) in RandomScript.setup.enumerated() {
+                _ = reference.apply(Event(id: EventID(source: "setup", sequence: UInt64(i + 1)), kind: kind), at: Timestamp(milliseconds: referenceNow))
+            }
+            for (i, event) in referenceEvents.enumerated() {
+                referenceNow = nowByIndex[i]
+                var event = event
+                if case .read(let conversation, "E", let message) = event.kind {
+                    // "Read everything" is a delivery of the latest message from someone else
+                    // (E's own messages never count for E).
+                    let target =
+                        message
+                        ?? reference.snapshot(conversation: conversation, limit: 0)?.messages.last { $0.sender != "E" }?.message
+                    guard let target else {
+                        #expect(hiddenChanges[i].isEmpty)
+                        continue
+                    }
+                    event.kind = .delivered(conversation: conversation, user: "E", message: target)
+                }
+                let result = reference.apply(event, at: Timestamp(milliseconds: referenceNow))
+                #expect(result.changes == hiddenChanges[i])
+            }
+            #expect(Self.statuses(hidden) == Self.statuses(reference))
+            #expect(Self.details(hidden) == Self.details(reference))
+            for conversation in RandomScript.conversations {
+                #expect(hidden.snapshot(conversation: conversation, limit: 0) == reference.snapshot(conversation: conversation, limit: 0))
+            }
+            for user in RandomScript.users {
+                for conversation in RandomScript.conversations {
+                    #expect(hidden.lastSent(conversation: conversation, sender: user) == reference.lastSent(conversation: conversation, sender: user))
+                }
+            }
+        }
+    }
+
+    /// Replaces steps that would change E's sharing by a re-send of an earlier event.
+    static func withoutPrivacyChangesOfE(_ value: Int) -> Int {
+        if case .receiptPrivacy("E", _) = RandomScript.step(value, index: 0).kind { return value - value % 16 + 13 }
+        return value
+    }
+
+    @Test func snapshotRoundTripThenSameFutureResults() async throws {
+        await propertyCheck(count: 100, input: zip(Self.script, Self.script)) { first, second in
+            var engine = ReceiptEngine(configuration: Self.configuration)
+            var now: Int64 = 1_000_000
+            Self.run(first, engine: &engine, now: &now)
+            if first.count % 3 == 0 { _ = engine.expireMessages(sentBefore: Timestamp(milliseconds: now - 20_000)) }
+            let bytes = engine.encodedState()
+            guard var restored = try? ReceiptEngine(restoringFrom: bytes, configuration: Self.configuration) else {
+                Issue.record("a snapshot failed to decode")
+                return
+            }
+            #expect(restored.encodedState() == bytes)
+            #expect(Self.details(restored) == Self.details(engine))
+            for (i, value) in second.enumerated() {
+                let step = RandomScript.step(value, index: 0)
+                now += step.advance
+                let event = Event(id: EventID(source: "later", sequence: UInt64(i % 40 + 1)), kind: step.kind)
+                #expect(engine.apply(event, at: Timestamp(milliseconds: now)) == restored.apply(event, at: Timestamp(milliseconds: now)))
+            }
+            #expect(engine.encodedState() == restored.encodedState())
+        }
+    }
+}
