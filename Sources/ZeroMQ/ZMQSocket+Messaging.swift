@@ -22,7 +22,6 @@ extension ZMQSocket {
     /// - Throws: ``ZMQError`` for an empty frame list (`invalidArgument`), a closed socket,
     ///   ``ZMQError/Code-swift.struct/hostUnreachable`` from a ROUTER with `ROUTER_MANDATORY`,
     ///   ``ZMQError/Code-swift.struct/terminated``, or `again` if libzmq refused a frame after the first.
-    @discardableResult
     public func send(_ frames: [[UInt8]], dontWait: Bool = false) throws(ZMQError) -> Bool {
         guard !frames.isEmpty else {
             throw ZMQError(code: .invalidArgument, message: "a message needs at least one frame", operation: "send")
@@ -61,7 +60,6 @@ extension ZMQSocket {
     /// - Returns: `false` on `EAGAIN`. After a `more` frame was accepted, the caller must finish
     ///   the message: the next `false` leaves the socket mid-message.
     /// - Throws: ``ZMQError`` as for ``send(_:dontWait:)``.
-    @discardableResult
     public func send(frame: UnsafeRawBufferPointer, more: Bool, dontWait: Bool = false) throws(ZMQError) -> Bool {
         let handle = try openHandle("send")
         return try Self.sendFrame(handle, frame, more: more, dontWait: dontWait, operation: "send")

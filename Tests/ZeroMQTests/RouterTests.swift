@@ -35,6 +35,7 @@ struct RouterTests {
 
         let big = try makeSocket(context, .dealer)
         try big.setRoutingID("big")
+        try big.setSendTimeout(milliseconds: testReceiveTimeout)
         try big.connect(endpoint)
         let small = try makeSocket(context, .dealer)
         try small.setRoutingID("small")
@@ -52,7 +53,7 @@ struct RouterTests {
         try router.setReceiveTimeout(milliseconds: 20)
         var recovered = false
         for attempt in 0..<500 where !recovered {
-            try big.send([bytes("retry-\(attempt)")])
+            #expect(try big.send([bytes("retry-\(attempt)")]))
             while let message = try router.receiveMultipart() {
                 #expect(message.count == 2)
                 #expect(message.reduce(0) { $0 + $1.count } <= 1_024)
