@@ -3,7 +3,7 @@
 ///
 /// Memory is O(messages + members + advances), never messages × members (SPEC §8). Message
 /// sequences are `UInt32` inside (4 billion per conversation) and `UInt64` on the API.
-struct ConversationState: Sendable, Hashable {
+struct ConversationState: Sendable {
     /// The conversation id.
     var id: String
     /// Direct or group; never changes.
@@ -19,13 +19,16 @@ struct ConversationState: Sendable, Hashable {
     /// Member slots, current and former, in first-join order.
     var members: [MemberRecord] = []
     /// User index -> member slot.
-    var slots: [UInt32: UInt32] = [:]
+    var memberIndex = MemberIndex()
     /// How many slots are current members.
     var memberCount: UInt32 = 0
     /// Watermark advances of every member, chained per member and kind.
     var advances: [ReceiptAdvance] = []
     /// Finished memberships (rare: only members who left or were deleted).
     var formerMemberships: [FormerMembership] = []
+    /// Times too far after their message's send time for a 32-bit offset, by
+    /// `sequence << 1 | (read ? 1 : 0)` (rare: a receipt 49.7 days after sending).
+    var farTimes: [UInt64: Int64] = [:]
 
     init(id: String, kind: ConversationKind) {
         self.id = id
@@ -79,23 +82,46 @@ struct ConversationState: Sendable, Hashable {
         } else {
             computed = message.deliveredCount >= message.counted ? .delivered : .notDelivered
         }
-        if message.deliveredCount >= message.counted && message.deliveredAt == MessageRecord.noTime {
-            message.deliveredAt = time
-        }
-        if message.readCount > 0 && message.readAt == MessageRecord.noTime { message.readAt = time }
         message.status = max(message.status, computed.rawValue)
+        let setDelivered = message.deliveredCount >= message.counted && message.deliveredOffset == MessageRecord.noTime
+        let setRead = message.readCount > 0 && message.readOffset == MessageRecord.noTime
         messages[position] = message
+        if setDelivered { setTime(time, position: position, isRead: false) }
+        if setRead { setTime(time, position: position, isRead: true) }
+    }
+
+    /// The message's delivered-to-all (`isRead` false) or first-read time, if any.
+    func time(position p: Int, isRead: Bool) -> Int64? {
+        let message = messages[p]
+        switch isRead ? message.readOffset : message.deliveredOffset {
+        case MessageRecord.noTime: return nil
+        case MessageRecord.farTime: return farTimes[UInt64(base + UInt32(p)) << 1 | (isRead ? 1 : 0)]
+        case let offset: return message.sentAt + Int64(offset)
+        }
+    }
+
+    /// Records a message's delivered-to-all or first-read time (never before it was sent).
+    mutating func setTime(_ time: Int64, position p: Int, isRead: Bool) {
+        let (delta, overflow) = time.subtractingReportingOverflow(messages[p].sentAt)
+        let offset: UInt32
+        if !overflow && delta >= 0 && delta < Int64(MessageRecord.farTime) {
+            offset = UInt32(delta)
+        } else {
+            offset = MessageRecord.farTime
+            farTimes[UInt64(base + UInt32(p)) << 1 | (isRead ? 1 : 0)] = max(time, messages[p].sentAt)
+        }
+        if isRead { messages[p].readOffset = offset } else { messages[p].deliveredOffset = offset }
     }
 
     // MARK: - Membership
 
     /// The member slot of a user, current or former.
     @inline(__always)
-    func slot(of user: UInt32) -> UInt32? { slots[user] }
+    func slot(of user: UInt32) -> UInt32? { memberIndex.find(user, in: members) }
 
     /// Makes the user a current member (no-op if they are); returns their slot.
     mutating func join(user: UInt32) -> UInt32 {
-        if let slot = slots[user] {
+        if let slot = slot(of: user) {
             if !members[Int(slot)].isMember {
                 members[Int(slot)].joinedAfter = lastSequence
                 members[Int(slot)].flags |= MemberRecord.Flag.member
@@ -105,7 +131,7 @@ struct ConversationState: Sendable, Hashable {
         }
         let slot = UInt32(members.count)
         members.append(MemberRecord(user: user, joinedAfter: lastSequence, flags: MemberRecord.Flag.member))
-        slots[user] = slot
+        memberIndex.didAppend(to: members)
         memberCount += 1
         return slot
     }
@@ -285,6 +311,7 @@ struct ConversationState: Sendable, Hashable {
         messageIDs.removeFirst(k)
         base += UInt32(k)
         formerMemberships.removeAll { $0.leftAfter < base }
+        if !farTimes.isEmpty { farTimes = farTimes.filter { $0.key >> 1 >= UInt64(base) } }
         var remap = [UInt32](repeating: 0, count: advances.count + 1)
         var kept: [ReceiptAdvance] = []
         kept.reserveCapacity(advances.count)
@@ -295,6 +322,7 @@ struct ConversationState: Sendable, Hashable {
             remap[i + 1] = UInt32(kept.count)
         }
         advances = kept
+        messages = messages.withUnsafeBufferPointer { Array($0) }
         for i in members.indices {
             members[i].deliveredHead = remap[Int(members[i].deliveredHead)]
             members[i].visibleHead = remap[Int(members[i].visibleHead)]

@@ -4,7 +4,7 @@
 /// A dictionary keyed by `String` costs a heap object per id longer than 15 bytes (UUIDs are
 /// 36) plus its bucket; this layout costs the id's bytes, a 4-byte end offset and about
 /// 6 bytes of index per message, which keeps a message within SPEC §8's 100 bytes.
-struct MessageIDTable: Sendable, Hashable {
+struct MessageIDTable: Sendable {
     /// Every id's UTF-8 bytes, in message order.
     private(set) var bytes: [UInt8] = []
     /// End offset in `bytes` of each id.
@@ -43,9 +43,10 @@ struct MessageIDTable: Sendable, Hashable {
     mutating func removeFirst(_ k: Int) {
         guard k > 0 else { return }
         let cut = Int(ends[k - 1])
-        bytes.removeFirst(cut)
-        ends.removeFirst(k)
-        for i in ends.indices { ends[i] -= UInt32(cut) }
+        // Fresh exact-size arrays: retention runs at compaction, the moment to give back the
+        // slack that growth by doubling left behind.
+        bytes = bytes[cut...].withUnsafeBufferPointer { Array($0) }
+        ends = ends[k...].map { $0 - UInt32(cut) }
         var capacity = 16
         while (ends.count + 1) * 10 > capacity * 7 { capacity *= 2 }
         rebuildIndex(capacity: capacity)
@@ -62,15 +63,6 @@ struct MessageIDTable: Sendable, Hashable {
 
     /// An empty table.
     init() {}
-
-    static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.bytes == rhs.bytes && lhs.ends == rhs.ends
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(bytes)
-        hasher.combine(ends)
-    }
 
     private func range(of position: Int) -> Range<Int> {
         (position == 0 ? 0 : Int(ends[position - 1]))..<Int(ends[position])

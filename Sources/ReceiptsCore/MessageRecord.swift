@@ -1,14 +1,15 @@
-/// One retained message, stored flat (48 bytes) in its conversation's array, indexed by sequence.
+/// One retained message, stored flat (40 bytes) in its conversation's array, indexed by sequence.
 ///
 /// Nothing here grows with the number of recipients: who has it delivered or read is derived
 /// from the members' watermarks, and the counts are kept incrementally over advanced ranges.
 struct MessageRecord: Sendable, Hashable {
     /// `sentAt` in milliseconds.
     var sentAt: Int64
-    /// When it became delivered to every counted recipient, or `MessageRecord.noTime`.
-    var deliveredAt: Int64 = MessageRecord.noTime
-    /// When the first recipient visibly read it, or `MessageRecord.noTime`.
-    var readAt: Int64 = MessageRecord.noTime
+    /// Milliseconds after `sentAt` at which it became delivered to every counted recipient,
+    /// or `MessageRecord.noTime` / `MessageRecord.farTime` (see `ConversationState.time`).
+    var deliveredOffset: UInt32 = MessageRecord.noTime
+    /// Milliseconds after `sentAt` at which the first recipient visibly read it (same encoding).
+    var readOffset: UInt32 = MessageRecord.noTime
     /// The sender's member slot in the conversation.
     var sender: UInt32
     /// Members at send time minus the sender; 0 for a system message (it has no receipts).
@@ -24,8 +25,10 @@ struct MessageRecord: Sendable, Hashable {
     /// The highest `ReceiptStatus` raw value ever published: status never goes down.
     var status: UInt8
 
-    /// Sentinel for an absent time (any real time compares greater).
-    static let noTime = Int64.min
+    /// Offset sentinel: no time yet.
+    static let noTime = UInt32.max
+    /// Offset sentinel: 49.7 days or more after sending; the time is in `ConversationState.farTimes`.
+    static let farTime = UInt32.max - 1
 
     /// Bits of `flags`.
     enum Flag {

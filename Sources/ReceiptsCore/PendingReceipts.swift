@@ -2,7 +2,7 @@
 ///
 /// Bounded in count (whole engine) and in time, so a stream of receipts for messages that
 /// never come cannot grow memory. Kept in arrival order so expiry only looks at the front.
-struct PendingReceipts: Sendable, Hashable {
+struct PendingReceipts: Sendable {
     /// One held receipt.
     struct Receipt: Sendable, Hashable {
         /// Arrival order, unique.
@@ -46,14 +46,6 @@ struct PendingReceipts: Sendable, Hashable {
     private(set) var count = 0
 
     init() {}
-
-    static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.receiptsInOrder == rhs.receiptsInOrder && lhs.nextSerial == rhs.nextSerial
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(receiptsInOrder)
-    }
 
     /// Holds a receipt.
     mutating func hold(_ receipt: Receipt) {

@@ -62,7 +62,7 @@ extension ReceiptEngine {
             guard !user.isEmpty else { return reject(.invalidEvent, "marked unread needs a user id") }
             guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
             if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
-            guard let u = userIndex[user], let slot = conversations[Int(c)].slot(of: u),
+            guard let u = userIndex(of: user), let slot = conversations[Int(c)].slot(of: u),
                 conversations[Int(c)].members[Int(slot)].isMember
             else {
                 return reject(.notAMember, "user \(user) is not a member of conversation \(conversation)")
@@ -101,7 +101,9 @@ extension ReceiptEngine {
             c = existing
         } else {
             c = UInt32(conversations.count)
-            conversations.append(ConversationState(id: conversation, kind: kind))
+            var state = ConversationState(id: conversation, kind: kind)
+            state.members.reserveCapacity(distinct.count)
+            conversations.append(state)
             conversationIndex[conversation] = c
         }
         var touched: [UInt32] = []
@@ -121,7 +123,7 @@ extension ReceiptEngine {
         guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
         if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted and cannot join") }
         let state = conversations[Int(c)]
-        let isMember = userIndex[user].flatMap { state.slot(of: $0) }.map { state.members[Int($0)].isMember } ?? false
+        let isMember = userIndex(of: user).flatMap { state.slot(of: $0) }.map { state.members[Int($0)].isMember } ?? false
         if isMember { return .accepted(held: false) }
         if state.kind == .direct && state.memberCount >= 2 {
             return reject(.invalidEvent, "direct conversation \(conversation) already has two members")
@@ -136,7 +138,7 @@ extension ReceiptEngine {
         guard !user.isEmpty else { return reject(.invalidEvent, "member left needs a user id") }
         guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
         if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
-        guard let u = userIndex[user], let slot = conversations[Int(c)].slot(of: u) else {
+        guard let u = userIndex(of: user), let slot = conversations[Int(c)].slot(of: u) else {
             return .accepted(held: false)
         }
         var touched: [UInt32] = []
@@ -151,7 +153,7 @@ extension ReceiptEngine {
         _ = conversations[Int(c)].join(user: u)
         if conversations[Int(c)].members.count > slotsBefore {
             memberSlotCount += 1
-            users[Int(u)].conversations.append(c)
+            link(user: u, to: c)
         }
     }
 
@@ -160,7 +162,7 @@ extension ReceiptEngine {
         let u = userIndex(creating: user)
         guard !users[Int(u)].isDeleted else { return .accepted(held: false) }
         users[Int(u)].isDeleted = true
-        for c in users[Int(u)].conversations {
+        for c in conversations(ofUser: u) {
             guard let slot = conversations[Int(c)].slot(of: u) else { continue }
             var touched: [UInt32] = []
             conversations[Int(c)].leave(slot: slot, byDeletion: true, time: now, touched: &touched)
@@ -179,7 +181,7 @@ extension ReceiptEngine {
         }
         guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
         if isDeleted(sender) { return reject(.userDeleted, "user \(sender) was deleted") }
-        guard let u = userIndex[sender], let slot = conversations[Int(c)].slot(of: u),
+        guard let u = userIndex(of: sender), let slot = conversations[Int(c)].slot(of: u),
             conversations[Int(c)].members[Int(slot)].isMember
         else {
             return reject(.notAMember, "sender \(sender) is not a member of conversation \(conversation)")
@@ -193,8 +195,10 @@ extension ReceiptEngine {
         let s = conversations[Int(c)].appendMessage(id: message, sender: slot, isSystem: isSystem, sentAt: now)
         messageCount += 1
         var touched: [UInt32] = [s]
-        for held in pending.take(conversation: c, message: message) {
-            applyHeld(held, conversation: c, sequence: s, touched: &touched)
+        if pending.count > 0 {
+            for held in pending.take(conversation: c, message: message) {
+                applyHeld(held, conversation: c, sequence: s, touched: &touched)
+            }
         }
         changes.add(c, touched)
         return .accepted(held: false)
@@ -203,7 +207,7 @@ extension ReceiptEngine {
     /// Applies a receipt that waited for message `s`, at its recorded time (but not before the
     /// message was sent); discards it if the user turned out not to be a recipient.
     private mutating func applyHeld(_ held: PendingReceipts.Receipt, conversation c: UInt32, sequence s: UInt32, touched: inout [UInt32]) {
-        guard let u = userIndex[held.user], !users[Int(u)].isDeleted, let slot = conversations[Int(c)].slot(of: u) else {
+        guard let u = userIndex(of: held.user), !users[Int(u)].isDeleted, let slot = conversations[Int(c)].slot(of: u) else {
             discardedHeldReceipts += 1
             return
         }
@@ -227,7 +231,7 @@ extension ReceiptEngine {
         guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
         if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
         let state = conversations[Int(c)]
-        let slot = userIndex[user].flatMap { state.slot(of: $0) }
+        let slot = userIndex(of: user).flatMap { state.slot(of: $0) }
         let target: UInt32
         if let message {
             guard let s = state.sequence(ofMessage: message) else {
@@ -261,7 +265,7 @@ extension ReceiptEngine {
         var time = now
         if let clientTime { time = min(clientTime.milliseconds, now) }
         time = max(time, sentAt)
-        let visible = isRead && users[Int(userIndex[user]!)].sharesReads
+        let visible = isRead && users[Int(userIndex(of: user)!)].sharesReads
         var touched: [UInt32] = []
         conversations[Int(c)].advance(slot: slot, to: target, isRead: isRead, visible: visible, time: time, touched: &touched)
         changes.add(c, touched)
@@ -276,7 +280,7 @@ extension ReceiptEngine {
                 .pendingFull,
                 "message \(message) is unknown and \(pending.count) receipts already wait for their messages")
         }
-        let shares = userIndex[user].map { users[Int($0)].sharesReads } ?? true
+        let shares = userIndex(of: user).map { users[Int($0)].sharesReads } ?? true
         let kind: PendingReceipts.Kind = isRead ? (shares ? .visibleRead : .privateRead) : .delivered
         pending.hold(
             PendingReceipts.Receipt(

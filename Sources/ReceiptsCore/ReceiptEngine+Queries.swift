@@ -79,7 +79,7 @@ extension ReceiptEngine {
     ///   - sender: The sender.
     /// - Returns: The status, or nil if they sent none that is still retained.
     public func lastSent(conversation: String, sender: String) -> MessageStatus? {
-        guard let c = conversationIndex[conversation], let u = userIndex[sender] else { return nil }
+        guard let c = conversationIndex[conversation], let u = userIndex(of: sender) else { return nil }
         let state = conversations[Int(c)]
         guard let slot = state.slot(of: u), let p = state.position(ofSequence: state.members[Int(slot)].lastNormalSent)
         else { return nil }
@@ -94,11 +94,11 @@ extension ReceiptEngine {
     ///     conversation the user is currently a member of, in first-join order.
     /// - Returns: One entry per conversation.
     public func unreadCounts(user: String, conversations requested: [String]) -> [UnreadCount] {
-        let u = userIndex[user]
+        let u = userIndex(of: user)
         var indices: [UInt32] = []
         if requested.isEmpty {
             guard let u else { return [] }
-            for c in users[Int(u)].conversations {
+            for c in conversations(ofUser: u) {
                 if let slot = conversations[Int(c)].slot(of: u), conversations[Int(c)].members[Int(slot)].isMember {
                     indices.append(c)
                 }
@@ -159,8 +159,8 @@ extension ReceiptEngine {
             status: ReceiptStatus(rawValue: record.status) ?? .none,
             recipientCount: Int(record.counted), deliveredCount: Int(record.deliveredCount),
             readCount: Int(record.readCount),
-            deliveredAt: record.deliveredAt == MessageRecord.noTime ? nil : Timestamp(milliseconds: record.deliveredAt),
-            readAt: record.readAt == MessageRecord.noTime ? nil : Timestamp(milliseconds: record.readAt),
+            deliveredAt: state.time(position: p, isRead: false).map(Timestamp.init),
+            readAt: state.time(position: p, isRead: true).map(Timestamp.init),
             isSystem: record.flags & MessageRecord.Flag.system != 0,
             isEdited: record.flags & MessageRecord.Flag.edited != 0,
             isDeleted: record.flags & MessageRecord.Flag.deleted != 0)

@@ -8,6 +8,8 @@
 extension ReceiptEngine {
     static let snapshotMagic: [UInt8] = Array("RCPTENG\0".utf8)
     static let snapshotVersion: UInt16 = 1
+    /// An absent time in the snapshot.
+    static let noTime = Int64.min
 
     /// Encodes the whole state for a snapshot.
     ///
@@ -21,11 +23,11 @@ extension ReceiptEngine {
         w.write(UInt64(expiredMessageTotal))
 
         w.write(UInt32(users.count))
-        for user in users {
+        for (u, user) in users.enumerated() {
             w.write(user.id)
             w.write(user.isDeleted)
             w.write(user.sharesReads)
-            w.write(user.conversations)
+            w.write(conversations(ofUser: UInt32(u)))
         }
 
         w.write(UInt32(conversations.count))
@@ -35,10 +37,10 @@ extension ReceiptEngine {
             w.write(state.base)
             w.write(state.lastSequence)
             w.write(UInt32(state.messages.count))
-            for m in state.messages {
+            for (p, m) in state.messages.enumerated() {
                 w.write(m.sentAt)
-                w.write(m.deliveredAt)
-                w.write(m.readAt)
+                w.write(state.time(position: p, isRead: false) ?? Self.noTime)
+                w.write(state.time(position: p, isRead: true) ?? Self.noTime)
                 w.write(m.sender)
                 w.write(m.recipients)
                 w.write(m.counted)
@@ -152,15 +154,18 @@ extension ReceiptEngine {
 
         let userCount = try r.readCount(itemSize: 10)
         users.reserveCapacity(userCount)
+        var memberOf: [[UInt32]] = []
+        memberOf.reserveCapacity(userCount)
         for _ in 0..<userCount {
             let id = try r.readString()
             let isDeleted = try r.readBool()
             let sharesReads = try r.readBool()
-            let memberOf = try r.readUInt32s()
-            guard userIndex.updateValue(UInt32(users.count), forKey: id) == nil else {
-                throw r.corrupt("user \(id) appears twice")
-            }
-            users.append(UserRecord(id: id, isDeleted: isDeleted, sharesReads: sharesReads, conversations: memberOf))
+            memberOf.append(try r.readUInt32s())
+            users.append(UserRecord(id: id, isDeleted: isDeleted, sharesReads: sharesReads))
+        }
+        userTable.rebuild(users)
+        for (u, user) in users.enumerated() where userIndex(of: user.id) != UInt32(u) {
+            throw r.corrupt("user \(user.id) appears twice")
         }
 
         let conversationCount = try r.readCount(itemSize: 30)
@@ -174,11 +179,12 @@ extension ReceiptEngine {
             memberSlotCount += state.members.count
             conversations.append(state)
         }
-        for user in users {
-            for c in user.conversations {
-                guard Int(c) < conversations.count, conversations[Int(c)].slot(of: userIndex[user.id]!) != nil else {
-                    throw r.corrupt("user \(user.id) lists a conversation without a member slot for them")
+        for (u, list) in memberOf.enumerated() {
+            for c in list {
+                guard Int(c) < conversations.count, conversations[Int(c)].slot(of: UInt32(u)) != nil else {
+                    throw r.corrupt("user \(users[u].id) lists a conversation without a member slot for them")
                 }
+                link(user: UInt32(u), to: c)
             }
         }
 
@@ -234,15 +240,20 @@ extension ReceiptEngine {
             throw r.corrupt("conversation \(id) holds \(messageCount) messages from \(state.base) to \(state.lastSequence)")
         }
         state.messages.reserveCapacity(messageCount)
-        for _ in 0..<messageCount {
+        for p in 0..<messageCount {
+            let sentAt: Int64 = try r.read()
+            let deliveredAt: Int64 = try r.read()
+            let readAt: Int64 = try r.read()
             let message = MessageRecord(
-                sentAt: try r.read(), deliveredAt: try r.read(), readAt: try r.read(), sender: try r.read(),
-                recipients: try r.read(), counted: try r.read(), deliveredCount: try r.read(), readCount: try r.read(),
-                flags: try r.read(), status: try r.read())
+                sentAt: sentAt, sender: try r.read(), recipients: try r.read(), counted: try r.read(),
+                deliveredCount: try r.read(), readCount: try r.read(), flags: try r.read(), status: try r.read())
             guard message.counted <= message.recipients, message.deliveredCount <= message.counted,
-                message.readCount <= message.deliveredCount, message.status <= ReceiptStatus.readByAll.rawValue
-            else { throw r.corrupt("a message of conversation \(id) has inconsistent counts") }
+                message.readCount <= message.deliveredCount, message.status <= ReceiptStatus.readByAll.rawValue,
+                deliveredAt == Self.noTime || deliveredAt >= sentAt, readAt == Self.noTime || readAt >= sentAt
+            else { throw r.corrupt("a message of conversation \(id) has inconsistent counts or times") }
             state.messages.append(message)
+            if deliveredAt != Self.noTime { state.setTime(deliveredAt, position: p, isRead: false) }
+            if readAt != Self.noTime { state.setTime(readAt, position: p, isRead: true) }
         }
         let idBytes = try r.readBytes()
         let ends = try r.readUInt32s()
@@ -262,10 +273,11 @@ extension ReceiptEngine {
                 max(member.joinedAfter, member.deliveredUpTo, member.readUpTo, member.visibleReadUpTo, member.lastNormalSent)
                     <= state.lastSequence,
                 member.flags < 8,
-                state.slots.updateValue(UInt32(state.members.count), forKey: member.user) == nil
+                state.slot(of: member.user) == nil
             else { throw r.corrupt("a member of conversation \(id) is inconsistent") }
             if member.isMember { state.memberCount += 1 }
             state.members.append(member)
+            state.memberIndex.didAppend(to: state.members)
         }
         for message in state.messages where Int(message.sender) >= memberCount {
             throw r.corrupt("a message of conversation \(id) has an unknown sender")

@@ -21,7 +21,9 @@ public struct ReceiptEngine: Sendable {
     /// Every known user, by index.
     var users: [UserRecord] = []
     /// User id -> index.
-    var userIndex: [String: UInt32] = [:]
+    var userTable = UserIndex()
+    /// Every user's conversations, chained per user (see `UserRecord.lastConversationLink`).
+    var conversationLinks: [ConversationLink] = []
     /// Anti-replay windows by event source.
     var replayWindows: [String: ReplayWindow] = [:]
     /// Receipts waiting for their message.
@@ -103,16 +105,39 @@ public struct ReceiptEngine: Sendable {
 
     /// The index of a user, creating the record if needed.
     mutating func userIndex(creating id: String) -> UInt32 {
-        if let index = userIndex[id] { return index }
+        if let index = userIndex(of: id) { return index }
         let index = UInt32(users.count)
         users.append(UserRecord(id: id))
-        userIndex[id] = index
+        userTable.didAppend(to: users)
         return index
+    }
+
+    /// The index of a known user.
+    @inline(__always)
+    func userIndex(of id: String) -> UInt32? {
+        userTable.find(id, in: users)
     }
 
     /// Whether a known user's account is deleted.
     func isDeleted(_ id: String) -> Bool {
-        userIndex[id].map { users[Int($0)].isDeleted } ?? false
+        userIndex(of: id).map { users[Int($0)].isDeleted } ?? false
+    }
+
+    /// The conversations in which a user has a member slot, in first-join order.
+    func conversations(ofUser u: UInt32) -> [UInt32] {
+        var result: [UInt32] = []
+        var link = users[Int(u)].lastConversationLink
+        while link != 0 {
+            result.append(conversationLinks[Int(link) - 1].conversation)
+            link = conversationLinks[Int(link) - 1].previous
+        }
+        return result.reversed()
+    }
+
+    /// Records that a user got a member slot in a conversation.
+    mutating func link(user u: UInt32, to conversation: UInt32) {
+        conversationLinks.append(ConversationLink(conversation: conversation, previous: users[Int(u)].lastConversationLink))
+        users[Int(u)].lastConversationLink = UInt32(conversationLinks.count)
     }
 }
 
