@@ -1,0 +1,42 @@
+public import Logging
+import ReceiptLog
+import ReceiptsCore
+import ZeroMQ
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The receiptd worker: recovers its state from the log, then serves ingest, status
+/// updates and queries until asked to stop.
+///
+/// `run()` blocks the calling thread, which becomes the only owner of the ZeroMQ sockets
+/// and the engine; `stop()` may be called from any thread (a signal handler's queue).
+public final class ReceiptService: Sendable {
+    private let configuration: ServiceConfiguration
+    private let logger: Logger
+    private let control: ServiceControl
+
+    /// Prepares a worker; nothing is opened until `run()`.
+    /// - Throws: `ServiceError` if the configuration is invalid or no eventfd is available.
+    public init(configuration: ServiceConfiguration, logger: Logger) throws(ServiceError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.logger = logger
+        self.control = ServiceControl(doorbell: try Doorbell())
+    }
+
+    /// Recovers, binds the endpoints and serves until `stop()`; then stops intake, makes
+    /// everything in flight durable, answers it, and closes the sockets.
+    /// - Parameter onReady: called once every endpoint is bound (after recovery).
+    /// - Throws: `ServiceError` if recovery, binding or the log fails.
+    public func run(onReady: () -> Void = {}) throws(ServiceError) {
+        let loop = try ServiceLoop(configuration: configuration, logger: logger, control: control)
+        try loop.run(onReady: onReady)
+    }
+
+    /// Asks `run()` to shut down gracefully. Safe from any thread; idempotent.
+    public func stop() {
+        control.requestStop()
+    }
+}

@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ReceiptsCore
+
+/// The loop's clocks: wall time for the engine (never going backwards, so sent times and
+/// receipts stay ordered even if the system clock steps back) and monotonic time for timers.
+struct ServiceClock {
+    private var last = Timestamp(milliseconds: 0)
+
+    /// Server time for the next applied batch: the wall clock, but never earlier than before.
+    mutating func now() -> Timestamp {
+        let wall = Timestamp(milliseconds: Self.milliseconds(CLOCK_REALTIME))
+        if wall > last { last = wall }
+        return last
+    }
+
+    /// Raises the floor to a time already used (after replaying the log).
+    mutating func advance(to time: Timestamp) {
+        if time > last { last = time }
+    }
+
+    /// Milliseconds on the monotonic clock, for deadlines and uptime.
+    static func monotonicMilliseconds() -> Int64 {
+        milliseconds(CLOCK_MONOTONIC)
+    }
+
+    private static func milliseconds(_ clock: clockid_t) -> Int64 {
+        var spec = timespec()
+        clock_gettime(clock, &spec)
+        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+    }
+}

@@ -1,0 +1,88 @@
+import ReceiptsCore
+import ReceiptsWire
+import ZeroMQ
+
+/// Publishes durable status changes on the PUB socket, sequenced per conversation and
+/// optionally coalesced per message.
+///
+/// Sequences are assigned at publish time, so coalescing never leaves gaps: a subscriber
+/// that sees a gap really lost updates (PUB drops at its high-water mark, and late joiners
+/// miss the first ones) and repairs from a snapshot, whose sequence comes from `sequence(of:)`.
+final class StatusPublisher {
+    private struct MessageKey: Hashable {
+        var conversation: String
+        var sequence: UInt64
+    }
+
+    private let socket: ZMQSocket
+    private let windowMilliseconds: Int64
+    /// Identifies this run of the worker; subscribers re-snapshot when it changes.
+    let epoch: UInt64
+    private var sequences: [String: UInt64] = [:]
+    private var held: [MessageKey: MessageStatus] = [:]
+    /// Keys in the order their window closes (the window is constant, so FIFO order is deadline order).
+    private var deadlines: [(deadline: Int64, key: MessageKey)] = []
+    private var deadlinesHead = 0
+    private let onPublished: (Int) -> Void
+
+    init(socket: ZMQSocket, windowMilliseconds: Int, epoch: UInt64, onPublished: @escaping (Int) -> Void) {
+        self.socket = socket
+        self.windowMilliseconds = Int64(windowMilliseconds)
+        self.epoch = epoch
+        self.onPublished = onPublished
+    }
+
+    /// The last sequence published for a conversation in this epoch (0 if none).
+    func sequence(of conversation: String) -> UInt64 {
+        sequences[conversation] ?? 0
+    }
+
+    /// Hands over durable changes: published now, or at the end of their message's window.
+    func submit(_ changes: [MessageStatus], now: Int64) {
+        guard windowMilliseconds > 0 else {
+            changes.forEach(publish)
+            onPublished(changes.count)
+            return
+        }
+        for status in changes {
+            let key = MessageKey(conversation: status.conversation, sequence: status.sequence)
+            if held.updateValue(status, forKey: key) == nil {
+                deadlines.append((now + windowMilliseconds, key))
+            }
+        }
+    }
+
+    /// Milliseconds until the next window closes, or nil if nothing is held.
+    func millisecondsUntilDue(now: Int64) -> Int64? {
+        guard deadlinesHead < deadlines.count else { return nil }
+        return max(0, deadlines[deadlinesHead].deadline - now)
+    }
+
+    /// Publishes every held update whose window has closed (all of them when `now` is nil).
+    func flushDue(now: Int64?) {
+        var count = 0
+        while deadlinesHead < deadlines.count {
+            let (deadline, key) = deadlines[deadlinesHead]
+            if let now, deadline > now { break }
+            deadlinesHead += 1
+            if let status = held.removeValue(forKey: key) {
+                publish(status)
+                count += 1
+            }
+        }
+        if deadlinesHead == deadlines.count {
+            deadlines.removeAll(keepingCapacity: true)
+            deadlinesHead = 0
+        }
+        onPublished(count)
+    }
+
+    private func publish(_ status: MessageStatus) {
+        let sequence = (sequences[status.conversation] ?? 0) + 1
+        sequences[status.conversation] = sequence
+        let update = StatusUpdate(epoch: epoch, sequence: sequence, status: status)
+        let topic = Array(Partitioning.topic(for: status.conversation).utf8)
+        // PUB never blocks: past the high-water mark libzmq drops, and the sequence gap tells subscribers.
+        _ = try? socket.send([topic, update.encode()], dontWait: true)
+    }
+}

@@ -1,0 +1,91 @@
+import ArgumentParser
+import ReceiptsCore
+import ReceiptsWire
+
+/// Runs one query against the query endpoint and prints the reply.
+struct QueryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "query",
+        abstract: "Ask receiptd about a message, a conversation or a user.",
+        discussion: """
+            Examples:
+              receiptctl query status --conversation c1 --message m1 --viewer alice --time-zone Europe/Paris
+              receiptctl query detail --conversation g1 --message m1
+              receiptctl query last-sent --conversation c1 --viewer alice
+              receiptctl query unread --user bob
+              receiptctl query snapshot --conversation c1
+            """)
+
+    enum Kind: String, ExpressibleByArgument, CaseIterable {
+        case status, detail
+        case lastSent = "last-sent"
+        case unread, snapshot
+    }
+
+    @OptionGroup var endpoints: Endpoints
+
+    @Argument(help: "status | detail | last-sent | unread | snapshot")
+    var kind: Kind
+
+    @Option var conversation: String?
+    @Option var message: String?
+    @Option(help: "The viewing user (status, last-sent: the sender).") var viewer: String?
+    @Option(help: "The viewer's IANA time zone, e.g. Europe/Paris.") var timeZone: String = ""
+    @Option(help: "The viewer's locale, e.g. en_US.") var locale: String = ""
+    @Flag(help: "Group text as counts: \"Read by 2 of 5\".") var counts = false
+    @Option(help: "The user (unread).") var user: String?
+    @Option(help: "Most recent messages in a snapshot; 0 = all.") var limit: Int = 0
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        let viewerValue = Viewer(user: viewer ?? "", timeZone: timeZone, locale: locale, prefersCounts: counts)
+        let query: Query
+        switch kind {
+        case .status:
+            query = .messageStatus(conversation: try required(conversation, "conversation"), message: try required(message, "message"), viewer: viewerValue)
+        case .detail:
+            query = .readDetail(conversation: try required(conversation, "conversation"), message: try required(message, "message"))
+        case .lastSent:
+            _ = try required(viewer, "viewer")
+            query = .lastSent(conversation: try required(conversation, "conversation"), viewer: viewerValue)
+        case .unread:
+            query = .unreadCounts(user: try required(user, "user"), conversations: conversation.map { [$0] } ?? [])
+        case .snapshot:
+            query = .snapshot(conversation: try required(conversation, "conversation"), limit: limit)
+        }
+        try Rendering.print(try ask(query, endpoints), json: json)
+    }
+
+    private func required<T>(_ value: T?, _ name: String) throws -> T {
+        guard let value else { throw CtlError("query \(kind.rawValue) needs --\(name)") }
+        return value
+    }
+}
+
+/// Sends a query and decodes the reply.
+func ask(_ query: Query, _ endpoints: Endpoints) throws -> QueryReply {
+    let client = RequestClient(endpoint: endpoints.queryEndpoint, timeoutMilliseconds: endpoints.timeoutMs)
+    return try QueryReply.decode(try client.request(query.encode()))
+}
+
+/// Is receiptd serving.
+struct Health: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print receiptd's health.")
+    @OptionGroup var endpoints: Endpoints
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        try Rendering.print(try ask(.health, endpoints), json: json)
+    }
+}
+
+/// receiptd's counters.
+struct Stats: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print receiptd's counters.")
+    @OptionGroup var endpoints: Endpoints
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        try Rendering.print(try ask(.stats, endpoints), json: json)
+    }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// receiptctl: send events, run queries, tail status updates, inspect and compact a log.
+@main
+struct ReceiptCtl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "receiptctl",
+        abstract: "Talk to a running receiptd, or inspect its data directory.",
+        subcommands: [Send.self, QueryCommand.self, Tail.self, Health.self, Stats.self, LogCommand.self])
+}

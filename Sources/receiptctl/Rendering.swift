@@ -1,0 +1,160 @@
+import Foundation
+import ReceiptsCore
+import ReceiptsWire
+
+/// How receiptctl prints what receiptd says: one line of text, or one JSON object per line.
+enum Rendering {
+    static func text(event: Event, outcome: EventOutcome) -> String {
+        "\(event.id.source)#\(event.id.sequence) \(describe(outcome))"
+    }
+
+    static func json(event: Event, outcome: EventOutcome) -> String {
+        var object: [String: Any] = ["source": event.id.source, "sequence": event.id.sequence]
+        switch outcome {
+        case .accepted(let held):
+            object["outcome"] = "accepted"
+            object["held"] = held
+        case .duplicate:
+            object["outcome"] = "duplicate"
+        case .rejected(let rejection):
+            object["outcome"] = "rejected"
+            object["reason"] = rejection.reason.name
+            object["detail"] = rejection.detail
+            if let owner = rejection.ownerWorker { object["ownerWorker"] = owner }
+        }
+        return encode(object)
+    }
+
+    static func describe(_ outcome: EventOutcome) -> String {
+        switch outcome {
+        case .accepted(let held): held ? "accepted (held until its message arrives)" : "accepted"
+        case .duplicate: "duplicate"
+        case .rejected(let rejection): "rejected \(rejection.reason.name): \(rejection.detail)"
+        }
+    }
+
+    static func text(_ status: MessageStatus, displayText: String?) -> String {
+        var line = "\(status.conversation)/\(status.message) #\(status.sequence) from \(status.sender): \(name(status.status))"
+        line += " delivered \(status.deliveredCount)/\(status.recipientCount) read \(status.readCount)/\(status.recipientCount)"
+        if let deliveredAt = status.deliveredAt { line += " deliveredAt \(iso(deliveredAt))" }
+        if let readAt = status.readAt { line += " readAt \(iso(readAt))" }
+        if status.isEdited { line += " edited" }
+        if status.isDeleted { line += " deleted" }
+        if let displayText { line += " text \"\(displayText)\"" }
+        return line
+    }
+
+    static func object(_ status: MessageStatus, displayText: String?) -> [String: Any] {
+        var object: [String: Any] = [
+            "conversation": status.conversation, "message": status.message, "sequence": status.sequence,
+            "sender": status.sender, "sentAt": status.sentAt.milliseconds, "status": name(status.status),
+            "recipients": status.recipientCount, "delivered": status.deliveredCount, "read": status.readCount,
+            "system": status.isSystem, "edited": status.isEdited, "deleted": status.isDeleted,
+        ]
+        if let deliveredAt = status.deliveredAt { object["deliveredAt"] = deliveredAt.milliseconds }
+        if let readAt = status.readAt { object["readAt"] = readAt.milliseconds }
+        if let displayText { object["displayText"] = displayText }
+        return object
+    }
+
+    static func object(_ receipt: RecipientReceipt) -> [String: Any] {
+        var object: [String: Any] = ["user": receipt.user, "deletedUser": receipt.isUserDeleted, "left": receipt.hasLeft]
+        if let deliveredAt = receipt.deliveredAt { object["deliveredAt"] = deliveredAt.milliseconds }
+        if let readAt = receipt.readAt { object["readAt"] = readAt.milliseconds }
+        return object
+    }
+
+    static func name(_ status: ReceiptStatus) -> String {
+        switch status {
+        case .none: "none"
+        case .notDelivered: "notDelivered"
+        case .delivered: "delivered"
+        case .read: "read"
+        case .readBySome: "readBySome"
+        case .readByAll: "readByAll"
+        }
+    }
+
+    static func iso(_ time: Timestamp) -> String {
+        Date(timeIntervalSince1970: Double(time.milliseconds) / 1000).formatted(.iso8601)
+    }
+
+    static func encode(_ object: [String: Any]) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Prints a query reply as text or JSON.
+    static func print(_ reply: QueryReply, json: Bool) throws {
+        switch reply {
+        case .messageStatus(let status, let displayText), .lastSent(let status, let displayText):
+            Swift.print(json ? encode(object(status, displayText: displayText)) : text(status, displayText: displayText))
+        case .readDetail(let detail):
+            if json {
+                Swift.print(
+                    encode([
+                        "status": object(detail.status, displayText: nil),
+                        "read": detail.read.map(object), "delivered": detail.delivered.map(object),
+                        "notDelivered": detail.notDelivered.map(object),
+                    ]))
+            } else {
+                Swift.print(text(detail.status, displayText: nil))
+                for (title, receipts) in [("Read", detail.read), ("Delivered", detail.delivered), ("Not delivered", detail.notDelivered)] {
+                    Swift.print("\(title):")
+                    for receipt in receipts {
+                        let name = receipt.isUserDeleted ? "\(receipt.user) (Deleted User)" : receipt.user
+                        let when = receipt.readAt.map { " at \(iso($0))" } ?? ""
+                        Swift.print("  \(name)\(when)\(receipt.hasLeft ? " (left)" : "")")
+                    }
+                }
+            }
+        case .unreadCounts(let counts):
+            for count in counts {
+                if json {
+                    Swift.print(
+                        encode([
+                            "conversation": count.conversation, "unread": count.unread,
+                            "markedUnread": count.isMarkedUnread, "readUpTo": count.readUpTo,
+                        ]))
+                } else {
+                    Swift.print("\(count.conversation): \(count.unread) unread\(count.isMarkedUnread ? " (marked unread)" : "") readUpTo #\(count.readUpTo)")
+                }
+            }
+        case .snapshot(let snapshot, let epoch, let sequence):
+            if json {
+                Swift.print(
+                    encode([
+                        "conversation": snapshot.conversation, "kind": snapshot.kind == .direct ? "direct" : "group",
+                        "members": snapshot.members, "epoch": epoch, "sequence": sequence,
+                        "messages": snapshot.messages.map { object($0, displayText: nil) },
+                    ]))
+            } else {
+                Swift.print("\(snapshot.conversation) (\(snapshot.kind == .direct ? "direct" : "group")) members \(snapshot.members.joined(separator: ",")) epoch \(epoch) sequence \(sequence)")
+                snapshot.messages.forEach { Swift.print("  " + text($0, displayText: nil)) }
+            }
+        case .health(let health):
+            Swift.print(
+                json
+                    ? encode([
+                        "state": health.state, "workerIndex": health.workerIndex, "workerCount": health.workerCount,
+                        "uptimeMs": health.uptimeMilliseconds, "epoch": health.epoch,
+                    ])
+                    : "\(health.state) worker \(health.workerIndex)/\(health.workerCount) up \(health.uptimeMilliseconds) ms epoch \(health.epoch)")
+        case .stats(let counters):
+            for counter in counters {
+                let name = counter.label.isEmpty ? counter.name : "\(counter.name){\(counter.label)}"
+                Swift.print(json ? encode(["name": counter.name, "label": counter.label, "value": counter.value]) : "\(name) \(counter.value)")
+            }
+        case .compact(let result):
+            Swift.print(
+                json
+                    ? encode([
+                        "snapshotBytes": result.snapshotBytes, "segmentsRemoved": result.segmentsRemoved,
+                        "messagesExpired": result.messagesExpired,
+                    ])
+                    : "compacted: snapshot \(result.snapshotBytes) bytes, \(result.segmentsRemoved) segments removed, \(result.messagesExpired) messages expired")
+        case .error(let error):
+            throw CtlError("\(error.code): \(error.message)")
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import ReceiptsCore
+import ReceiptsWire
+
+/// Sends events to the acknowledged ingest endpoint and prints each event's outcome.
+struct Send: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send one event from flags, or JSON lines from stdin (--json), and print the outcomes.",
+        discussion: """
+            Examples:
+              receiptctl send conversation --conversation c1 --conversation-kind direct --members alice,bob
+              receiptctl send message --conversation c1 --message m1 --sender alice
+              receiptctl send read --conversation c1 --user bob --message m1
+              echo '{"kind":"delivered","conversation":"c1","user":"bob","message":"m1"}' | receiptctl send --json
+            """)
+
+    @OptionGroup var endpoints: Endpoints
+
+    @Argument(help: "Event kind: \(EventKindName.allCases.map(\.rawValue).joined(separator: ", ")). Omit with --json.")
+    var kind: EventKindName?
+
+    @Flag(help: "Read events as JSON lines from stdin; all lines go in one batch.")
+    var json = false
+
+    @Option(help: "Event source id (default: receiptctl-<pid>).")
+    var source: String?
+
+    @Option(help: "Event sequence of the first event (default: milliseconds since the epoch, so reruns are new events).")
+    var sequence: UInt64?
+
+    @Option var conversation: String?
+    @Option(help: "direct or group (conversation events).") var conversationKind: String?
+    @Option(help: "Comma-separated member ids (conversation events).") var members: String?
+    @Option var message: String?
+    @Option var sender: String?
+    @Option var user: String?
+    @Flag(help: "A system message (message events).") var system = false
+    @Option(help: "true or false (privacy events).") var shareReads: Bool?
+    @Option(help: "Client time in ms since the epoch for an offline-queued receipt.") var clientTimeMs: Int64?
+
+    @Flag(help: "Print the outcomes as JSON.")
+    var outputJSON = false
+
+    func run() throws {
+        let specs: [EventSpec]
+        if json {
+            specs = try Self.readJSONLines()
+        } else {
+            guard let kind else { throw CtlError("give an event kind, or --json to read events from stdin") }
+            specs = [
+                EventSpec(
+                    kind: kind, conversation: conversation, conversationKind: conversationKind,
+                    members: members?.split(separator: ",").map(String.init), message: message, sender: sender,
+                    user: user, system: system, shareReads: shareReads, clientTimeMs: clientTimeMs)
+            ]
+        }
+        let defaultSource = source ?? "receiptctl-\(ProcessInfo.processInfo.processIdentifier)"
+        let firstSequence = sequence ?? UInt64(Date().timeIntervalSince1970 * 1000)
+        let events = try specs.enumerated().map { index, spec in
+            try spec.event(source: defaultSource, sequence: firstSequence + UInt64(index))
+        }
+        let client = RequestClient(endpoint: endpoints.ingestEndpoint, timeoutMilliseconds: endpoints.timeoutMs)
+        let reply = try IngestReply.decode(try client.request(EventBatchCodec.encode(events)))
+        if let error = reply.error {
+            throw CtlError("refused: \(error.code): \(error.message)")
+        }
+        for (event, outcome) in zip(events, reply.results) {
+            print(outputJSON ? Rendering.json(event: event, outcome: outcome) : Rendering.text(event: event, outcome: outcome))
+        }
+    }
+
+    private static func readJSONLines() throws -> [EventSpec] {
+        var specs: [EventSpec] = []
+        let decoder = JSONDecoder()
+        var lineNumber = 0
+        while let line = readLine() {
+            lineNumber += 1
+            guard !line.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+            do {
+                specs.append(try decoder.decode(EventSpec.self, from: Data(line.utf8)))
+            } catch {
+                throw CtlError("stdin line \(lineNumber): \(error)")
+            }
+        }
+        return specs
+    }
+}

@@ -1,0 +1,121 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import ReceiptLog
+import ReceiptsService
+
+/// The receiptd daemon: flags (with environment-variable fallbacks) in, a running worker out.
+@main
+struct Receiptd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "receiptd",
+        abstract: "Chat read receipts over ZeroMQ: ingest events, publish statuses, answer queries.",
+        discussion: "Every option falls back to the environment variable named in its help, then to the embedded default.")
+
+    @Option(help: "Data directory for the log, snapshots and default ipc endpoints (RECEIPTD_DATA_DIR; default ./receiptd-data).")
+    var dataDir: String?
+
+    @Option(help: "Acknowledged ingest endpoint, ROUTER (RECEIPTD_INGEST; default ipc://<data-dir>/ingest.sock).")
+    var ingest: String?
+
+    @Option(help: "Fire-and-forget ingest endpoint, SUB (RECEIPTD_INGEST_SUB; default ipc://<data-dir>/ingest-sub.sock).")
+    var ingestSub: String?
+
+    @Option(help: "Status update endpoint, PUB (RECEIPTD_PUBLISH; default ipc://<data-dir>/updates.sock).")
+    var publish: String?
+
+    @Option(help: "Query endpoint, ROUTER (RECEIPTD_QUERY; default ipc://<data-dir>/query.sock).")
+    var query: String?
+
+    @Option(help: "This worker's ordinal (RECEIPTD_WORKER_INDEX; default 0, or the ordinal suffix of a StatefulSet pod's HOSTNAME).")
+    var workerIndex: Int?
+
+    @Option(help: "Number of workers sharing the conversations (RECEIPTD_WORKER_COUNT; default 1).")
+    var workerCount: Int?
+
+    @Option(help: "When a batch is durable: always | interval:<ms> | none (RECEIPTD_FSYNC; default always).")
+    var fsync: String?
+
+    @Option(help: "Largest accepted frame in bytes (RECEIPTD_MAX_FRAME_BYTES; default 16777216).")
+    var maxFrameBytes: Int?
+
+    @Option(help: "Coalesce updates per message within this many ms; 0 publishes each (RECEIPTD_COALESCE_MS; default 0).")
+    var coalesceMs: Int?
+
+    @Option(help: "Compact after this many logged bytes (RECEIPTD_COMPACT_BYTES; default 268435456).")
+    var compactBytes: UInt64?
+
+    @Option(help: "Compact at least every this many seconds while there is new data; 0 = never by time (RECEIPTD_COMPACT_INTERVAL_S; default 600).")
+    var compactIntervalS: Int?
+
+    @Option(help: "Messages older than this many seconds leave the state at compaction; 0 = keep (RECEIPTD_RETENTION_S; default 0).")
+    var retentionS: Int64?
+
+    @Option(help: "Receipts held for messages not yet arrived, at most (RECEIPTD_PENDING_LIMIT; default 100000).")
+    var pendingLimit: Int?
+
+    @Option(help: "Milliseconds a held receipt waits for its message (RECEIPTD_PENDING_LIFETIME_MS; default 60000).")
+    var pendingLifetimeMs: Int64?
+
+    @Flag(help: "Start even if the log is corrupt mid-way, cutting it at the first bad record (RECEIPTD_CUT_CORRUPTION=1).")
+    var cutCorruption = false
+
+    @Option(help: "trace | debug | info | notice | warning | error | critical (RECEIPTD_LOG_LEVEL; default info).")
+    var logLevel: String?
+
+    mutating func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let settings = Settings(environment: environment)
+        let level = Logger.Level(rawValue: logLevel ?? environment["RECEIPTD_LOG_LEVEL"] ?? "info") ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = JSONLogHandler(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "receiptd")
+
+        var configuration = ServiceConfiguration(dataDirectory: settings.value(dataDir, "RECEIPTD_DATA_DIR", "receiptd-data"))
+        configuration.ingestEndpoint = settings.value(ingest, "RECEIPTD_INGEST", configuration.ingestEndpoint)
+        configuration.ingestSubscribeEndpoint = settings.value(ingestSub, "RECEIPTD_INGEST_SUB", configuration.ingestSubscribeEndpoint)
+        configuration.publishEndpoint = settings.value(publish, "RECEIPTD_PUBLISH", configuration.publishEndpoint)
+        configuration.queryEndpoint = settings.value(query, "RECEIPTD_QUERY", configuration.queryEndpoint)
+        configuration.workerIndex = try settings.number(workerIndex, "RECEIPTD_WORKER_INDEX", Settings.podOrdinal(environment) ?? 0)
+        configuration.workerCount = try settings.number(workerCount, "RECEIPTD_WORKER_COUNT", 1)
+        configuration.fsyncPolicy = try Settings.fsyncPolicy(settings.value(fsync, "RECEIPTD_FSYNC", "always"))
+        configuration.maxFrameBytes = try settings.number(maxFrameBytes, "RECEIPTD_MAX_FRAME_BYTES", configuration.maxFrameBytes)
+        configuration.coalesceMilliseconds = try settings.number(coalesceMs, "RECEIPTD_COALESCE_MS", 0)
+        configuration.compactAfterBytes = try settings.number(compactBytes, "RECEIPTD_COMPACT_BYTES", configuration.compactAfterBytes)
+        configuration.compactIntervalSeconds = try settings.number(compactIntervalS, "RECEIPTD_COMPACT_INTERVAL_S", configuration.compactIntervalSeconds)
+        configuration.retentionSeconds = try settings.number(retentionS, "RECEIPTD_RETENTION_S", 0)
+        configuration.pendingReceiptLimit = try settings.number(pendingLimit, "RECEIPTD_PENDING_LIMIT", configuration.pendingReceiptLimit)
+        configuration.pendingReceiptLifetimeMilliseconds = try settings.number(
+            pendingLifetimeMs, "RECEIPTD_PENDING_LIFETIME_MS", configuration.pendingReceiptLifetimeMilliseconds)
+        configuration.cutCorruptionAtStart = cutCorruption || environment["RECEIPTD_CUT_CORRUPTION"] == "1"
+
+        let service: ReceiptService
+        do {
+            service = try ReceiptService(configuration: configuration, logger: logger)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        let signalSources = [SIGTERM, SIGINT].map { signalNumber in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                logger.info("signal received; shutting down", metadata: ["signal": "\(signalNumber)"])
+                service.stop()
+            }
+            source.resume()
+            return source
+        }
+        signal(SIGPIPE, SIG_IGN)
+        defer { signalSources.forEach { $0.cancel() } }
+        do {
+            try service.run(onReady: { logger.info("ready") })
+        } catch {
+            logger.critical("receiptd stopped on an error", metadata: ["error": "\(error)"])
+            throw ExitCode(error.code == .storage ? 74 : 1)
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import ArgumentParser
+import ReceiptLog
+
+/// Resolves a setting: the flag if given, else the environment variable, else the default.
+struct Settings {
+    let environment: [String: String]
+
+    func value(_ flag: String?, _ variable: String, _ fallback: String) -> String {
+        flag ?? environment[variable] ?? fallback
+    }
+
+    func number<T: LosslessStringConvertible>(_ flag: T?, _ variable: String, _ fallback: T) throws -> T {
+        if let flag { return flag }
+        guard let text = environment[variable] else { return fallback }
+        guard let parsed = T(text) else { throw ValidationError("\(variable)=\(text) is not a valid number") }
+        return parsed
+    }
+
+    /// The ordinal of a StatefulSet pod from its HOSTNAME ("receiptd-3" → 3), if it has one.
+    static func podOrdinal(_ environment: [String: String]) -> Int? {
+        guard let hostname = environment["HOSTNAME"], let dash = hostname.lastIndex(of: "-") else { return nil }
+        return Int(hostname[hostname.index(after: dash)...])
+    }
+
+    /// Parses `always`, `none` or `interval:<ms>`.
+    static func fsyncPolicy(_ text: String) throws -> FsyncPolicy {
+        switch text {
+        case "always": return .always
+        case "none": return .none
+        default:
+            if text.hasPrefix("interval:"), let milliseconds = Int(text.dropFirst("interval:".count)), milliseconds > 0 {
+                return .interval(milliseconds: milliseconds)
+            }
+            throw ValidationError("fsync policy must be always, none or interval:<ms>, got \(text)")
+        }
+    }
+}

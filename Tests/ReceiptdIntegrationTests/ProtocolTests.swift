@@ -1,0 +1,211 @@
+import Foundation
+import ReceiptsCore
+import ReceiptsWire
+import Testing
+import ZeroMQ
+
+/// The wire contract with the real daemon: snapshots and gaps, duplicates, bad input.
+@Suite(.serialized)
+struct ProtocolTests {
+    @Test("A late subscriber recovers through a snapshot with no gap and no duplicate")
+    func lateJoinerRecoversFromSnapshot() throws {
+        let daemon = try ReceiptdProcess()
+        var events = EventFactory()
+        let group = "late-join"
+        let members = ["s", "r1", "r2", "r3"]
+        _ = try daemon.ingest([events.make(.conversationUpserted(conversation: group, kind: .group, members: members))])
+        for index in 1...5 {
+            _ = try daemon.ingest([events.make(.messageSent(conversation: group, message: "m\(index)", sender: "s", isSystem: false))])
+        }
+        _ = try daemon.ingest([events.make(.delivered(conversation: group, user: "r1", message: "m5"))])
+
+        // Clone pattern: subscribe first, then snapshot, then continue after its sequence.
+        let subscriber = try daemon.subscribe(to: group)
+        guard case .snapshot(let snapshot, let epoch, let sequence) = try daemon.query(.snapshot(conversation: group, limit: 0)) else {
+            Issue.record("unexpected snapshot reply")
+            return
+        }
+        #expect(snapshot.messages.map(\.message) == ["m1", "m2", "m3", "m4", "m5"])
+        #expect(snapshot.members.sorted() == members.sorted())
+        #expect(sequence >= 6, "one update per sent message and at least one for the delivery")
+
+        var state = Dictionary(uniqueKeysWithValues: snapshot.messages.map { ($0.message, $0) })
+        _ = try daemon.ingest([
+            events.make(.delivered(conversation: group, user: "r2", message: "m5")),
+            events.make(.delivered(conversation: group, user: "r3", message: "m5")),
+            events.make(.read(conversation: group, user: "r1", message: "m3")),
+        ])
+        var expected = sequence + 1
+        let updates = try subscriber.updates { $0.status.message == "m3" && $0.status.status == .readBySome }
+        for update in updates {
+            #expect(update.epoch == epoch)
+            #expect(update.sequence == expected, "no gap and no duplicate after the snapshot")
+            expected = update.sequence + 1
+            state[update.status.message] = update.status
+        }
+        for message in ["m1", "m2", "m3", "m4", "m5"] {
+            let (queried, _) = try daemon.status(group, message, viewer: Viewer(user: "s"))
+            #expect(state[message] == queried, "snapshot + updates reproduce the daemon's state for \(message)")
+        }
+    }
+
+    @Test("A subscriber that misses updates sees the gap and repairs it from a snapshot")
+    func gapRepairedFromSnapshot() throws {
+        let daemon = try ReceiptdProcess()
+        var events = EventFactory()
+        let direct = "gap-repair"
+        _ = try daemon.ingest([
+            events.make(.conversationUpserted(conversation: direct, kind: .direct, members: ["a", "b"])),
+            events.make(.messageSent(conversation: direct, message: "m1", sender: "a", isSystem: false)),
+        ])
+        var subscriber: Subscriber? = try daemon.subscribe(to: direct)
+        _ = try daemon.ingest([events.make(.messageSent(conversation: direct, message: "m2", sender: "a", isSystem: false))])
+        let before = try #require(try subscriber?.next())
+
+        // Disconnect while updates happen, then come back.
+        subscriber = nil
+        _ = try daemon.ingest([events.make(.delivered(conversation: direct, user: "b", message: "m2"))])
+        subscriber = try daemon.subscribe(to: direct)
+        _ = try daemon.ingest([events.make(.read(conversation: direct, user: "b", message: "m1"))])
+        let after = try #require(try subscriber?.next())
+        #expect(after.sequence > before.sequence + 1, "the missed delivery updates leave a visible gap")
+
+        guard case .snapshot(let snapshot, _, let sequence) = try daemon.query(.snapshot(conversation: direct, limit: 0)) else {
+            Issue.record("unexpected snapshot reply")
+            return
+        }
+        #expect(sequence >= after.sequence)
+        #expect(snapshot.messages.first { $0.message == "m2" }?.status == .delivered)
+        #expect(snapshot.messages.first { $0.message == "m1" }?.status == .read)
+    }
+
+    @Test("A resent batch is acknowledged as duplicates and not applied twice")
+    func resentBatchIsDuplicate() throws {
+        let daemon = try ReceiptdProcess()
+        var events = EventFactory()
+        let group = "dup"
+        let batch = [
+            events.make(.conversationUpserted(conversation: group, kind: .group, members: ["a", "b", "c"])),
+            events.make(.messageSent(conversation: group, message: "m1", sender: "a", isSystem: false)),
+            events.make(.read(conversation: group, user: "b", message: "m1")),
+        ]
+        let first = try daemon.ingest(batch)
+        #expect(first.results.allSatisfy { $0 == .accepted(held: false) })
+        let (before, _) = try daemon.status(group, "m1", viewer: Viewer(user: "a"))
+
+        let again = try daemon.ingest(batch)
+        #expect(again.results == [.duplicate, .duplicate, .duplicate])
+        let (after, _) = try daemon.status(group, "m1", viewer: Viewer(user: "a"))
+        #expect(after == before)
+        #expect(after.readCount == 1)
+        #expect(try daemon.counter("receiptd.events.duplicate") == 3)
+    }
+
+    @Test("Bad input gets clear errors and counters while another gateway's traffic goes on")
+    func badInputIsAnsweredAndCounted() throws {
+        let daemon = try ReceiptdProcess(arguments: ["--max-frame-bytes", "4096"])
+        var events = EventFactory()
+        let direct = "bad-input"
+        _ = try daemon.ingest([
+            events.make(.conversationUpserted(conversation: direct, kind: .direct, members: ["a", "b"])),
+            events.make(.messageSent(conversation: direct, message: "m1", sender: "a", isSystem: false)),
+        ])
+
+        // A second, well-behaved gateway on its own socket.
+        let other = try ZMQSocket(context: daemon.context, type: .req)
+        defer { other.close() }
+        try other.setLinger(milliseconds: 0)
+        try other.setReceiveTimeout(milliseconds: 5000)
+        try other.connect(daemon.ingestEndpoint)
+        var otherEvents = EventFactory(source: "good-gateway")
+        func otherGatewaySends(_ message: String) throws {
+            _ = try other.send([EventBatchCodec.encode([otherEvents.make(.messageSent(conversation: direct, message: message, sender: "b", isSystem: false))])])
+            let reply = try IngestReply.decode(try #require(try other.receiveMultipart()?.last))
+            #expect(reply.results == [.accepted(held: false)])
+        }
+
+        let garbage = try IngestReply.decode(try daemon.ingestRaw([Array("definitely not protobuf \u{0}\u{1}\u{2}".utf8) + [0xff, 0xff, 0xff]]))
+        #expect(garbage.error?.code == .malformedFrame)
+        try otherGatewaySends("g1")
+
+        let twoBodies = try IngestReply.decode(try daemon.ingestRaw([EventBatchCodec.encode([]), EventBatchCodec.encode([])]))
+        #expect(twoBodies.error?.code == .wrongFrameCount)
+        try otherGatewaySends("g2")
+
+        let oversized = try IngestReply.decode(try daemon.ingestRaw([[UInt8](repeating: 0x0a, count: 5000)]))
+        #expect(oversized.error?.code == .frameTooLarge)
+        try otherGatewaySends("g3")
+
+        let mixed = try daemon.ingest([
+            events.make(.unknown),
+            events.make(.read(conversation: direct, user: "mallory", message: "m1")),
+            events.make(.delivered(conversation: direct, user: "b", message: "m1")),
+        ])
+        #expect(mixed.error == nil)
+        guard mixed.results.count == 3 else {
+            Issue.record("expected 3 results, got \(mixed.results)")
+            return
+        }
+        if case .rejected(let rejection) = mixed.results[0] {
+            #expect(rejection.reason == .unknownEventKind)
+        } else {
+            Issue.record("unknown kind not rejected: \(mixed.results[0])")
+        }
+        if case .rejected(let rejection) = mixed.results[1] {
+            #expect(rejection.reason == .notARecipient || rejection.reason == .notAMember)
+        } else {
+            Issue.record("non-recipient not rejected: \(mixed.results[1])")
+        }
+        #expect(mixed.results[2] == .accepted(held: false))
+        try otherGatewaySends("g4")
+
+        #expect(try daemon.counter("receiptd.frames.invalid", label: "malformed_frame") == 1)
+        #expect(try daemon.counter("receiptd.frames.invalid", label: "wrong_frame_count") == 1)
+        #expect(try daemon.counter("receiptd.frames.invalid", label: "frame_too_large") == 1)
+        #expect(try daemon.counter("receiptd.events.rejected", label: "unknown_event_kind") == 1)
+        #expect(try daemon.status(direct, "m1", viewer: Viewer(user: "a")).0.status == .delivered)
+
+        // Queries: garbage and an empty Query get error replies too.
+        let client = try ZMQSocket(context: daemon.context, type: .req)
+        defer { client.close() }
+        try client.setLinger(milliseconds: 0)
+        try client.setReceiveTimeout(milliseconds: 5000)
+        try client.connect(daemon.queryEndpoint)
+        _ = try client.send([[0xff, 0x01, 0x02]])
+        guard case .error(let queryError) = try QueryReply.decode(try #require(try client.receiveMultipart()?.last)) else {
+            Issue.record("garbage query was not answered with an error")
+            return
+        }
+        #expect(queryError.code == .malformedFrame)
+        _ = try client.send([[]])
+        guard case .error(let emptyError) = try QueryReply.decode(try #require(try client.receiveMultipart()?.last)) else {
+            Issue.record("empty query was not answered with an error")
+            return
+        }
+        #expect(emptyError.code == .unknownKind)
+    }
+
+    @Test("Fire-and-forget ingest over SUB applies events and publishes their statuses")
+    func fireAndForgetIngest() throws {
+        let daemon = try ReceiptdProcess()
+        var events = EventFactory()
+        let direct = "fire-and-forget"
+        _ = try daemon.ingest([
+            events.make(.conversationUpserted(conversation: direct, kind: .direct, members: ["a", "b"])),
+            events.make(.messageSent(conversation: direct, message: "m1", sender: "a", isSystem: false)),
+        ])
+        let subscriber = try daemon.subscribe(to: direct)
+        let publisher = try ZMQSocket(context: daemon.context, type: .pub)
+        defer { publisher.close() }
+        try publisher.setLinger(milliseconds: 1000)
+        try publisher.connect(daemon.ingestSubscribeEndpoint)
+        let frame = EventBatchCodec.encode([events.make(.read(conversation: direct, user: "b", message: "m1"))])
+        // At-most-once transport with a slow joiner: resend the same event (a duplicate is harmless) until it lands.
+        var update: StatusUpdate?
+        for _ in 0..<20 where update == nil {
+            _ = try publisher.send([frame])
+            update = try subscriber.next(timeoutMilliseconds: 250)
+        }
+        #expect(update?.status.status == .read)
+    }
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages receiptd needs to build, test and run (as root).
+# Only what is missing is installed; safe to run again.
+set -euo pipefail
+packages=(libzmq3-dev libprotobuf-c-dev protobuf-c-compiler pkg-config zlib1g-dev)
+if [ "${RECEIPTD_WITH_REDIS:-0}" = 1 ]; then packages+=(redis-server); fi
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+fi
