@@ -57,6 +57,7 @@ struct ConversationState: Sendable {
             status: recipients == 0 ? ReceiptStatus.none.rawValue : ReceiptStatus.notDelivered.rawValue)
         if messages.isEmpty { base = lastSequence + 1 }
         lastSequence += 1
+        messages.reserveGently(1)
         messages.append(record)
         messageIDs.append(id)
         if !isSystem { members[Int(sender)].lastNormalSent = lastSequence }

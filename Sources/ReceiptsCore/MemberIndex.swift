@@ -5,7 +5,7 @@
 /// ~25 a `[UInt32: UInt32]` costs (SPEC §8: <= 64 bytes per (conversation, member)).
 struct MemberIndex: Sendable {
     /// Linear search up to this many members.
-    static let linearLimit = 8
+    static let linearLimit = 16
 
     /// 0 = empty, else 1 + member slot. Empty while the conversation is small.
     private var table: [UInt32] = []

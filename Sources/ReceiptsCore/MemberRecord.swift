@@ -1,11 +1,12 @@
-/// One (conversation, member) slot: the member's watermarks and membership (36 bytes).
+/// One (conversation, member) slot: the member's watermarks and membership (32 bytes).
 ///
 /// Watermarks are message sequence numbers and only move forward. Per-message receipt times
 /// are not stored here: each advance is appended to the conversation's `ReceiptAdvance` log,
 /// chained per member, and a message's time is the first advance covering it.
 struct MemberRecord: Sendable, Hashable {
-    /// The user's index in the engine's user table.
-    var user: UInt32
+    /// The user's index in the engine's user table (low 29 bits) and `flags` (high 3 bits):
+    /// packed so the record is 32 bytes, not 36.
+    private var userAndFlags: UInt32
     /// While a member: the conversation's last sequence when they (re)joined; they are a
     /// recipient of messages with a greater sequence.
     var joinedAfter: UInt32
@@ -21,8 +22,35 @@ struct MemberRecord: Sendable, Hashable {
     var deliveredHead: UInt32 = 0
     /// 1 + index of the newest visible-read advance in the conversation's log, 0 if none.
     var visibleHead: UInt32 = 0
+
+    /// Users an engine can hold: user indexes share a word with the flags.
+    static let userLimit = 1 << 29
+
+    init(
+        user: UInt32, joinedAfter: UInt32, deliveredUpTo: UInt32 = 0, readUpTo: UInt32 = 0,
+        visibleReadUpTo: UInt32 = 0, lastNormalSent: UInt32 = 0, deliveredHead: UInt32 = 0,
+        visibleHead: UInt32 = 0, flags: UInt8
+    ) {
+        self.userAndFlags = user & 0x1fff_ffff | UInt32(flags & 7) << 29
+        self.joinedAfter = joinedAfter
+        self.deliveredUpTo = deliveredUpTo
+        self.readUpTo = readUpTo
+        self.visibleReadUpTo = visibleReadUpTo
+        self.lastNormalSent = lastNormalSent
+        self.deliveredHead = deliveredHead
+        self.visibleHead = visibleHead
+    }
+
+    /// The user's index in the engine's user table.
+    @inline(__always)
+    var user: UInt32 { userAndFlags & 0x1fff_ffff }
+
     /// `MemberRecord.Flag` bits.
-    var flags: UInt8
+    @inline(__always)
+    var flags: UInt8 {
+        get { UInt8(userAndFlags >> 29) }
+        set { userAndFlags = userAndFlags & 0x1fff_ffff | UInt32(newValue & 7) << 29 }
+    }
 
     /// Bits of `flags`.
     enum Flag {

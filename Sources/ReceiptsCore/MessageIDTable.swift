@@ -30,7 +30,9 @@ struct MessageIDTable: Sendable {
 
     /// Appends an id that is not present yet.
     mutating func append(_ id: String) {
+        bytes.reserveGently(id.utf8.count)
         bytes.append(contentsOf: id.utf8)
+        ends.reserveGently(1)
         ends.append(UInt32(bytes.count))
         if (ends.count + 1) * 10 > slots.count * 7 {
             rebuildIndex(capacity: max(16, slots.count * 2))

@@ -10,6 +10,7 @@ extension ReceiptEngine {
         case .receiptPrivacy(let user, let shareReads):
             guard !user.isEmpty else { return reject(.invalidEvent, "receipt privacy needs a user id") }
             if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
+            guard hasRoom(forUsers: [user]) else { return userTableFull() }
             let u = userIndex(creating: user)
             users[Int(u)].sharesReads = shareReads
             return .accepted(held: false)
@@ -96,6 +97,7 @@ extension ReceiptEngine {
         for member in distinct where isDeleted(member) {
             return reject(.userDeleted, "user \(member) was deleted and cannot join")
         }
+        guard hasRoom(forUsers: distinct) else { return userTableFull() }
         let c: UInt32
         if let existing {
             c = existing
@@ -128,6 +130,7 @@ extension ReceiptEngine {
         if state.kind == .direct && state.memberCount >= 2 {
             return reject(.invalidEvent, "direct conversation \(conversation) already has two members")
         }
+        guard hasRoom(forUsers: [user]) else { return userTableFull() }
         addMember(user, to: c)
         return .accepted(held: false)
     }
@@ -159,6 +162,7 @@ extension ReceiptEngine {
 
     private mutating func deleteUser(_ user: String, now: Int64, changes: inout ChangeSet) -> EventOutcome {
         guard !user.isEmpty else { return reject(.invalidEvent, "user deleted needs a user id") }
+        guard hasRoom(forUsers: [user]) else { return userTableFull() }
         let u = userIndex(creating: user)
         guard !users[Int(u)].isDeleted else { return .accepted(held: false) }
         users[Int(u)].isDeleted = true
@@ -293,6 +297,10 @@ extension ReceiptEngine {
 
     private func reject(_ reason: RejectReason, _ detail: String) -> EventOutcome {
         .rejected(Rejection(reason, detail))
+    }
+
+    private func userTableFull() -> EventOutcome {
+        reject(.invalidEvent, "this worker already holds \(MemberRecord.userLimit) users")
     }
 
     private func unknownConversation(_ conversation: String) -> EventOutcome {

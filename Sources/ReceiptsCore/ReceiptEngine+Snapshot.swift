@@ -153,6 +153,7 @@ extension ReceiptEngine {
         expiredMessageTotal = Int(clamping: try r.read(UInt64.self))
 
         let userCount = try r.readCount(itemSize: 10)
+        guard userCount <= MemberRecord.userLimit else { throw r.corrupt("\(userCount) users") }
         users.reserveCapacity(userCount)
         var memberOf: [[UInt32]] = []
         memberOf.reserveCapacity(userCount)
@@ -265,14 +266,25 @@ extension ReceiptEngine {
         let memberCount = try r.readCount(itemSize: 33)
         state.members.reserveCapacity(memberCount)
         for _ in 0..<memberCount {
+            let user: UInt32 = try r.read()
+            let joinedAfter: UInt32 = try r.read()
+            let deliveredUpTo: UInt32 = try r.read()
+            let readUpTo: UInt32 = try r.read()
+            let visibleReadUpTo: UInt32 = try r.read()
+            let lastNormalSent: UInt32 = try r.read()
+            let deliveredHead: UInt32 = try r.read()
+            let visibleHead: UInt32 = try r.read()
+            let flags: UInt8 = try r.read()
+            guard flags < 8, Int(user) < users.count else {
+                throw r.corrupt("a member of conversation \(id) is inconsistent")
+            }
             let member = MemberRecord(
-                user: try r.read(), joinedAfter: try r.read(), deliveredUpTo: try r.read(), readUpTo: try r.read(),
-                visibleReadUpTo: try r.read(), lastNormalSent: try r.read(), deliveredHead: try r.read(),
-                visibleHead: try r.read(), flags: try r.read())
-            guard Int(member.user) < users.count,
+                user: user, joinedAfter: joinedAfter, deliveredUpTo: deliveredUpTo, readUpTo: readUpTo,
+                visibleReadUpTo: visibleReadUpTo, lastNormalSent: lastNormalSent, deliveredHead: deliveredHead,
+                visibleHead: visibleHead, flags: flags)
+            guard
                 max(member.joinedAfter, member.deliveredUpTo, member.readUpTo, member.visibleReadUpTo, member.lastNormalSent)
                     <= state.lastSequence,
-                member.flags < 8,
                 state.slot(of: member.user) == nil
             else { throw r.corrupt("a member of conversation \(id) is inconsistent") }
             if member.isMember { state.memberCount += 1 }

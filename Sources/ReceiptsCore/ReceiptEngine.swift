@@ -103,13 +103,20 @@ public struct ReceiptEngine: Sendable {
 
     // MARK: - Shared helpers
 
-    /// The index of a user, creating the record if needed.
+    /// The index of a user, creating the record if needed (`hasRoom` checked first).
     mutating func userIndex(creating id: String) -> UInt32 {
         if let index = userIndex(of: id) { return index }
         let index = UInt32(users.count)
+        users.reserveGently(1)
         users.append(UserRecord(id: id))
         userTable.didAppend(to: users)
         return index
+    }
+
+    /// Whether the user table can take every one of `ids` that is new.
+    func hasRoom(forUsers ids: [String]) -> Bool {
+        users.count + ids.count <= MemberRecord.userLimit
+            || users.count + ids.filter({ userIndex(of: $0) == nil }).count <= MemberRecord.userLimit
     }
 
     /// The index of a known user.
@@ -136,6 +143,7 @@ public struct ReceiptEngine: Sendable {
 
     /// Records that a user got a member slot in a conversation.
     mutating func link(user u: UInt32, to conversation: UInt32) {
+        conversationLinks.reserveGently(1)
         conversationLinks.append(ConversationLink(conversation: conversation, previous: users[Int(u)].lastConversationLink))
         users[Int(u)].lastConversationLink = UInt32(conversationLinks.count)
     }
@@ -170,3 +178,4 @@ extension ReceiptEngine {
         return result
     }
 }
+

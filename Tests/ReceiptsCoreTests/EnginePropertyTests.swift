@@ -162,24 +162,14 @@ struct EnginePropertyTests {
             for (i, kind) in RandomScript.setup.enumerated() {
                 _ = reference.apply(Event(id: EventID(source: "setup", sequence: UInt64(i + 1)), kind: kind), at: Timestamp(milliseconds: referenceNow))
             }
+            var converted: [EventID: Event] = [:]
             for (i, event) in referenceEvents.enumerated() {
                 referenceNow = nowByIndex[i]
-                var event = event
-                if case .read(let conversation, "E", let message) = event.kind {
-                    // "Read everything" is a delivery of the latest message from someone else
-                    // (E's own messages never count for E).
-                    let target =
-                        message
-                        ?? reference.snapshot(conversation: conversation, limit: 0)?.messages.last { $0.sender != "E" }?.message
-                    if let target {
-                        event.kind = .delivered(conversation: conversation, user: "E", message: target)
-                    } else {
-                        // Nothing to deliver: a stand-in that E's membership accepts or
-                        // rejects alike, so a later re-send of this id is a duplicate here too.
-                        event.kind = .markedUnread(conversation: conversation, user: "E")
-                    }
-                }
+                // A re-sent id stands for what it stood for when it was accepted; a rejected
+                // one is converted afresh, as the engine evaluates it afresh.
+                let event = converted[event.id] ?? Self.asDelivery(event, in: reference, at: referenceNow)
                 let result = reference.apply(event, at: Timestamp(milliseconds: referenceNow))
+                if case .accepted = result.outcome { converted[event.id] = event }
                 #expect(result.changes == hiddenChanges[i])
             }
             #expect(Self.statuses(hidden) == Self.statuses(reference))
@@ -193,6 +183,29 @@ struct EnginePropertyTests {
                 }
             }
         }
+    }
+
+    /// E's read as the delivery that must look the same to everyone else.
+    static func asDelivery(_ event: Event, in reference: ReceiptEngine, at now: Int64) -> Event {
+        guard case .read(let conversation, "E", let message) = event.kind else { return event }
+        var event = event
+        // "Read everything" is a delivery of the latest message from someone else (E's own
+        // messages never count for E), with a client time clamped from the latest message on.
+        let messages = reference.snapshot(conversation: conversation, limit: 0)?.messages ?? []
+        if let target = message ?? messages.last(where: { $0.sender != "E" })?.message {
+            event.kind = .delivered(conversation: conversation, user: "E", message: target)
+            if message == nil, let clientTime = event.clientTime, let latest = messages.last?.sentAt {
+                event.clientTime = max(clientTime, latest)
+            }
+            var probe = reference
+            if message != nil || probe.apply(event, at: Timestamp(milliseconds: now)).outcome == .accepted(held: false) {
+                return event
+            }
+        }
+        // Nothing E can deliver: a stand-in accepted exactly when E's "read everything" is (E is
+        // a current member), so a later re-send of this id is a duplicate in both worlds.
+        event.kind = .markedUnread(conversation: conversation, user: "E")
+        return event
     }
 
     /// Replaces steps that would change E's sharing by a re-send of an earlier event.
