@@ -148,9 +148,13 @@ extension ReceiptEngine {
     }
 
     private mutating func decode(_ r: inout SnapshotReader) throws(SnapshotDecodingError) {
-        droppedPendingReceipts = Int(clamping: try r.read(UInt64.self))
-        discardedHeldReceipts = Int(clamping: try r.read(UInt64.self))
-        expiredMessageTotal = Int(clamping: try r.read(UInt64.self))
+        // Totals only ever grow by one at a time: anything near the top of the range is damage
+        // (and would trap when incremented).
+        let totals = [try r.read(UInt64.self), try r.read(UInt64.self), try r.read(UInt64.self)]
+        guard totals.allSatisfy({ $0 < 1 << 62 }) else { throw r.corrupt("a total is out of range") }
+        droppedPendingReceipts = Int(totals[0])
+        discardedHeldReceipts = Int(totals[1])
+        expiredMessageTotal = Int(totals[2])
 
         let userCount = try r.readCount(itemSize: 10)
         guard userCount <= MemberRecord.userLimit else { throw r.corrupt("\(userCount) users") }
@@ -204,6 +208,7 @@ extension ReceiptEngine {
         }
 
         let nextSerial = try r.read(UInt64.self)
+        guard nextSerial < 1 << 62 else { throw r.corrupt("the next held-receipt serial is out of range") }
         let heldCount = try r.readCount(itemSize: 37)
         var held: [PendingReceipts.Receipt] = []
         held.reserveCapacity(heldCount)

@@ -42,6 +42,26 @@ struct RetentionTests {
         #expect(h.unread("C", "g").unread == 1)
     }
 
+    @Test func receiptsLongAfterSendingKeepExactTimes() throws {
+        var h = EngineHarness()
+        h.direct("ab", "A", "B")
+        h.send("ab", "m1", from: "A")
+        h.send("ab", "m2", from: "A")
+        let fiftyDays: Int64 = 50 * 86_400_000
+        h.apply(.delivered(conversation: "ab", user: "B", message: "m1"), after: fiftyDays)
+        let deliveredAt = h.now
+        h.apply(.read(conversation: "ab", user: "B", message: "m2"), after: fiftyDays)
+        #expect(h.status("ab", "m1").deliveredAt == Timestamp(milliseconds: deliveredAt))
+        #expect(h.status("ab", "m2").readAt == Timestamp(milliseconds: h.now))
+        let restored = try ReceiptEngine(restoringFrom: h.engine.encodedState(), configuration: .init())
+        #expect(restored.status(conversation: "ab", message: "m1") == h.status("ab", "m1"))
+        #expect(restored.status(conversation: "ab", message: "m2") == h.status("ab", "m2"))
+        // Expiring the first keeps the second's far time.
+        let cutoff = h.status("ab", "m2").sentAt
+        #expect(h.engine.expireMessages(sentBefore: cutoff) == 1)
+        #expect(h.status("ab", "m2").readAt == Timestamp(milliseconds: h.now))
+    }
+
     @Test func expiringNothingIsANoOp() {
         var h = EngineHarness()
         h.group("g", ["A", "B"])
