@@ -25,6 +25,9 @@
  * once an update says m1 is READ. PUB may drop updates, so earlier ones may be missing; READ is
  * the success condition.
  *
+ * Re-running with the same --conversation and --source re-sends the same event ids: receiptd
+ * acknowledges them as DUPLICATE and changes nothing, so no update comes and the run times out.
+ *
  * Exit status: 0 READ seen; 1 timeout or failure (the message says which); 2 bad usage.
  *
  * Example, against `receiptd --data-dir /tmp/rd`:
