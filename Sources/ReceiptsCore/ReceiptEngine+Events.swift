@@ -48,7 +48,7 @@ extension ReceiptEngine {
         case .messageEdited(_, let message), .messageDeleted(_, let message):
             guard !message.isEmpty else { return reject(.invalidEvent, "the event needs a message id") }
             guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
-            guard let s = conversations[Int(c)].sequence(ofMessage: message) else {
+            guard let s = sequence(Int(c), ofMessage: message) else {
                 return reject(.unknownMessage, "message \(message) is unknown in conversation \(conversation)")
             }
             let p = Int(s - conversations[Int(c)].base)
@@ -63,7 +63,7 @@ extension ReceiptEngine {
             guard !user.isEmpty else { return reject(.invalidEvent, "marked unread needs a user id") }
             guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
             if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
-            guard let u = userIndex(of: user), let slot = conversations[Int(c)].slot(of: u),
+            guard let u = userIndex(of: user), let slot = slot(Int(c), of: u),
                 conversations[Int(c)].members[Int(slot)].isMember
             else {
                 return reject(.notAMember, "user \(user) is not a member of conversation \(conversation)")
@@ -124,10 +124,10 @@ extension ReceiptEngine {
         guard !user.isEmpty else { return reject(.invalidEvent, "member joined needs a user id") }
         guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
         if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted and cannot join") }
-        let state = conversations[Int(c)]
-        let isMember = userIndex(of: user).flatMap { state.slot(of: $0) }.map { state.members[Int($0)].isMember } ?? false
-        if isMember { return .accepted(held: false) }
-        if state.kind == .direct && state.memberCount >= 2 {
+        let ci = Int(c)
+        let slot = userIndex(of: user).flatMap { self.slot(ci, of: $0) }
+        if let slot, conversations[ci].members[Int(slot)].isMember { return .accepted(held: false) }
+        if conversations[ci].kind == .direct && conversations[ci].memberCount >= 2 {
             return reject(.invalidEvent, "direct conversation \(conversation) already has two members")
         }
         guard hasRoom(forUsers: [user]) else { return userTableFull() }
@@ -141,7 +141,7 @@ extension ReceiptEngine {
         guard !user.isEmpty else { return reject(.invalidEvent, "member left needs a user id") }
         guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
         if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
-        guard let u = userIndex(of: user), let slot = conversations[Int(c)].slot(of: u) else {
+        guard let u = userIndex(of: user), let slot = slot(Int(c), of: u) else {
             return .accepted(held: false)
         }
         var touched: [UInt32] = []
@@ -167,7 +167,7 @@ extension ReceiptEngine {
         guard !users[Int(u)].isDeleted else { return .accepted(held: false) }
         users[Int(u)].isDeleted = true
         for c in conversations(ofUser: u) {
-            guard let slot = conversations[Int(c)].slot(of: u) else { continue }
+            guard let slot = slot(Int(c), of: u) else { continue }
             var touched: [UInt32] = []
             conversations[Int(c)].leave(slot: slot, byDeletion: true, time: now, touched: &touched)
             changes.add(c, touched)
@@ -184,13 +184,14 @@ extension ReceiptEngine {
             return reject(.invalidEvent, "message sent needs a message id and a sender id")
         }
         guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
-        if isDeleted(sender) { return reject(.userDeleted, "user \(sender) was deleted") }
-        guard let u = userIndex(of: sender), let slot = conversations[Int(c)].slot(of: u),
+        let u = userIndex(of: sender)
+        if let u, users[Int(u)].isDeleted { return reject(.userDeleted, "user \(sender) was deleted") }
+        guard let u, let slot = slot(Int(c), of: u),
             conversations[Int(c)].members[Int(slot)].isMember
         else {
             return reject(.notAMember, "sender \(sender) is not a member of conversation \(conversation)")
         }
-        if conversations[Int(c)].sequence(ofMessage: message) != nil {
+        if sequence(Int(c), ofMessage: message) != nil {
             return reject(.messageExists, "message \(message) already exists in conversation \(conversation)")
         }
         guard conversations[Int(c)].lastSequence < UInt32.max else {
@@ -211,12 +212,12 @@ extension ReceiptEngine {
     /// Applies a receipt that waited for message `s`, at its recorded time (but not before the
     /// message was sent); discards it if the user turned out not to be a recipient.
     private mutating func applyHeld(_ held: PendingReceipts.Receipt, conversation c: UInt32, sequence s: UInt32, touched: inout [UInt32]) {
-        guard let u = userIndex(of: held.user), !users[Int(u)].isDeleted, let slot = conversations[Int(c)].slot(of: u) else {
+        guard let u = userIndex(of: held.user), !users[Int(u)].isDeleted, let slot = slot(Int(c), of: u) else {
             discardedHeldReceipts += 1
             return
         }
         let message = conversations[Int(c)].messages[Int(s - conversations[Int(c)].base)]
-        guard case .current = conversations[Int(c)].standing(of: slot, at: s, sender: message.sender) else {
+        guard case .current = standing(Int(c), of: slot, at: s, sender: message.sender) else {
             discardedHeldReceipts += 1
             return
         }
@@ -233,16 +234,20 @@ extension ReceiptEngine {
     ) -> EventOutcome {
         guard !user.isEmpty else { return reject(.invalidEvent, "a receipt needs a user id") }
         guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
-        if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
-        let state = conversations[Int(c)]
-        let slot = userIndex(of: user).flatMap { state.slot(of: $0) }
+        // Fields are read through `conversations[ci]` rather than a local copy of the
+        // conversation: a copy would retain every array, and one still alive at the mutation
+        // below would make it copy the whole conversation.
+        let ci = Int(c)
+        let u = userIndex(of: user)
+        if let u, users[Int(u)].isDeleted { return reject(.userDeleted, "user \(user) was deleted") }
+        let slot = u.flatMap { self.slot(ci, of: $0) }
         let target: UInt32
         if let message {
-            guard let s = state.sequence(ofMessage: message) else {
+            guard let s = sequence(ci, ofMessage: message) else {
                 return hold(c, user: user, message: message, isRead: isRead, clientTime: clientTime, now: now)
             }
-            let sender = state.messages[Int(s - state.base)].sender
-            switch slot.map({ state.standing(of: $0, at: s, sender: sender) }) ?? .none {
+            let sender = conversations[ci].messages[Int(s - conversations[ci].base)].sender
+            switch slot.map({ standing(ci, of: $0, at: s, sender: sender) }) ?? .none {
             case .current:
                 target = s
             case .former:
@@ -256,22 +261,22 @@ extension ReceiptEngine {
                     .notARecipient, "user \(user) was not a member of conversation \(conversation) when message \(message) was sent")
             }
         } else {
-            guard let slot, state.members[Int(slot)].isMember else {
+            guard let slot, conversations[ci].members[Int(slot)].isMember else {
                 return reject(.notAMember, "user \(user) is not a member of conversation \(conversation)")
             }
-            target = state.lastSequence
+            target = conversations[ci].lastSequence
         }
-        guard let slot, target > 0 else {
-            if let slot, isRead { conversations[Int(c)].members[Int(slot)].flags &= ~MemberRecord.Flag.markedUnread }
+        guard let u, let slot, target > 0 else {
+            if let slot, isRead { conversations[ci].members[Int(slot)].flags &= ~MemberRecord.Flag.markedUnread }
             return .accepted(held: false)
         }
-        let sentAt = state.position(ofSequence: target).map { state.messages[$0].sentAt } ?? Int64.min
+        let sentAt = position(ci, ofSequence: target).map { conversations[ci].messages[$0].sentAt } ?? Int64.min
         var time = now
         if let clientTime { time = min(clientTime.milliseconds, now) }
         time = max(time, sentAt)
-        let visible = isRead && users[Int(userIndex(of: user)!)].sharesReads
+        let visible = isRead && users[Int(u)].sharesReads
         var touched: [UInt32] = []
-        conversations[Int(c)].advance(slot: slot, to: target, isRead: isRead, visible: visible, time: time, touched: &touched)
+        conversations[ci].advance(slot: slot, to: target, isRead: isRead, visible: visible, time: time, touched: &touched)
         changes.add(c, touched)
         return .accepted(held: false)
     }

@@ -9,8 +9,8 @@ extension ReceiptEngine {
     ///   - message: The message id.
     /// - Returns: The status, or nil if the conversation or (retained) message is unknown.
     public func status(conversation: String, message: String) -> MessageStatus? {
-        guard let (state, p) = locate(conversation: conversation, message: message) else { return nil }
-        return messageStatus(state, position: p)
+        guard let (c, p) = locate(conversation: conversation, message: message) else { return nil }
+        return messageStatus(conversation: c, position: p)
     }
 
     /// The "Read by" sheet of a message: each counted recipient (never the sender) as read
@@ -28,7 +28,8 @@ extension ReceiptEngine {
     ///   - message: The message id.
     /// - Returns: The detail, or nil if the conversation or (retained) message is unknown.
     public func readDetail(conversation: String, message: String) -> ReadDetail? {
-        guard let (state, p) = locate(conversation: conversation, message: message) else { return nil }
+        guard let (c, p) = locate(conversation: conversation, message: message) else { return nil }
+        let state = conversations[c]
         let record = state.messages[p]
         let s = state.base + UInt32(p)
         var read: [RecipientReceipt] = []
@@ -68,7 +69,7 @@ extension ReceiptEngine {
         delivered.sort { $0.user < $1.user }
         notDelivered.sort { $0.user < $1.user }
         return ReadDetail(
-            status: messageStatus(state, position: p), read: read, delivered: delivered, notDelivered: notDelivered)
+            status: messageStatus(conversation: c, position: p), read: read, delivered: delivered, notDelivered: notDelivered)
     }
 
     /// The status of the sender's latest normal (non-system) message in a conversation, the one
@@ -83,7 +84,7 @@ extension ReceiptEngine {
         let state = conversations[Int(c)]
         guard let slot = state.slot(of: u), let p = state.position(ofSequence: state.members[Int(slot)].lastNormalSent)
         else { return nil }
-        return messageStatus(state, position: p)
+        return messageStatus(conversation: Int(c), position: p)
     }
 
     /// Unread counts of a user.
@@ -132,7 +133,7 @@ extension ReceiptEngine {
         return ConversationSnapshot(
             conversation: state.id, kind: state.kind,
             members: state.members.filter(\.isMember).map { users[Int($0.user)].id },
-            messages: (first..<state.messages.count).map { messageStatus(state, position: $0) })
+            messages: (first..<state.messages.count).map { messageStatus(conversation: Int(c), position: $0) })
     }
 
     /// Direct or group, or nil if the conversation is unknown.
@@ -142,25 +143,38 @@ extension ReceiptEngine {
 
     // MARK: - Helpers
 
-    func locate(conversation: String, message: String) -> (ConversationState, Int)? {
-        guard let c = conversationIndex[conversation] else { return nil }
-        let state = conversations[Int(c)]
-        guard let s = state.sequence(ofMessage: message) else { return nil }
-        return (state, Int(s - state.base))
+    /// (conversation index, message position) of a retained message.
+    func locate(conversation: String, message: String) -> (Int, Int)? {
+        guard let c = conversationIndex[conversation], let s = conversations[Int(c)].sequence(ofMessage: message) else {
+            return nil
+        }
+        return (Int(c), Int(s - conversations[Int(c)].base))
     }
 
-    /// The public status of the message at `position`.
-    func messageStatus(_ state: ConversationState, position p: Int) -> MessageStatus {
-        let record = state.messages[p]
+    /// The public status of the message at `position` of conversation `c`.
+    ///
+    /// Reads fields through `conversations[c]` (projections) rather than a copy of the
+    /// conversation: this runs for every published change.
+    func messageStatus(conversation c: Int, position p: Int) -> MessageStatus {
+        let record = conversations[c].messages[p]
+        let sequence = conversations[c].base + UInt32(p)
+        func time(_ offset: UInt32, isRead: Bool) -> Timestamp? {
+            switch offset {
+            case MessageRecord.noTime: nil
+            case MessageRecord.farTime:
+                conversations[c].farTimes[UInt64(sequence) << 1 | (isRead ? 1 : 0)].map(Timestamp.init)
+            default: Timestamp(milliseconds: record.sentAt + Int64(offset))
+            }
+        }
         return MessageStatus(
-            conversation: state.id, message: state.messageIDs.id(at: p), sequence: UInt64(state.base) + UInt64(p),
-            sender: users[Int(state.members[Int(record.sender)].user)].id,
+            conversation: conversations[c].id, message: conversations[c].messageIDs.id(at: p),
+            sequence: UInt64(sequence), sender: users[Int(conversations[c].members[Int(record.sender)].user)].id,
             sentAt: Timestamp(milliseconds: record.sentAt),
             status: ReceiptStatus(rawValue: record.status) ?? .none,
             recipientCount: Int(record.counted), deliveredCount: Int(record.deliveredCount),
             readCount: Int(record.readCount),
-            deliveredAt: state.time(position: p, isRead: false).map(Timestamp.init),
-            readAt: state.time(position: p, isRead: true).map(Timestamp.init),
+            deliveredAt: time(record.deliveredOffset, isRead: false),
+            readAt: time(record.readOffset, isRead: true),
             isSystem: record.flags & MessageRecord.Flag.system != 0,
             isEdited: record.flags & MessageRecord.Flag.edited != 0,
             isDeleted: record.flags & MessageRecord.Flag.deleted != 0)

@@ -67,8 +67,8 @@ public struct ReceiptEngine: Sendable {
         var changes = ChangeSet()
         let outcome = handle(event, now: now.milliseconds, changes: &changes)
         if case .accepted = outcome {
-            replayWindows[event.id.source, default: ReplayWindow(size: configuration.duplicateWindow)]
-                .record(event.id.sequence)
+            let size = configuration.duplicateWindow  // not in the autoclosure: it would copy `self`
+            replayWindows[event.id.source, default: ReplayWindow(size: size)].record(event.id.sequence)
         }
         return ApplyResult(outcome: outcome, changes: changes.isEmpty ? [] : statuses(of: changes))
     }
@@ -117,6 +117,31 @@ public struct ReceiptEngine: Sendable {
     func hasRoom(forUsers ids: [String]) -> Bool {
         users.count + ids.count <= MemberRecord.userLimit
             || users.count + ids.filter({ userIndex(of: $0) == nil }).count <= MemberRecord.userLimit
+    }
+
+    // Lookups used while applying events. They read through field projections of
+    // `conversations[c]`: calling a method on `conversations[c]` would copy the whole
+    // conversation (a retain per array) for every event, and a copy still alive at the next
+    // mutation would make that mutation copy the conversation's arrays.
+
+    @inline(__always)
+    func slot(_ c: Int, of user: UInt32) -> UInt32? {
+        conversations[c].memberIndex.find(user, in: conversations[c].members)
+    }
+
+    @inline(__always)
+    func sequence(_ c: Int, ofMessage id: String) -> UInt32? {
+        conversations[c].messageIDs.position(of: id).map { conversations[c].base + UInt32($0) }
+    }
+
+    @inline(__always)
+    func standing(_ c: Int, of slot: UInt32, at s: UInt32, sender: UInt32) -> ConversationState.Standing {
+        conversations.withUnsafeBufferPointer { $0[c].standing(of: slot, at: s, sender: sender) }
+    }
+
+    @inline(__always)
+    func position(_ c: Int, ofSequence s: UInt32) -> Int? {
+        s >= conversations[c].base && s <= conversations[c].lastSequence ? Int(s - conversations[c].base) : nil
     }
 
     /// The index of a known user.
@@ -170,9 +195,8 @@ extension ReceiptEngine {
         for entry in sorted {
             if let last, last == (entry.conversation, entry.sequence) { continue }
             last = (entry.conversation, entry.sequence)
-            let conversation = conversations[Int(entry.conversation)]
-            if let p = conversation.position(ofSequence: entry.sequence) {
-                result.append(messageStatus(conversation, position: p))
+            if let p = position(Int(entry.conversation), ofSequence: entry.sequence) {
+                result.append(messageStatus(conversation: Int(entry.conversation), position: p))
             }
         }
         return result
