@@ -37,7 +37,8 @@ struct PendingReceipts: Sendable {
 
     /// Held receipts by message, each list in arrival order.
     private(set) var byMessage: [Key: [Receipt]] = [:]
-    /// (serial, key) in arrival order; entries already applied are skipped lazily.
+    /// (serial, key) in arrival order; entries already applied are skipped lazily and
+    /// compacted away (`hold`, `take`), so this stays proportional to what is held.
     private var order: [(serial: UInt64, heldAt: Int64, key: Key)] = []
     private var head = 0
     /// Next serial.
@@ -54,8 +55,16 @@ struct PendingReceipts: Sendable {
         nextSerial += 1
         let key = Key(conversation: receipt.conversation, message: receipt.message)
         byMessage[key, default: []].append(receipt)
+        if order.count - head > 4 * count + 1024 { compactOrder() }
         order.append((receipt.serial, receipt.heldAt, key))
         count += 1
+    }
+
+    /// Drops the entries of receipts already applied (amortised O(1) per hold).
+    private mutating func compactOrder() {
+        let live = order[head...].filter { entry in byMessage[entry.key]?.contains { $0.serial == entry.serial } == true }
+        order = Array(live)
+        head = 0
     }
 
     /// Removes and returns the receipts waiting for a message, in arrival order.
@@ -64,6 +73,11 @@ struct PendingReceipts: Sendable {
             return []
         }
         count -= receipts.count
+        if count == 0 {
+            // Everything still queued for expiry was applied: forget it at once.
+            order.removeAll()
+            head = 0
+        }
         return receipts
     }
 

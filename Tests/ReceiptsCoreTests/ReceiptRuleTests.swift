@@ -339,3 +339,27 @@ struct ReceiptRuleTests {
         #expect(h.text("ab", "m1") == "")
     }
 }
+
+/// Held receipts under churn: many held and resolved, some expiring, in any interleaving.
+struct HeldReceiptChurnTests {
+    @Test func manyHeldAndResolvedReceiptsKeepExpiryExact() {
+        var h = EngineHarness(configuration: EngineConfiguration(pendingReceiptLifetime: 30_000))
+        h.group("g", ["A", "B", "C"])
+        var expectedDropped = 0
+        for round in 0..<3000 {
+            // Two receipts wait for each message; every seventh message never comes.
+            h.apply(.delivered(conversation: "g", user: "B", message: "m\(round)"), after: 10)
+            h.apply(.read(conversation: "g", user: "C", message: "m\(round)"), after: 10)
+            if round % 7 == 0 {
+                expectedDropped += 2
+            } else {
+                h.accept(.messageSent(conversation: "g", message: "m\(round)", sender: "A", isSystem: false), after: 10)
+            }
+        }
+        h.apply(.memberJoined(conversation: "g", user: "D"), after: 60_000)
+        #expect(h.engine.counters.heldReceipts == 0)
+        #expect(h.engine.counters.droppedPendingReceipts == expectedDropped)
+        #expect(h.status("g", "m1").status == .readBySome)
+        #expect(h.status("g", "m2999").readCount == 1)
+    }
+}
