@@ -10,6 +10,24 @@
 /// ACCEPTED events are recorded in it. A rejected event leaves no trace, so when a gateway
 /// re-sends it, it is evaluated again against the state at that time (typically rejected
 /// again for the same reason; accepted if, say, its conversation has since been created).
+/// A sequence older than the window counts as a duplicate even if it was never seen.
+///
+/// Choices where SPEC §4 leaves room (each one is tested):
+/// - Receipts are per-(conversation, member) watermarks on message sequences plus the log of
+///   their advances; a message's counts are kept incrementally, so memory never grows with
+///   messages × members.
+/// - "Left before reading" means before reading *visibly*: a recipient who leaves or is
+///   deleted without a visible read stops counting. Counting private readers would let the
+///   recipient count reveal their read.
+/// - With no counted recipient left, a message keeps the status it had (nobody read it, and
+///   "Delivered" to nobody would be a lie).
+/// - A receipt held for a message that has not arrived is applied at its recorded time, but
+///   never before the message was sent; a held read is visible only if the user shared
+///   reads both when it arrived and when it is applied (privacy fails closed).
+/// - Marked-unread is cleared by the user's next accepted read of the conversation, even one
+///   that moves no watermark (opening the conversation again).
+/// - Deleted messages keep their receipts and stay the sender's "last sent" message, but no
+///   longer count as unread.
 public struct ReceiptEngine: Sendable {
     /// Placement and bounds.
     public let configuration: EngineConfiguration
