@@ -118,9 +118,29 @@ struct Replayed: Equatable {
 
 /// What a log's callbacks reported.
 final class LogEvents: Sendable {
-    let signal = DispatchSemaphore(value: 0)
     let fatalErrors = Mutex<[LogError]>([])
     let durableCalls = Atomic<Int>(0)
+    /// Threads sleeping until the next callback; every callback wakes them all.
+    let waiters = Mutex<[DispatchSemaphore]>([])
+
+    func wakeAll() {
+        for waiter in self.waiters.withLock({ waiters in
+            defer { waiters = [] }
+            return waiters
+        }) {
+            waiter.signal()
+        }
+    }
+
+    /// Sleeps until `done` holds, rechecking after every callback.
+    func wait(until done: () -> Bool) {
+        while true {
+            let waiter = DispatchSemaphore(value: 0)
+            self.waiters.withLock { $0.append(waiter) }
+            if done() { return }
+            waiter.wait()
+        }
+    }
 }
 
 /// An open log plus what its callbacks reported.
@@ -134,11 +154,11 @@ final class OpenLog: Sendable {
             configuration: configuration, logger: logger,
             onDurable: {
                 events.durableCalls.add(1, ordering: .relaxed)
-                events.signal.signal()
+                events.wakeAll()
             },
             onFatal: { error in
                 events.fatalErrors.withLock { $0.append(error) }
-                events.signal.signal()
+                events.wakeAll()
             })
     }
 
@@ -164,16 +184,12 @@ final class OpenLog: Sendable {
 
     /// Sleeps on `onDurable` until the durable position reaches `target` or the log fails.
     func waitUntilDurable(_ target: LogPosition) {
-        while self.log.durablePosition < target && self.fatal.isEmpty {
-            self.events.signal.wait()
-        }
+        self.events.wait { self.log.durablePosition >= target || !self.fatal.isEmpty }
     }
 
     /// Sleeps until `onFatal` has been called.
     func waitUntilFatal() {
-        while self.fatal.isEmpty {
-            self.events.signal.wait()
-        }
+        self.events.wait { !self.fatal.isEmpty }
     }
 
     func replayAll() throws -> [Replayed] {
