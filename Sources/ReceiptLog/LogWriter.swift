@@ -123,8 +123,8 @@ final class LogWriter: Sendable {
     func waitUntilSynced(_ target: UInt64) throws(LogError) {
         while true {
             let done = try self.state.withLock { state throws(LogError) -> Bool in
-                if state.synced >= target { return true }
                 if let failure = state.failure { throw Self.stopped(by: failure) }
+                if state.synced >= target { return true }
                 state.syncRequested = max(state.syncRequested, target)
                 return false
             }
@@ -152,12 +152,11 @@ final class LogWriter: Sendable {
 
     /// Asks the writer to drain, sync and exit.
     func requestClose() {
-        let wake = self.state.withLock { state -> Bool in
+        self.state.withLock { state in
             state.closing = true
             state.syncRequested = state.appended
-            return true
         }
-        if wake { self.wakeup.signal() }
+        self.wakeup.signal()
     }
 
     /// Records a fatal error once: the log stops accepting appends, the durable position

@@ -41,8 +41,9 @@ public final class ReceiptLog: Sendable {
     ///   - logger: Used for debug detail, the recovery warning and the fatal-error line.
     ///   - onDurable: Called on the writer thread each time ``durablePosition`` advances; keep it
     ///     short (signal the service's loop) and never call ``close()`` from it.
-    ///   - onFatal: Called once, on the writer thread, when a write or sync fails; the log then
-    ///     refuses appends and the process should stop and recover on restart.
+    ///   - onFatal: Called once, on the thread that hit the error (the writer, or a compaction
+    ///     whose sync failed), when a write or sync fails; the log then refuses appends, the
+    ///     durable position freezes, and the process should stop and recover on restart.
     /// - Throws: ``LogError`` with code `.corruption`, `.gap`, `.invalidSnapshot`, `.locked`,
     ///   `.invalidArgument` or `.io`.
     public init(
@@ -134,7 +135,7 @@ public final class ReceiptLog: Sendable {
 
     /// Blocks until everything appended so far is written and synced, whatever the policy.
     ///
-    /// - Throws: ``LogError`` `.closed` when the log stopped on a fatal error first.
+    /// - Throws: ``LogError`` `.closed` once the log has stopped on a fatal error.
     public func flush() throws(LogError) {
         let target = self.writer.state.withLock { $0.appended }
         try self.writer.waitUntilSynced(target)

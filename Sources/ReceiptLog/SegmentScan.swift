@@ -79,10 +79,31 @@ struct SegmentScan {
 
     /// Whether a valid record starts at any offset after `offset`: tells a torn tail (nothing
     /// valid follows) from corruption in the middle (a flipped bit with records behind it).
-    static func hasValidFrame(_ bytes: UnsafeRawBufferPointer, after offset: Int) -> Bool {
+    ///
+    /// Looks first where the damaged record's own length points (the usual case of a flipped
+    /// payload bit), then at every byte. Checksumming candidates in a long run of random garbage
+    /// could take quadratic time, so the work is capped at `budget` checksummed bytes; past it the
+    /// answer is "yes": refusing to start (the operator can cut) is safer than truncating what
+    /// might be good records.
+    static func hasValidFrame(_ bytes: UnsafeRawBufferPointer, after offset: Int, budget: Int = 256 << 20) -> Bool {
+        var budget = budget
+        let headerSize = RecordFormat.recordHeaderSize
+        if bytes.count - offset >= headerSize {
+            let chained = offset + headerSize + Int(bytes.littleEndian(at: offset, as: UInt32.self))
+            if chained > offset + headerSize, chained + headerSize <= bytes.count,
+                case .valid = frame(bytes, at: chained)
+            {
+                return true
+            }
+        }
         var candidate = offset + 1
-        while candidate + RecordFormat.recordHeaderSize <= bytes.count {
-            if case .valid = frame(bytes, at: candidate) { return true }
+        while candidate + headerSize <= bytes.count {
+            let length = Int(bytes.littleEndian(at: candidate, as: UInt32.self))
+            if length <= RecordFormat.maxPayload && length <= bytes.count - candidate - headerSize {
+                budget -= length + 1
+                if budget < 0 { return true }
+                if case .valid = frame(bytes, at: candidate) { return true }
+            }
             candidate += 1
         }
         return false
