@@ -191,12 +191,3 @@ public final class ReceiptLog: Sendable {
         return fd
     }
 }
-
-/// The closure a new pthread runs, boxed to pass through `pthread_create`'s context pointer.
-private final class ThreadBody {
-    let run: () -> Void
-
-    init(_ run: @escaping () -> Void) {
-        self.run = run
-    }
-}

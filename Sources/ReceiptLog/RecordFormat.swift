@@ -48,26 +48,3 @@ enum RecordFormat {
         return bytes.prefix(segmentHeaderSize).elementsEqual(segmentHeader(start: start))
     }
 }
-
-extension Array where Element == UInt8 {
-    /// Appends an integer's little-endian bytes.
-    mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
-        Swift.withUnsafeBytes(of: value.littleEndian) { self.append(contentsOf: $0) }
-    }
-}
-
-extension UnsafeRawBufferPointer {
-    /// Reads a little-endian integer at a byte offset that need not be aligned.
-    @inline(__always)
-    func littleEndian<T: FixedWidthInteger>(at offset: Int, as type: T.Type = T.self) -> T {
-        T(littleEndian: self.loadUnaligned(fromByteOffset: offset, as: T.self))
-    }
-}
-
-extension Array where Element == UInt8 {
-    /// `withUnsafeBytes` for a body that throws ``LogError``, keeping the error type (the
-    /// standard one is `rethrows`, which widens it to `any Error`).
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(LogError) -> R) throws(LogError) -> R {
-        try self.withUnsafeBytes { bytes in Result { () throws(LogError) in try body(bytes) } }.get()
-    }
-}
