@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .executable(name: "receiptd", targets: ["receiptd"]),
         .executable(name: "receiptctl", targets: ["receiptctl"]),
+        .executable(name: "receipts-loadgen", targets: ["receipts-loadgen"]),
         .library(name: "ReceiptsCore", targets: ["ReceiptsCore"]),
         .library(name: "ReceiptsWire", targets: ["ReceiptsWire"]),
         .library(name: "ReceiptLog", targets: ["ReceiptLog"]),
@@ -25,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // C libraries from Debian packages, found through pkg-config.
@@ -76,6 +78,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The load generator and end-to-end benchmark harness (BENCHMARKS.md); the raw baseline
+        // decodes with protobuf-c directly, the storage rows drive ReceiptLog in-process.
+        .executableTarget(
+            name: "receipts-loadgen",
+            dependencies: [
+                "ReceiptsService", "ReceiptsWire", "ReceiptsCore", "ReceiptLog", "ZeroMQ", "CReceiptsProto",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
 
         .testTarget(
             name: "ReceiptsCoreTests",
@@ -83,7 +97,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ReceiptsWireTests", dependencies: ["ReceiptsWire", "ReceiptsCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptLogTests", dependencies: ["ReceiptLog"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReceiptLogTests",
+            dependencies: ["ReceiptLog", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: swiftSettings),
         // Starts the built receiptd binary and talks to it over real sockets.
         .testTarget(

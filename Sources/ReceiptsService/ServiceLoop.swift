@@ -181,6 +181,8 @@ final class ServiceLoop {
             if poller.isReadable(ingestItem) { try drain(ingest, acknowledged: true) }
             if poller.isReadable(subscriberItem) { try drain(ingestSubscriber, acknowledged: false) }
             if poller.isReadable(queryItem) { try drainQueries() }
+            // Batches that appended nothing (all duplicates or rejections) may already be durable.
+            completeDurable()
             statusPublisher.flushDue(now: ServiceClock.monotonicMilliseconds())
             startCompactionIfDue()
         }

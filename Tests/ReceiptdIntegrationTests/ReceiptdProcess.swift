@@ -18,9 +18,19 @@ final class ReceiptdProcess {
         return executable.deletingLastPathComponent()
     }()
 
+    /// One context for every client in the test process, never terminated: a socket that
+    /// outlives a daemon (a gateway reconnecting after a restart) must not block teardown.
+    static let sharedContext: ZMQContext = {
+        do {
+            return try ZMQContext()
+        } catch {
+            fatalError("cannot create a ZeroMQ context: \(error)")
+        }
+    }()
+
     let dataDirectory: String
     let arguments: [String]
-    let context: ZMQContext
+    var context: ZMQContext { Self.sharedContext }
     private var process: Process?
     private var ingestSocket: ZMQSocket?
     private var querySocket: ZMQSocket?
@@ -42,7 +52,6 @@ final class ReceiptdProcess {
             ownsDirectory = true
         }
         self.arguments = arguments
-        context = try ZMQContext()
         try start()
     }
 
@@ -53,7 +62,6 @@ final class ReceiptdProcess {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-        context.terminate()
         if ownsDirectory {
             try? FileManager.default.removeItem(atPath: dataDirectory)
         }
@@ -71,7 +79,7 @@ final class ReceiptdProcess {
         process.arguments = ["--data-dir", dataDirectory, "--log-level", "warning"] + arguments
         let log = FileHandle(forWritingAtPath: "\(dataDirectory)/receiptd.stderr")
             ?? {
-                FileManager.default.createFile(atPath: "\(dataDirectory)/receiptd.stderr", contents: nil)
+                _ = FileManager.default.createFile(atPath: "\(dataDirectory)/receiptd.stderr", contents: nil)
                 return FileHandle(forWritingAtPath: "\(dataDirectory)/receiptd.stderr")!
             }()
         log.seekToEndOfFile()
