@@ -208,4 +208,52 @@ struct ProtocolTests {
         }
         #expect(update?.status.status == .read)
     }
+
+    @Test("A worker rejects events and queries for conversations it does not own, naming the owner")
+    func ownershipIsEnforced() throws {
+        let daemon = try ReceiptdProcess(arguments: ["--worker-count", "4", "--worker-index", "1"])
+        var events = EventFactory()
+        let conversations = (0..<24).map { "own-\($0)" }
+        let reply = try daemon.ingest(conversations.map { conversation in
+            events.make(.conversationUpserted(conversation: conversation, kind: .direct, members: ["a", "b"]))
+        })
+        #expect(reply.results.count == conversations.count)
+        for (conversation, outcome) in zip(conversations, reply.results) {
+            let owner = Partitioning.owner(of: conversation, workerCount: 4)
+            if owner == 1 {
+                #expect(outcome == .accepted(held: false))
+            } else if case .rejected(let rejection) = outcome {
+                #expect(rejection.reason == .notOwner)
+                #expect(rejection.ownerWorker == owner)
+                #expect(rejection.detail.contains("\(owner)"))
+            } else {
+                Issue.record("\(conversation) owned by \(owner) was not rejected: \(outcome)")
+            }
+        }
+        let foreign = try #require(conversations.first { Partitioning.owner(of: $0, workerCount: 4) != 1 })
+        guard case .error(let error) = try daemon.query(.snapshot(conversation: foreign, limit: 0)) else {
+            Issue.record("a query for a foreign conversation was answered")
+            return
+        }
+        #expect(error.code == .notOwner)
+        #expect(error.ownerWorker == Partitioning.owner(of: foreign, workerCount: 4))
+    }
+
+    @Test("A receipt that arrives before its message is held, applied when the message arrives, and survives a restart")
+    func receiptBeforeMessageIsHeld() throws {
+        let daemon = try ReceiptdProcess()
+        var events = EventFactory()
+        let direct = "early-receipt"
+        _ = try daemon.ingest([events.make(.conversationUpserted(conversation: direct, kind: .direct, members: ["a", "b"]))])
+        let early = try daemon.ingest([events.make(.read(conversation: direct, user: "b", message: "m1"))])
+        #expect(early.results == [.accepted(held: true)])
+        #expect(try daemon.counter("receiptd.events.held") == 1)
+
+        _ = try daemon.ingest([events.make(.messageSent(conversation: direct, message: "m1", sender: "a", isSystem: false))])
+        #expect(try daemon.status(direct, "m1", viewer: Viewer(user: "a")).0.status == .read)
+
+        #expect(daemon.terminate() == 0)
+        let restarted = try ReceiptdProcess(dataDirectory: daemon.dataDirectory)
+        #expect(try restarted.status(direct, "m1", viewer: Viewer(user: "a")).0.status == .read)
+    }
 }
