@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import ZeroMQ
+
+/// The one documented benchmark command: starts its own receiptd processes, runs every
+/// scenario and every baseline in the same invocation, and prints one table.
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Run every end-to-end benchmark and baseline; print measure | receiptd | baseline | ratio | target.")
+
+    @Flag(help: "A seconds-long tiny run of every scenario, to keep the harness working (CI).")
+    var smoke = false
+
+    @Option(help: "Run each throughput and latency measurement this many times and report the median.")
+    var repeats = 1
+
+    @Option(help: "Multiply the event counts and durations of every scenario by this.")
+    var scale = 1.0
+
+    @Option(help: "Messages in the larger memory workload (the smaller has half); e.g. 10000000 for the 10M row.")
+    var memoryMessages = 1_000_000
+
+    @Option(help: "Events per frame in the latency scenarios (what a gateway batches within ~1 ms).")
+    var latencyBatch = 20
+
+    @Option(help: "Offered rates (events/s) for the latency scenarios, comma-separated.")
+    var latencyRates = "50000,200000"
+
+    @Option(help: "Seconds each fixed-rate latency scenario offers load.")
+    var latencySeconds = 5.0
+
+    @Option(help: "The Redis function library (default: Benchmarks/redis/receipts.lua in the source tree).")
+    var redisScript: String?
+
+    @Option(help: "Only these sections, comma-separated: ingest,latency,disk,redis,memory,restart,storage.")
+    var only: String?
+
+    @OptionGroup var workload: WorkloadOptions
+
+    func validate() throws {
+        guard repeats >= 1, scale > 0, memoryMessages >= 2, latencyBatch >= 1, latencySeconds > 0 else {
+            throw ValidationError("repeats, scale, memory-messages, latency-batch and latency-seconds must be positive")
+        }
+    }
+
+    func run() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        var bench = BenchRun(
+            context: context, shape: workload.shape, smoke: smoke, repeats: smoke ? 1 : repeats, scale: scale)
+        let sections = only.map { Set($0.split(separator: ",").map(String.init)) }
+        func wanted(_ name: String) -> Bool { sections?.contains(name) ?? true }
+        FileHandle.standardError.write(Data("workload: \(bench.shape)\n".utf8))
+        if wanted("disk") { try bench.disk() }
+        if wanted("ingest") { try bench.ingest() }
+        if wanted("latency") {
+            let rates = latencyRates.split(separator: ",").compactMap { Double($0) }
+            try bench.latency(rates: rates, batch: latencyBatch, seconds: latencySeconds)
+        }
+        if wanted("redis") { try bench.redis(script: redisScript ?? Self.defaultRedisScript) }
+        print(bench.table.render())
+    }
+
+    /// Benchmarks/redis/receipts.lua beside this file's package, when run from the source tree.
+    static var defaultRedisScript: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Benchmarks/redis/receipts.lua").path
+    }
+}

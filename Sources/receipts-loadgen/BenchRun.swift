@@ -1,0 +1,56 @@
+import Foundation
+import ZeroMQ
+
+/// The state of one `bench` invocation: its sizes, its table, and every scenario.
+struct BenchRun {
+    let context: ZMQContext
+    let shape: WorkloadShape
+    let smoke: Bool
+    let repeats: Int
+    let scale: Double
+    var table = ResultTable()
+    /// One 4 KiB write + fdatasync, p50 / p99 / p99.9 in µs (the floor under durable latency).
+    var syncLatency: [Double]?
+
+    init(context: ZMQContext, shape: WorkloadShape, smoke: Bool, repeats: Int, scale: Double) {
+        self.context = context
+        var shape = shape
+        if smoke {
+            shape.conversations = min(shape.conversations, 1000)
+            shape.users = min(shape.users, 5000)
+        }
+        self.shape = shape
+        self.smoke = smoke
+        self.repeats = repeats
+        self.scale = scale
+    }
+
+    /// A count scaled by `--scale`, or a small one in a smoke run.
+    func count(_ full: Int, smoke small: Int) -> Int {
+        smoke ? small : max(1, Int(Double(full) * scale))
+    }
+
+    /// Runs `measure` `repeats` times and returns the median.
+    func median(_ measure: () throws -> Double) rethrows -> Double {
+        var values: [Double] = []
+        for _ in 0..<repeats { values.append(try measure()) }
+        return ResultTable.median(values)
+    }
+
+    /// Starts a fresh receiptd for one measurement.
+    func daemon(_ arguments: [String] = []) throws -> DaemonProcess {
+        try DaemonProcess(context: context, arguments: arguments)
+    }
+
+    /// Drives a fresh receiptd with `set`.
+    func drive(_ set: FrameSet, _ options: DriveOptions, arguments: [String] = []) throws -> DriveResult {
+        let daemon = try daemon(arguments)
+        defer { daemon.terminate() }
+        let result = try LoadDriver(context: context, daemon: daemon).drive(
+            set, gateways: shape.gateways, conversations: shape.conversations, options: options)
+        if result.rejected > 0 {
+            FileHandle.standardError.write(Data("warning: \(result.rejected) events rejected\n".utf8))
+        }
+        return result
+    }
+}

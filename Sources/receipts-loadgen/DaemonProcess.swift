@@ -1,0 +1,120 @@
+import Foundation
+import ReceiptsWire
+import ZeroMQ
+
+/// A `receiptd` child process on a fresh short data directory under /tmp (ipc:// paths must
+/// stay under ~100 bytes), started from the directory this executable was built into.
+final class DaemonProcess {
+    let dataDirectory: String
+    let arguments: [String]
+    private var process: Process?
+    private let context: ZMQContext
+
+    var ingestEndpoint: String { "ipc://\(dataDirectory)/ingest.sock" }
+    var ingestSubscribeEndpoint: String { "ipc://\(dataDirectory)/ingest-sub.sock" }
+    var publishEndpoint: String { "ipc://\(dataDirectory)/updates.sock" }
+    var queryEndpoint: String { "ipc://\(dataDirectory)/query.sock" }
+    var processIdentifier: Int32 { process?.processIdentifier ?? 0 }
+
+    /// The directory holding receiptd (beside this executable), or `RECEIPTD_BIN_DIR`.
+    static var binaryDirectory: URL {
+        if let directory = ProcessInfo.processInfo.environment["RECEIPTD_BIN_DIR"] {
+            return URL(fileURLWithPath: directory)
+        }
+        return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    }
+
+    /// Makes a fresh data directory and starts receiptd on it.
+    init(context: ZMQContext, arguments: [String] = []) throws {
+        dataDirectory = try Self.makeTemporaryDirectory(prefix: "rb")
+        self.context = context
+        self.arguments = arguments
+        _ = try start()
+    }
+
+    deinit {
+        kill9()
+        try? FileManager.default.removeItem(atPath: dataDirectory)
+    }
+
+    /// Makes a directory `/tmp/<prefix>-XXXXXX`.
+    static func makeTemporaryDirectory(prefix: String) throws -> String {
+        var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw LoadgenError(.system, "mkdtemp failed: errno \(errno)") }
+        return String(cString: made)
+    }
+
+    /// Launches receiptd and waits until it answers a health query.
+    /// - Returns: Seconds from launch to the first health answer (the restart time).
+    @discardableResult
+    func start(timeoutSeconds: Double = 600) throws -> Double {
+        let process = Process()
+        process.executableURL = Self.binaryDirectory.appendingPathComponent("receiptd")
+        process.arguments =
+            ["--data-dir", dataDirectory, "--log-level", "warning", "--compact-interval-s", "0"] + arguments
+        let logPath = "\(dataDirectory)/receiptd.stderr"
+        if !FileManager.default.fileExists(atPath: logPath) {
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        }
+        let log = FileHandle(forWritingAtPath: logPath)
+        log?.seekToEndOfFile()
+        process.standardError = log
+        process.standardOutput = log
+        let started = Monotonic.now()
+        do {
+            try process.run()
+        } catch {
+            throw LoadgenError(.process, "cannot start \(process.executableURL?.path ?? "receiptd")", cause: error)
+        }
+        self.process = process
+        let client = QueryClient(context: context, endpoint: queryEndpoint)
+        let deadline = started + UInt64(timeoutSeconds * 1e9)
+        while Monotonic.now() < deadline {
+            guard process.isRunning else {
+                throw LoadgenError(.process, "receiptd exited during start-up: \(standardError())")
+            }
+            if case .health? = try? client.ask(.health, timeoutMilliseconds: 20) {
+                return Monotonic.seconds(from: started, to: Monotonic.now())
+            }
+        }
+        throw LoadgenError(.timeout, "receiptd did not answer health within \(timeoutSeconds) s")
+    }
+
+    /// What receiptd wrote to standard error (for failure messages).
+    func standardError() -> String {
+        (try? String(contentsOfFile: "\(dataDirectory)/receiptd.stderr", encoding: .utf8)) ?? ""
+    }
+
+    /// Resident memory of the process in bytes (VmRSS).
+    func residentBytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(processIdentifier)/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            return kilobytes * 1024
+        }
+        return 0
+    }
+
+    /// Bytes of the files in the data directory (log segments and snapshots).
+    func diskBytes() -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory)) ?? []
+        return names.filter { !$0.hasSuffix(".sock") && !$0.hasSuffix(".stderr") }.reduce(0) { total, name in
+            let attributes = try? FileManager.default.attributesOfItem(atPath: "\(dataDirectory)/\(name)")
+            return total + ((attributes?[.size] as? NSNumber)?.intValue ?? 0)
+        }
+    }
+
+    /// SIGKILL and wait: nothing gets flushed or closed.
+    func kill9() {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM and wait: the graceful shutdown.
+    func terminate() {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+    }
+}

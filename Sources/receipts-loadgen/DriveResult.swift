@@ -1,0 +1,45 @@
+import Histogram
+
+/// What one drive of a workload measured.
+struct DriveResult: Sendable {
+    /// Events in the measured frames.
+    var events: Int
+    /// From the first send to the last acknowledgement (or, fire-and-forget, to the moment
+    /// everything sent was applied and a marker batch behind it was acknowledged durable).
+    var seconds: Double
+    var accepted = 0
+    var duplicates = 0
+    var rejected = 0
+    /// Fire-and-forget: events the worker never saw (dropped at a high-water mark).
+    var lost = 0
+    /// The subscriber's view, when latency was tracked.
+    var updates: UpdateCollector.Report?
+
+    var eventsPerSecond: Double { Double(events - lost) / seconds }
+
+    /// Latency at a percentile in microseconds, if tracked.
+    func latencyMicroseconds(_ percentile: Double) -> Double? {
+        guard let updates, updates.latency.totalCount > 0 else { return nil }
+        return Double(updates.latency.valueAtPercentile(percentile)) / 1000
+    }
+
+    /// A few lines for `run`.
+    var summary: String {
+        var lines = [
+            String(format: "events %d in %.3f s: %.0f events/s", events, seconds, eventsPerSecond),
+            "outcomes: accepted \(accepted), duplicate \(duplicates), rejected \(rejected), lost \(lost)",
+        ]
+        if let updates {
+            lines.append(
+                "updates: \(updates.updates) received, \(updates.matched) matched to their event, "
+                    + "\(updates.unmatched) unmatched, \(updates.gaps) missing by sequence")
+            if updates.latency.totalCount > 0 {
+                let values = [50.0, 90, 99, 99.9, 100].map { p in
+                    String(format: "p%g %.0f µs", p, Double(updates.latency.valueAtPercentile(p)) / 1000)
+                }
+                lines.append("event → status latency: " + values.joined(separator: ", "))
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}

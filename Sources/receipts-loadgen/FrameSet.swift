@@ -1,0 +1,71 @@
+import ReceiptsCore
+import ReceiptsWire
+
+/// One encoded `EventBatch` frame and the gateway that sends it.
+struct Frame: Sendable {
+    var gateway: Int
+    var bytes: [UInt8]
+    var events: Int
+}
+
+/// A workload encoded ahead of time, so that sending costs the load generator nothing but the
+/// socket call, and every baseline sends exactly the same bytes.
+struct FrameSet: Sendable {
+    /// Upserts that create the conversations (sent, acknowledged, before the clock starts).
+    var setup: [Frame]
+    /// The measured frames, gateways interleaved round-robin.
+    var frames: [Frame]
+    /// Events in `frames`.
+    var eventCount: Int
+    /// Events in `frames` that re-send an earlier event id.
+    var duplicateCount: Int
+    /// Update key → index of the frame holding the event that causes it (when tracked).
+    var expectations: [UInt64: Int32]
+    /// (conversation, member) pairs the setup creates.
+    var memberCount: Int
+
+    /// Bytes of all measured frames.
+    var byteCount: Int { frames.reduce(0) { $0 + $1.bytes.count } }
+
+    /// Generates and encodes `events` events in frames of `batchSize` events.
+    /// - Parameters:
+    ///   - shape: The workload.
+    ///   - events: Events in the measured frames (rounded up to whole frames per gateway turn).
+    ///   - batchSize: Events per frame (1 = single-event frames).
+    ///   - trackUpdates: Record which frame causes which update (latency runs).
+    static func make(shape: WorkloadShape, events: Int, batchSize: Int, trackUpdates: Bool) -> FrameSet {
+        var streams = (0..<shape.gateways).map { GatewayStream(gateway: $0, shape: shape) }
+        var setup: [Frame] = []
+        for g in streams.indices {
+            let events = streams[g].setupEvents()
+            var start = 0
+            while start < events.count {
+                let slice = Array(events[start..<min(start + 1000, events.count)])
+                setup.append(Frame(gateway: g, bytes: EventBatchCodec.encode(slice), events: slice.count))
+                start += slice.count
+            }
+        }
+        var frames: [Frame] = []
+        frames.reserveCapacity(events / batchSize + shape.gateways)
+        var expectations: [UInt64: Int32] = [:]
+        if trackUpdates { expectations.reserveCapacity(events) }
+        var produced = 0
+        var batch: [Event] = []
+        batch.reserveCapacity(batchSize)
+        while produced < events {
+            let g = frames.count % shape.gateways
+            batch.removeAll(keepingCapacity: true)
+            for _ in 0..<batchSize {
+                let (event, expects) = streams[g].next()
+                batch.append(event)
+                if trackUpdates, let expects { expectations[expects] = Int32(frames.count) }
+            }
+            frames.append(Frame(gateway: g, bytes: EventBatchCodec.encode(batch), events: batch.count))
+            produced += batch.count
+        }
+        return FrameSet(
+            setup: setup, frames: frames, eventCount: produced,
+            duplicateCount: streams.reduce(0) { $0 + $1.duplicates }, expectations: expectations,
+            memberCount: streams.reduce(0) { $0 + $1.memberCount })
+    }
+}

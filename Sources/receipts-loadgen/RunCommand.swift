@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import ZeroMQ
+
+/// Drives an already-running receiptd with one workload and prints what it measured.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run", abstract: "Drive a running receiptd with a workload and print events/s, outcomes and latency.")
+
+    enum Mode: String, ExpressibleByArgument, CaseIterable {
+        case acknowledged
+        case fireAndForget = "fire-and-forget"
+    }
+
+    @Option(help: "receiptd's data directory: its default ipc:// endpoints are derived from it.")
+    var dataDir = "receiptd-data"
+
+    @Option(help: "Acknowledged ingest endpoint (default ipc://<data-dir>/ingest.sock).")
+    var ingest: String?
+
+    @Option(help: "Fire-and-forget ingest endpoint (default ipc://<data-dir>/ingest-sub.sock).")
+    var ingestSub: String?
+
+    @Option(help: "Status update endpoint (default ipc://<data-dir>/updates.sock).")
+    var publish: String?
+
+    @Option(help: "Query endpoint (default ipc://<data-dir>/query.sock).")
+    var query: String?
+
+    @OptionGroup var workload: WorkloadOptions
+
+    @Option(help: "Events in the measured frames.")
+    var events = 500_000
+
+    @Option(help: "Events per frame (1 = single-event frames).")
+    var batch = 100
+
+    @Option(help: "acknowledged | fire-and-forget.")
+    var mode = Mode.acknowledged
+
+    @Option(help: "Offered events per second; 0 = flat out.")
+    var rate = 0.0
+
+    @Option(help: "Acknowledged: frames in flight per gateway.")
+    var window = 16
+
+    @Flag(help: "Subscribe to status updates and report event → status latency percentiles.")
+    var latency = false
+
+    func validate() throws {
+        guard events >= 1, batch >= 1, window >= 1, rate >= 0 else {
+            throw ValidationError("events, batch and window must be positive, rate not negative")
+        }
+    }
+
+    func run() throws {
+        let directory = URL(fileURLWithPath: dataDir).standardizedFileURL.path
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let driver = LoadDriver(
+            context: context, ingestEndpoint: ingest ?? "ipc://\(directory)/ingest.sock",
+            ingestSubscribeEndpoint: ingestSub ?? "ipc://\(directory)/ingest-sub.sock",
+            publishEndpoint: publish ?? "ipc://\(directory)/updates.sock",
+            queryEndpoint: query ?? "ipc://\(directory)/query.sock")
+        let shape = workload.shape
+        print("workload: \(shape)")
+        print("frames: \(batch) events each, \(mode.rawValue), " + (rate > 0 ? "\(Int(rate)) events/s offered" : "flat out"))
+        let set = FrameSet.make(shape: shape, events: events, batchSize: batch, trackUpdates: latency)
+        let result = try driver.drive(
+            set, gateways: shape.gateways, conversations: shape.conversations,
+            options: DriveOptions(
+                acknowledged: mode == .acknowledged, eventsPerSecond: rate > 0 ? rate : nil, window: window,
+                trackLatency: latency))
+        print(result.summary)
+    }
+}
