@@ -60,6 +60,9 @@ struct BenchCommand: ParsableCommand {
             try bench.latency(rates: rates, batch: latencyBatch, seconds: latencySeconds)
         }
         if wanted("redis") { try bench.redis(script: redisScript ?? Self.defaultRedisScript) }
+        if wanted("memory") { try bench.memory(messages: smoke ? 20_000 : memoryMessages) }
+        if wanted("restart") { try bench.restart() }
+        if wanted("storage") { try bench.storage() }
         print(bench.table.render())
     }
 

@@ -23,6 +23,19 @@ struct FrameSet: Sendable {
     var expectations: [UInt64: Int32]
     /// (conversation, member) pairs the setup creates.
     var memberCount: Int
+    /// (message, recipient) pairs of the messages in `frames`.
+    var receiptCount: Int
+
+    /// Events in the setup frames.
+    var setupEventCount: Int { setup.reduce(0) { $0 + $1.events } }
+
+    /// The same set with only `range` of the measured frames (to load a workload in steps).
+    func slice(_ range: Range<Int>) -> FrameSet {
+        var copy = self
+        copy.frames = Array(frames[range])
+        copy.eventCount = copy.frames.reduce(0) { $0 + $1.events }
+        return copy
+    }
 
     /// Bytes of all measured frames.
     var byteCount: Int { frames.reduce(0) { $0 + $1.bytes.count } }
@@ -66,6 +79,6 @@ struct FrameSet: Sendable {
         return FrameSet(
             setup: setup, frames: frames, eventCount: produced,
             duplicateCount: streams.reduce(0) { $0 + $1.duplicates }, expectations: expectations,
-            memberCount: streams.reduce(0) { $0 + $1.memberCount })
+            memberCount: streams.reduce(0) { $0 + $1.memberCount }, receiptCount: streams.reduce(0) { $0 + $1.receipts })
     }
 }

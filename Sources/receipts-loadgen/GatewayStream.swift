@@ -36,6 +36,8 @@ struct GatewayStream {
 
     /// Events sent twice so far.
     private(set) var duplicates = 0
+    /// (message, recipient) pairs of the messages sent so far: the receipts the state tracks.
+    private(set) var receipts = 0
 
     /// Creates the stream of gateway `gateway` (it owns conversations `gateway`, `gateway + n`, ...).
     init(gateway: Int, shape: WorkloadShape) {
@@ -81,6 +83,7 @@ struct GatewayStream {
             c = Int.random(in: 0..<cursors.count, using: &rng)
         }
         let (kind, expects) = Self.advance(&cursors[c], messagesOnly: shape.messagesOnly, rng: &rng)
+        if case .messageSent = kind { receipts += cursors[c].members.count - 1 }
         let event = makeEvent(kind)
         remember(event)
         return (event, expects)
