@@ -24,6 +24,18 @@ static int32_t receipts_routing_jump_hash(uint64_t key, int32_t buckets) {
     return (int32_t)bucket;
 }
 
+uint16_t receipts_routing_partition(const char *conversation, size_t length) {
+    /* MurmurHash3's fmix64 finalizer: FNV-1a's top bits barely change when only the last
+       characters of an id differ, the finalizer spreads every input bit over all 64. */
+    uint64_t hash = receipts_routing_stable_hash(conversation, length);
+    hash ^= hash >> 33;
+    hash *= UINT64_C(0xff51afd7ed558ccd);
+    hash ^= hash >> 33;
+    hash *= UINT64_C(0xc4ceb9fe1a85ec53);
+    hash ^= hash >> 33;
+    return (uint16_t)(hash >> 48);
+}
+
 int32_t receipts_routing_owner(const char *conversation, size_t length, int32_t worker_count) {
     return receipts_routing_jump_hash(receipts_routing_stable_hash(conversation, length),
                                       worker_count < 1 ? 1 : worker_count);
@@ -31,7 +43,7 @@ int32_t receipts_routing_owner(const char *conversation, size_t length, int32_t 
 
 size_t receipts_routing_topic(const char *conversation, size_t length, char *buffer, size_t capacity) {
     static const char digits[] = "0123456789abcdef";
-    unsigned partition = (unsigned)(receipts_routing_stable_hash(conversation, length) >> 48);
+    unsigned partition = receipts_routing_partition(conversation, length);
     char prefix[RECEIPTS_ROUTING_PARTITION_PREFIX_LENGTH] = {
         digits[(partition >> 12) & 0xf], digits[(partition >> 8) & 0xf],
         digits[(partition >> 4) & 0xf], digits[partition & 0xf], ':',

@@ -41,11 +41,35 @@ struct PartitioningTests {
     @Test func topicHasAFixedWidthPartitionPrefix() {
         for id in ["", "a", "conversation-42", "日本語"] {
             let topic = Partitioning.topic(for: id)
-            let prefix = String(format4: Partitioning.stableHash(id) >> 48)
-            #expect(topic == prefix + ":" + id)
+            #expect(topic == String(format4: UInt64(Partitioning.partition(of: id))) + ":" + id)
             #expect(topic.prefix(4).allSatisfy { "0123456789abcdef".contains($0) })
         }
-        #expect(Partitioning.topic(for: "") == "cbf2:")
+    }
+
+    /// Topics computed by `receipts_routing_topic` (CReceiptsRouting, the C version gateways
+    /// link) for the same ids: the two must agree byte for byte.
+    @Test(arguments: [
+        ("", "efd0:"), ("a", "82a2:a"), ("c-demo-1", "03c0:c-demo-1"), ("c-demo-2", "6761:c-demo-2"),
+        ("c-demo-6", "81d0:c-demo-6"), ("conversation-42", "002e:conversation-42"), ("team-chat", "b569:team-chat"),
+        ("日本語", "e115:日本語"),
+    ])
+    func topicMatchesTheCRoutingFunction(id: String, topic: String) {
+        #expect(Partitioning.topic(for: id) == topic)
+    }
+
+    @Test func partitionsOfSimilarIdsSpread() {
+        // Ids that differ only in their last characters land in different partitions: 10,000
+        // sequential ids are expected to fill about 9,270 of the 65,536 (random placement);
+        // FNV-1a's top 16 bits alone gave about 1,000.
+        for pattern in ["conversation-", "c-"] {
+            let partitions = Set((0..<10_000).map { Partitioning.partition(of: "\(pattern)\($0)") })
+            #expect(partitions.count > 9_000)
+        }
+        let demo = Set((1...6).map { Partitioning.partition(of: "c-demo-\($0)") })
+        #expect(demo.count == 6)
+        // Ownership still uses the raw hash.
+        #expect(Partitioning.owner(of: "c-demo-1", workerCount: 10) == 7)
+        #expect(Partitioning.owner(of: "team-chat", workerCount: 10) == 4)
     }
 }
 

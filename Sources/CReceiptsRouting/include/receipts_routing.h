@@ -41,7 +41,16 @@ uint64_t receipts_routing_stable_hash(const char *conversation, size_t length);
 int32_t receipts_routing_owner(const char *conversation, size_t length, int32_t worker_count);
 
 /*
- * The PUB topic of a conversation: "<4 lowercase hex digits of hash >> 48>:<conversation>".
+ * The partition of a conversation's PUB topic: the top 16 bits of receipts_routing_stable_hash
+ * after MurmurHash3's fmix64 finalizer. FNV-1a alone leaves its top bits nearly unchanged when
+ * only the last characters differ ("c-demo-1" ... "c-demo-6" would share one partition); the
+ * finalizer spreads ids like those over all 65,536 partitions. Ownership is unaffected: it
+ * uses the raw hash (receipts_routing_owner).
+ */
+uint16_t receipts_routing_partition(const char *conversation, size_t length);
+
+/*
+ * The PUB topic of a conversation: "<4 lowercase hex digits of receipts_routing_partition>:<conversation>".
  *
  * Like snprintf: writes at most capacity bytes including a terminating NUL (nothing when
  * capacity is 0) and returns the topic's length without the NUL, so a return value >= capacity
