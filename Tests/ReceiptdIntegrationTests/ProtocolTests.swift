@@ -58,16 +58,16 @@ struct ProtocolTests {
             events.make(.conversationUpserted(conversation: direct, kind: .direct, members: ["a", "b"])),
             events.make(.messageSent(conversation: direct, message: "m1", sender: "a", isSystem: false)),
         ])
-        var subscriber: Subscriber? = try daemon.subscribe(to: direct)
+        let first = try daemon.subscribe(to: direct)
         _ = try daemon.ingest([events.make(.messageSent(conversation: direct, message: "m2", sender: "a", isSystem: false))])
-        let before = try #require(try subscriber?.next())
+        let before = try #require(try first.next())
 
         // Disconnect while updates happen, then come back.
-        subscriber = nil
+        first.socket.close()
         _ = try daemon.ingest([events.make(.delivered(conversation: direct, user: "b", message: "m2"))])
-        subscriber = try daemon.subscribe(to: direct)
+        let second = try daemon.subscribe(to: direct)
         _ = try daemon.ingest([events.make(.read(conversation: direct, user: "b", message: "m1"))])
-        let after = try #require(try subscriber?.next())
+        let after = try #require(try second.next())
         #expect(after.sequence > before.sequence + 1, "the missed delivery updates leave a visible gap")
 
         guard case .snapshot(let snapshot, _, let sequence) = try daemon.query(.snapshot(conversation: direct, limit: 0)) else {
