@@ -6,12 +6,6 @@
 struct ConversationState: Sendable {
     /// The conversation id.
     var id: String
-    /// Direct or group; never changes.
-    var kind: ConversationKind
-    /// Sequence of `messages[0]`; `lastSequence + 1` when nothing is retained.
-    var base: UInt32 = 1
-    /// The last assigned sequence (0 before the first message).
-    var lastSequence: UInt32 = 0
     /// Retained messages: `messages[s - base]` is sequence `s`.
     var messages: [MessageRecord] = []
     /// Their ids, same positions.
@@ -20,15 +14,21 @@ struct ConversationState: Sendable {
     var members: [MemberRecord] = []
     /// User index -> member slot.
     var memberIndex = MemberIndex()
-    /// How many slots are current members.
-    var memberCount: UInt32 = 0
     /// Watermark advances of every member, chained per member and kind.
     var advances: [ReceiptAdvance] = []
     /// Finished memberships (rare: only members who left or were deleted).
     var formerMemberships: [FormerMembership] = []
-    /// Times too far after their message's send time for a 32-bit offset, by
-    /// `sequence << 1 | (read ? 1 : 0)` (rare: a receipt 49.7 days after sending).
+    /// Times that do not fit a message record, by `farKey` (rare: a receipt 49.7 days after
+    /// sending, a send time outside ±4,400 years).
     var farTimes: [UInt64: Int64] = [:]
+    /// Sequence of `messages[0]`; `lastSequence + 1` when nothing is retained.
+    var base: UInt32 = 1
+    /// The last assigned sequence (0 before the first message).
+    var lastSequence: UInt32 = 0
+    /// How many slots are current members.
+    var memberCount: UInt32 = 0
+    /// Direct or group; never changes.
+    var kind: ConversationKind
 
     init(id: String, kind: ConversationKind) {
         self.id = id
@@ -48,17 +48,33 @@ struct ConversationState: Sendable {
         messageIDs.position(of: id).map { base + UInt32($0) }
     }
 
+    /// The `farTimes` key of a message's delivered-to-all time (`kind` 0), first-read time (1)
+    /// or send time (2).
+    @inline(__always)
+    static func farKey(_ sequence: UInt32, _ kind: UInt64) -> UInt64 {
+        UInt64(sequence) << 2 | kind
+    }
+
+    /// The send time of the message at position `p`.
+    @inline(__always)
+    func sentAt(position p: Int) -> Int64 {
+        let stored = messages[p].storedSentAt
+        guard stored == MessageRecord.farSentAt else { return stored }
+        return farTimes[Self.farKey(base + UInt32(p), 2)] ?? stored
+    }
+
     /// Appends a message sent now by a current member; returns its sequence.
     mutating func appendMessage(id: String, sender: UInt32, isSystem: Bool, sentAt: Int64) -> UInt32 {
         let recipients = isSystem ? 0 : memberCount - 1
         let record = MessageRecord(
-            sentAt: sentAt, sender: sender, recipients: recipients, counted: recipients,
-            flags: isSystem ? MessageRecord.Flag.system : 0,
+            sentAt: sentAt, sender: sender, counted: recipients,
+            flags: (isSystem ? MessageRecord.Flag.system : 0) | (recipients == 0 ? 0 : MessageRecord.Flag.hasRecipients),
             status: recipients == 0 ? ReceiptStatus.none.rawValue : ReceiptStatus.notDelivered.rawValue)
         if messages.isEmpty { base = lastSequence + 1 }
         lastSequence += 1
         messages.reserveGently(1)
         messages.append(record)
+        if !MessageRecord.fitsInline(sentAt) { farTimes[Self.farKey(lastSequence, 2)] = sentAt }
         messageIDs.append(id)
         if !isSystem { members[Int(sender)].lastNormalSent = lastSequence }
         return lastSequence
@@ -70,7 +86,7 @@ struct ConversationState: Sendable {
     /// stays what it was: "Delivered" to nobody would be a lie, and nobody read it.
     mutating func refresh(position: Int, time: Int64) {
         var message = messages[position]
-        guard message.recipients != 0, message.counted != 0 else { return }
+        guard message.flags & MessageRecord.Flag.hasRecipients != 0, message.counted != 0 else { return }
         let computed: ReceiptStatus
         if kind == .direct {
             computed =
@@ -96,20 +112,21 @@ struct ConversationState: Sendable {
         let message = messages[p]
         switch isRead ? message.readOffset : message.deliveredOffset {
         case MessageRecord.noTime: return nil
-        case MessageRecord.farTime: return farTimes[UInt64(base + UInt32(p)) << 1 | (isRead ? 1 : 0)]
-        case let offset: return message.sentAt + Int64(offset)
+        case MessageRecord.farTime: return farTimes[Self.farKey(base + UInt32(p), isRead ? 1 : 0)]
+        case let offset: return sentAt(position: p) + Int64(offset)
         }
     }
 
     /// Records a message's delivered-to-all or first-read time (never before it was sent).
     mutating func setTime(_ time: Int64, position p: Int, isRead: Bool) {
-        let (delta, overflow) = time.subtractingReportingOverflow(messages[p].sentAt)
+        let sent = sentAt(position: p)
+        let (delta, overflow) = time.subtractingReportingOverflow(sent)
         let offset: UInt32
         if !overflow && delta >= 0 && delta < Int64(MessageRecord.farTime) {
             offset = UInt32(delta)
         } else {
             offset = MessageRecord.farTime
-            farTimes[UInt64(base + UInt32(p)) << 1 | (isRead ? 1 : 0)] = max(time, messages[p].sentAt)
+            farTimes[Self.farKey(base + UInt32(p), isRead ? 1 : 0)] = max(time, sent)
         }
         if isRead { messages[p].readOffset = offset } else { messages[p].deliveredOffset = offset }
     }
@@ -156,7 +173,7 @@ struct ConversationState: Sendable {
                 // Guarded so that even inconsistent restored counts cannot trap.
                 if messages[p].counted > 0 { messages[p].counted -= 1 }
                 if member.deliveredUpTo >= s && messages[p].deliveredCount > 0 { messages[p].deliveredCount -= 1 }
-                refresh(position: p, time: max(time, messages[p].sentAt))
+                refresh(position: p, time: max(time, sentAt(position: p)))
                 touched.append(s)
             }
         }
@@ -253,7 +270,7 @@ struct ConversationState: Sendable {
                 changed = true
             }
             if changed {
-                refresh(position: p, time: max(time, messages[p].sentAt))
+                refresh(position: p, time: max(time, sentAt(position: p)))
                 touched.append(s)
             }
         }
@@ -306,13 +323,13 @@ struct ConversationState: Sendable {
     /// are removed and the per-member chains relinked.
     mutating func expire(sentBefore cutoff: Int64) -> Int {
         var k = 0
-        while k < messages.count && messages[k].sentAt < cutoff { k += 1 }
+        while k < messages.count && sentAt(position: k) < cutoff { k += 1 }
         guard k > 0 else { return 0 }
         messages.removeFirst(k)
         messageIDs.removeFirst(k)
         base += UInt32(k)
         formerMemberships.removeAll { $0.leftAfter < base }
-        if !farTimes.isEmpty { farTimes = farTimes.filter { $0.key >> 1 >= UInt64(base) } }
+        if !farTimes.isEmpty { farTimes = farTimes.filter { $0.key >> 2 >= UInt64(base) } }
         var remap = [UInt32](repeating: 0, count: advances.count + 1)
         var kept: [ReceiptAdvance] = []
         kept.reserveCapacity(advances.count)

@@ -1,11 +1,11 @@
-/// One (conversation, member) slot: the member's watermarks and membership (32 bytes).
+/// One (conversation, member) slot: the member's watermarks and membership (36 bytes).
 ///
 /// Watermarks are message sequence numbers and only move forward. Per-message receipt times
 /// are not stored here: each advance is appended to the conversation's `ReceiptAdvance` log,
 /// chained per member, and a message's time is the first advance covering it.
 struct MemberRecord: Sendable, Hashable {
     /// The user's index in the engine's user table (low 29 bits) and `flags` (high 3 bits):
-    /// packed so the record is 32 bytes, not 36.
+    /// packed so the record is 36 bytes, not 40.
     private var userAndFlags: UInt32
     /// While a member: the conversation's last sequence when they (re)joined; they are a
     /// recipient of messages with a greater sequence.
@@ -22,6 +22,10 @@ struct MemberRecord: Sendable, Hashable {
     var deliveredHead: UInt32 = 0
     /// 1 + index of the newest visible-read advance in the conversation's log, 0 if none.
     var visibleHead: UInt32 = 0
+    /// 1 + index of the conversation in which the same user got their member slot before this
+    /// one, 0 if none: the user's conversations are chained through their member slots
+    /// (`UserRecord.lastConversation`), without a link array beside them.
+    var previousConversation: UInt32 = 0
 
     /// Users an engine can hold: user indexes share a word with the flags.
     static let userLimit = 1 << 29

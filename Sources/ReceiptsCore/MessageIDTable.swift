@@ -1,29 +1,29 @@
-/// The message ids of one conversation: an append-only byte arena plus an open-addressing
-/// hash index, instead of a `[String: Int]`.
+/// The message ids of one conversation: an append-only byte arena plus a compact hash index,
+/// instead of a `[String: Int]`.
 ///
 /// A dictionary keyed by `String` costs a heap object per id longer than 15 bytes (UUIDs are
 /// 36) plus its bucket; this layout costs the id's bytes, a 4-byte end offset and about
-/// 6 bytes of index per message, which keeps a message within SPEC §8's 100 bytes.
+/// 3.3 bytes of index per message (`SlotTable`), which keeps a message within SPEC §8's 100 bytes.
 struct MessageIDTable: Sendable {
     /// Every id's UTF-8 bytes, in message order.
     private(set) var bytes: [UInt8] = []
     /// End offset in `bytes` of each id.
     private(set) var ends: [UInt32] = []
-    /// Open-addressing index: 0 = empty, else 1 + position in `ends`. Count is a power of two.
-    private var slots: [UInt32] = []
+    /// Position in `ends` by the hash of the id.
+    private var index = SlotTable()
 
     /// How many ids are stored.
     var count: Int { ends.count }
 
     /// The id at `position`.
     func id(at position: Int) -> String {
-        let start = position == 0 ? 0 : Int(ends[position - 1])
-        return String(decoding: bytes[start..<Int(ends[position])], as: UTF8.self)
+        bytes.withUnsafeBufferPointer { arena in
+            String(decoding: UnsafeBufferPointer(rebasing: arena[range(of: position)]), as: UTF8.self)
+        }
     }
 
     /// The position of `id`, or nil.
     func position(of id: String) -> Int? {
-        guard !slots.isEmpty else { return nil }
         if let found = id.utf8.withContiguousStorageIfAvailable({ lookUp($0) }) { return found }
         return Array(id.utf8).withUnsafeBufferPointer { lookUp($0) }
     }
@@ -34,10 +34,11 @@ struct MessageIDTable: Sendable {
         bytes.append(contentsOf: id.utf8)
         ends.reserveGently(1)
         ends.append(UInt32(bytes.count))
-        if (ends.count + 1) * 10 > slots.count * 7 {
-            rebuildIndex(capacity: max(16, slots.count * 2))
+        if index.needsRebuild(forCount: ends.count) {
+            rebuildIndex()
         } else {
-            insert(position: ends.count - 1)
+            let position = ends.count - 1
+            index.insert(hash: hash(of: position), position: position)
         }
     }
 
@@ -46,72 +47,54 @@ struct MessageIDTable: Sendable {
         guard k > 0 else { return }
         let cut = Int(ends[k - 1])
         // Fresh exact-size arrays: retention runs at compaction, the moment to give back the
-        // slack that growth by doubling left behind.
+        // slack that growth left behind.
         bytes = bytes[cut...].withUnsafeBufferPointer { Array($0) }
         ends = ends[k...].map { $0 - UInt32(cut) }
-        var capacity = 16
-        while (ends.count + 1) * 10 > capacity * 7 { capacity *= 2 }
-        rebuildIndex(capacity: capacity)
+        rebuildIndex()
     }
 
     /// Restores a table from decoded arena bytes and end offsets (validated by the caller).
     init(bytes: [UInt8], ends: [UInt32]) {
         self.bytes = bytes
         self.ends = ends
-        var capacity = 16
-        while (ends.count + 1) * 10 > capacity * 7 { capacity *= 2 }
-        rebuildIndex(capacity: ends.isEmpty ? 0 : capacity)
+        rebuildIndex()
     }
 
     /// An empty table.
     init() {}
 
+    @inline(__always)
     private func range(of position: Int) -> Range<Int> {
         (position == 0 ? 0 : Int(ends[position - 1]))..<Int(ends[position])
     }
 
-    private static func hash(_ buffer: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in buffer {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        return hash ^ (hash >> 29)
+    private func hash(of position: Int) -> UInt64 {
+        Self.hash(bytes, ends, position)
     }
 
+    private static func hash(_ bytes: [UInt8], _ ends: [UInt32], _ position: Int) -> UInt64 {
+        let start = position == 0 ? 0 : Int(ends[position - 1])
+        return bytes.withUnsafeBytes { ByteHash.hash(UnsafeRawBufferPointer(rebasing: $0[start..<Int(ends[position])])) }
+    }
+
+    @inline(__always)
     private func lookUp(_ key: UnsafeBufferPointer<UInt8>) -> Int? {
-        let mask = slots.count - 1
-        var slot = Int(truncatingIfNeeded: Self.hash(key)) & mask
+        let hash = ByteHash.hash(UnsafeRawBufferPointer(key))
         return bytes.withUnsafeBufferPointer { arena in
-            while true {
-                let entry = slots[slot]
-                if entry == 0 { return nil }
-                let position = Int(entry) - 1
-                let range = range(of: position)
-                if range.count == key.count
-                    && (key.isEmpty || memoryEqual(arena.baseAddress! + range.lowerBound, key.baseAddress!, key.count))
-                {
-                    return position
+            ends.withUnsafeBufferPointer { ends in
+                index.find(hash: hash) { position in
+                    let start = position == 0 ? 0 : Int(ends[position - 1])
+                    let count = Int(ends[position]) - start
+                    return count == key.count
+                        && (count == 0 || memoryEqual(arena.baseAddress! + start, key.baseAddress!, count))
                 }
-                slot = (slot + 1) & mask
             }
         }
     }
 
-    private mutating func insert(position: Int) {
-        let mask = slots.count - 1
-        let range = range(of: position)
-        var slot = bytes.withUnsafeBufferPointer { arena in
-            Int(truncatingIfNeeded: Self.hash(UnsafeBufferPointer(rebasing: arena[range]))) & mask
-        }
-        while slots[slot] != 0 { slot = (slot + 1) & mask }
-        slots[slot] = UInt32(position + 1)
-    }
-
-    private mutating func rebuildIndex(capacity: Int) {
-        slots = Array(repeating: 0, count: capacity)
-        guard capacity > 0 else { return }
-        for position in ends.indices { insert(position: position) }
+    private mutating func rebuildIndex() {
+        let (bytes, ends) = (self.bytes, self.ends)
+        index.rebuild(count: ends.count) { Self.hash(bytes, ends, $0) }
     }
 }
 
@@ -119,6 +102,12 @@ struct MessageIDTable: Sendable {
 @inline(__always)
 private func memoryEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
     var i = 0
+    while i + 8 <= count {
+        let x = UnsafeRawPointer(a + i).loadUnaligned(as: UInt64.self)
+        let y = UnsafeRawPointer(b + i).loadUnaligned(as: UInt64.self)
+        if x != y { return false }
+        i += 8
+    }
     while i < count {
         if a[i] != b[i] { return false }
         i += 1

@@ -47,7 +47,7 @@ extension ReceiptEngine {
                 clientTime: event.clientTime, now: now, changes: &changes)
         case .messageEdited(_, let message), .messageDeleted(_, let message):
             guard !message.isEmpty else { return reject(.invalidEvent, "the event needs a message id") }
-            guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
+            guard let c = conversationIndex(of: conversation) else { return unknownConversation(conversation) }
             guard let s = sequence(Int(c), ofMessage: message) else {
                 return reject(.unknownMessage, "message \(message) is unknown in conversation \(conversation)")
             }
@@ -61,7 +61,7 @@ extension ReceiptEngine {
             return .accepted(held: false)
         case .markedUnread(_, let user):
             guard !user.isEmpty else { return reject(.invalidEvent, "marked unread needs a user id") }
-            guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
+            guard let c = conversationIndex(of: conversation) else { return unknownConversation(conversation) }
             if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
             guard let u = userIndex(of: user), let slot = slot(Int(c), of: u),
                 conversations[Int(c)].members[Int(slot)].isMember
@@ -90,7 +90,7 @@ extension ReceiptEngine {
             return reject(
                 .invalidEvent, "a direct conversation has exactly two distinct members, not \(distinct.count)")
         }
-        let existing = conversationIndex[conversation]
+        let existing = conversationIndex(of: conversation)
         if let existing, conversations[Int(existing)].kind != kind {
             return reject(.invalidEvent, "conversation \(conversation) is \(conversations[Int(existing)].kind), its kind cannot change")
         }
@@ -105,8 +105,9 @@ extension ReceiptEngine {
             c = UInt32(conversations.count)
             var state = ConversationState(id: conversation, kind: kind)
             state.members.reserveCapacity(distinct.count)
+            conversations.reserveGently(1)
             conversations.append(state)
-            conversationIndex[conversation] = c
+            conversationTable.didAppend(to: conversations)
         }
         var touched: [UInt32] = []
         for slot in conversations[Int(c)].members.indices where conversations[Int(c)].members[slot].isMember {
@@ -122,7 +123,7 @@ extension ReceiptEngine {
 
     private mutating func join(_ conversation: String, user: String) -> EventOutcome {
         guard !user.isEmpty else { return reject(.invalidEvent, "member joined needs a user id") }
-        guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
+        guard let c = conversationIndex(of: conversation) else { return unknownConversation(conversation) }
         if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted and cannot join") }
         let ci = Int(c)
         let slot = userIndex(of: user).flatMap { self.slot(ci, of: $0) }
@@ -139,7 +140,7 @@ extension ReceiptEngine {
         -> EventOutcome
     {
         guard !user.isEmpty else { return reject(.invalidEvent, "member left needs a user id") }
-        guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
+        guard let c = conversationIndex(of: conversation) else { return unknownConversation(conversation) }
         if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
         guard let u = userIndex(of: user), let slot = slot(Int(c), of: u) else {
             return .accepted(held: false)
@@ -153,10 +154,10 @@ extension ReceiptEngine {
     private mutating func addMember(_ user: String, to c: UInt32) {
         let u = userIndex(creating: user)
         let slotsBefore = conversations[Int(c)].members.count
-        _ = conversations[Int(c)].join(user: u)
+        let slot = conversations[Int(c)].join(user: u)
         if conversations[Int(c)].members.count > slotsBefore {
             memberSlotCount += 1
-            link(user: u, to: c)
+            link(user: u, to: c, slot: slot)
         }
     }
 
@@ -183,7 +184,7 @@ extension ReceiptEngine {
         guard !message.isEmpty, !sender.isEmpty else {
             return reject(.invalidEvent, "message sent needs a message id and a sender id")
         }
-        guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
+        guard let c = conversationIndex(of: conversation) else { return unknownConversation(conversation) }
         let u = userIndex(of: sender)
         if let u, users[Int(u)].isDeleted { return reject(.userDeleted, "user \(sender) was deleted") }
         guard let u, let slot = slot(Int(c), of: u),
@@ -225,7 +226,7 @@ extension ReceiptEngine {
         conversations[Int(c)].advance(
             slot: slot, to: s, isRead: kind != .delivered,
             visible: kind == .visibleRead && users[Int(u)].sharesReads,
-            time: max(held.time, message.sentAt), touched: &touched)
+            time: max(held.time, sentAt(Int(c), position: Int(s - conversations[Int(c)].base))), touched: &touched)
     }
 
     private mutating func receipt(
@@ -233,7 +234,7 @@ extension ReceiptEngine {
         changes: inout ChangeSet
     ) -> EventOutcome {
         guard !user.isEmpty else { return reject(.invalidEvent, "a receipt needs a user id") }
-        guard let c = conversationIndex[conversation] else { return unknownConversation(conversation) }
+        guard let c = conversationIndex(of: conversation) else { return unknownConversation(conversation) }
         // Fields are read through `conversations[ci]` rather than a local copy of the
         // conversation: a copy would retain every array, and one still alive at the mutation
         // below would make it copy the whole conversation.
@@ -270,10 +271,10 @@ extension ReceiptEngine {
             if let slot, isRead { conversations[ci].members[Int(slot)].flags &= ~MemberRecord.Flag.markedUnread }
             return .accepted(held: false)
         }
-        let sentAt = position(ci, ofSequence: target).map { conversations[ci].messages[$0].sentAt } ?? Int64.min
+        let sent = position(ci, ofSequence: target).map { sentAt(ci, position: $0) } ?? Int64.min
         var time = now
         if let clientTime { time = min(clientTime.milliseconds, now) }
-        time = max(time, sentAt)
+        time = max(time, sent)
         let visible = isRead && users[Int(u)].sharesReads
         var touched: [UInt32] = []
         conversations[ci].advance(slot: slot, to: target, isRead: isRead, visible: visible, time: time, touched: &touched)

@@ -35,7 +35,7 @@ extension ReceiptEngine {
         var read: [RecipientReceipt] = []
         var delivered: [RecipientReceipt] = []
         var notDelivered: [RecipientReceipt] = []
-        if record.recipients != 0 {
+        if record.flags & MessageRecord.Flag.hasRecipients != 0 {
             for slot in state.members.indices {
                 let member = state.members[slot]
                 let deliveredUpTo: UInt32
@@ -80,7 +80,7 @@ extension ReceiptEngine {
     ///   - sender: The sender.
     /// - Returns: The status, or nil if they sent none that is still retained.
     public func lastSent(conversation: String, sender: String) -> MessageStatus? {
-        guard let c = conversationIndex[conversation], let u = userIndex(of: sender) else { return nil }
+        guard let c = conversationIndex(of: conversation), let u = userIndex(of: sender) else { return nil }
         let state = conversations[Int(c)]
         guard let slot = state.slot(of: u), let p = state.position(ofSequence: state.members[Int(slot)].lastNormalSent)
         else { return nil }
@@ -105,7 +105,7 @@ extension ReceiptEngine {
                 }
             }
         } else {
-            indices = requested.compactMap { conversationIndex[$0] }
+            indices = requested.compactMap { conversationIndex(of: $0) }
         }
         return indices.map { c in
             let state = conversations[Int(c)]
@@ -127,7 +127,7 @@ extension ReceiptEngine {
     ///   - limit: At most this many latest messages; 0 means every retained message.
     /// - Returns: The snapshot, or nil if the conversation is unknown.
     public func snapshot(conversation: String, limit: Int) -> ConversationSnapshot? {
-        guard let c = conversationIndex[conversation] else { return nil }
+        guard let c = conversationIndex(of: conversation) else { return nil }
         let state = conversations[Int(c)]
         let first = limit > 0 ? max(0, state.messages.count - limit) : 0
         return ConversationSnapshot(
@@ -138,14 +138,14 @@ extension ReceiptEngine {
 
     /// Direct or group, or nil if the conversation is unknown.
     public func kind(of conversation: String) -> ConversationKind? {
-        conversationIndex[conversation].map { conversations[Int($0)].kind }
+        conversationIndex(of: conversation).map { conversations[Int($0)].kind }
     }
 
     // MARK: - Helpers
 
     /// (conversation index, message position) of a retained message.
     func locate(conversation: String, message: String) -> (Int, Int)? {
-        guard let c = conversationIndex[conversation], let s = conversations[Int(c)].sequence(ofMessage: message) else {
+        guard let c = conversationIndex(of: conversation), let s = conversations[Int(c)].sequence(ofMessage: message) else {
             return nil
         }
         return (Int(c), Int(s - conversations[Int(c)].base))
@@ -158,18 +158,19 @@ extension ReceiptEngine {
     func messageStatus(conversation c: Int, position p: Int) -> MessageStatus {
         let record = conversations[c].messages[p]
         let sequence = conversations[c].base + UInt32(p)
+        let sent = sentAt(c, position: p)
         func time(_ offset: UInt32, isRead: Bool) -> Timestamp? {
             switch offset {
             case MessageRecord.noTime: nil
             case MessageRecord.farTime:
-                conversations[c].farTimes[UInt64(sequence) << 1 | (isRead ? 1 : 0)].map(Timestamp.init)
-            default: Timestamp(milliseconds: record.sentAt + Int64(offset))
+                conversations[c].farTimes[ConversationState.farKey(sequence, isRead ? 1 : 0)].map(Timestamp.init)
+            default: Timestamp(milliseconds: sent + Int64(offset))
             }
         }
         return MessageStatus(
             conversation: conversations[c].id, message: conversations[c].messageIDs.id(at: p),
             sequence: UInt64(sequence), sender: users[Int(conversations[c].members[Int(record.sender)].user)].id,
-            sentAt: Timestamp(milliseconds: record.sentAt),
+            sentAt: Timestamp(milliseconds: sent),
             status: ReceiptStatus(rawValue: record.status) ?? .none,
             recipientCount: Int(record.counted), deliveredCount: Int(record.deliveredCount),
             readCount: Int(record.readCount),

@@ -7,7 +7,8 @@
 /// on the way in so that no byte sequence can crash the decoder or the engine afterwards.
 extension ReceiptEngine {
     static let snapshotMagic: [UInt8] = Array("RCPTENG\0".utf8)
-    static let snapshotVersion: UInt16 = 1
+    /// 2: a message has no recipient count, only `MessageRecord.Flag.hasRecipients` in its flags.
+    static let snapshotVersion: UInt16 = 2
     /// An absent time in the snapshot.
     static let noTime = Int64.min
 
@@ -38,11 +39,10 @@ extension ReceiptEngine {
             w.write(state.lastSequence)
             w.write(UInt32(state.messages.count))
             for (p, m) in state.messages.enumerated() {
-                w.write(m.sentAt)
+                w.write(state.sentAt(position: p))
                 w.write(state.time(position: p, isRead: false) ?? Self.noTime)
                 w.write(state.time(position: p, isRead: true) ?? Self.noTime)
                 w.write(m.sender)
-                w.write(m.recipients)
                 w.write(m.counted)
                 w.write(m.deliveredCount)
                 w.write(m.readCount)
@@ -177,19 +177,24 @@ extension ReceiptEngine {
         conversations.reserveCapacity(conversationCount)
         for _ in 0..<conversationCount {
             let state = try decodeConversation(&r)
-            guard conversationIndex.updateValue(UInt32(conversations.count), forKey: state.id) == nil else {
+            guard conversationIndex(of: state.id) == nil else {
                 throw r.corrupt("conversation \(state.id) appears twice")
             }
             messageCount += state.messages.count
             memberSlotCount += state.members.count
             conversations.append(state)
+            conversationTable.didAppend(to: conversations)
         }
         for (u, list) in memberOf.enumerated() {
+            // Each slot is linked once: listing a conversation twice would chain it to itself.
+            guard Set(list).count == list.count else {
+                throw r.corrupt("user \(users[u].id) lists a conversation twice")
+            }
             for c in list {
-                guard Int(c) < conversations.count, conversations[Int(c)].slot(of: UInt32(u)) != nil else {
+                guard Int(c) < conversations.count, let slot = conversations[Int(c)].slot(of: UInt32(u)) else {
                     throw r.corrupt("user \(users[u].id) lists a conversation without a member slot for them")
                 }
-                link(user: UInt32(u), to: c)
+                link(user: UInt32(u), to: c, slot: slot)
             }
         }
 
@@ -241,7 +246,7 @@ extension ReceiptEngine {
         var state = ConversationState(id: id, kind: kind)
         state.base = try r.read(UInt32.self)
         state.lastSequence = try r.read(UInt32.self)
-        let messageCount = try r.readCount(itemSize: 46)
+        let messageCount = try r.readCount(itemSize: 42)
         guard state.base >= 1, UInt64(state.base) + UInt64(messageCount) == UInt64(state.lastSequence) + 1 else {
             throw r.corrupt("conversation \(id) holds \(messageCount) messages from \(state.base) to \(state.lastSequence)")
         }
@@ -251,13 +256,18 @@ extension ReceiptEngine {
             let deliveredAt: Int64 = try r.read()
             let readAt: Int64 = try r.read()
             let message = MessageRecord(
-                sentAt: sentAt, sender: try r.read(), recipients: try r.read(), counted: try r.read(),
-                deliveredCount: try r.read(), readCount: try r.read(), flags: try r.read(), status: try r.read())
-            guard message.counted <= message.recipients, message.deliveredCount <= message.counted,
+                sentAt: sentAt, sender: try r.read(), counted: try r.read(), deliveredCount: try r.read(),
+                readCount: try r.read(), flags: try r.read(), status: try r.read())
+            guard message.flags & ~MessageRecord.Flag.all == 0,
+                message.flags & MessageRecord.Flag.hasRecipients != 0 || message.counted == 0,
+                message.deliveredCount <= message.counted,
                 message.readCount <= message.deliveredCount, message.status <= ReceiptStatus.readByAll.rawValue,
                 deliveredAt == Self.noTime || deliveredAt >= sentAt, readAt == Self.noTime || readAt >= sentAt
             else { throw r.corrupt("a message of conversation \(id) has inconsistent counts or times") }
             state.messages.append(message)
+            if !MessageRecord.fitsInline(sentAt) {
+                state.farTimes[ConversationState.farKey(state.base + UInt32(p), 2)] = sentAt
+            }
             if deliveredAt != Self.noTime { state.setTime(deliveredAt, position: p, isRead: false) }
             if readAt != Self.noTime { state.setTime(readAt, position: p, isRead: true) }
         }

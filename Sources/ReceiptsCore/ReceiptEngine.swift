@@ -35,13 +35,11 @@ public struct ReceiptEngine: Sendable {
     /// Every conversation, by index.
     var conversations: [ConversationState] = []
     /// Conversation id -> index.
-    var conversationIndex: [String: UInt32] = [:]
+    var conversationTable = ConversationTable()
     /// Every known user, by index.
     var users: [UserRecord] = []
     /// User id -> index.
     var userTable = UserIndex()
-    /// Every user's conversations, chained per user (see `UserRecord.lastConversationLink`).
-    var conversationLinks: [ConversationLink] = []
     /// Anti-replay windows by event source.
     var replayWindows: [String: ReplayWindow] = [:]
     /// Receipts waiting for their message.
@@ -158,6 +156,13 @@ public struct ReceiptEngine: Sendable {
     }
 
     @inline(__always)
+    func sentAt(_ c: Int, position p: Int) -> Int64 {
+        let stored = conversations[c].messages[p].storedSentAt
+        guard stored == MessageRecord.farSentAt else { return stored }
+        return conversations.withUnsafeBufferPointer { $0[c].sentAt(position: p) }
+    }
+
+    @inline(__always)
     func position(_ c: Int, ofSequence s: UInt32) -> Int? {
         s >= conversations[c].base && s <= conversations[c].lastSequence ? Int(s - conversations[c].base) : nil
     }
@@ -173,22 +178,28 @@ public struct ReceiptEngine: Sendable {
         userIndex(of: id).map { users[Int($0)].isDeleted } ?? false
     }
 
+    /// The index of a known conversation.
+    @inline(__always)
+    func conversationIndex(of id: String) -> UInt32? {
+        conversationTable.find(id, in: conversations)
+    }
+
     /// The conversations in which a user has a member slot, in first-join order.
     func conversations(ofUser u: UInt32) -> [UInt32] {
         var result: [UInt32] = []
-        var link = users[Int(u)].lastConversationLink
-        while link != 0 {
-            result.append(conversationLinks[Int(link) - 1].conversation)
-            link = conversationLinks[Int(link) - 1].previous
+        var link = users[Int(u)].lastConversation
+        while link != 0, let slot = slot(Int(link) - 1, of: u) {
+            result.append(link - 1)
+            link = conversations[Int(link) - 1].members[Int(slot)].previousConversation
         }
         return result.reversed()
     }
 
-    /// Records that a user got a member slot in a conversation.
-    mutating func link(user u: UInt32, to conversation: UInt32) {
-        conversationLinks.reserveGently(1)
-        conversationLinks.append(ConversationLink(conversation: conversation, previous: users[Int(u)].lastConversationLink))
-        users[Int(u)].lastConversationLink = UInt32(conversationLinks.count)
+    /// Records that a user just got a member slot in a conversation (at most once per slot: a
+    /// second link would close the chain into a cycle).
+    mutating func link(user u: UInt32, to conversation: UInt32, slot: UInt32) {
+        conversations[Int(conversation)].members[Int(slot)].previousConversation = users[Int(u)].lastConversation
+        users[Int(u)].lastConversation = conversation + 1
     }
 }
 

@@ -62,6 +62,29 @@ struct RetentionTests {
         #expect(h.status("ab", "m2").readAt == Timestamp(milliseconds: h.now))
     }
 
+    /// Send times are kept in 48 bits inline; times beyond that (and the sentinel value itself)
+    /// must still come back exactly, through statuses, receipts, snapshots and expiry.
+    @Test(arguments: [Int64.min + 5, -(1 << 47), -(1 << 47) + 1, (1 << 47) - 1, 1 << 47, Int64.max - 5_000] as [Int64])
+    func sendTimesBeyond48BitsStayExact(sentAt: Int64) throws {
+        var h = EngineHarness()
+        h.group("g", ["A", "B", "C"])
+        h.now = sentAt
+        h.accept(.messageSent(conversation: "g", message: "m1", sender: "A", isSystem: false), after: 0)
+        h.deliver("g", "C", "m1")
+        h.read("g", "B", "m1")
+        let status = h.status("g", "m1")
+        #expect(status.sentAt == Timestamp(milliseconds: sentAt))
+        #expect(status.readAt == Timestamp(milliseconds: sentAt + 2000))
+        #expect(status.deliveredAt == Timestamp(milliseconds: sentAt + 2000))
+        #expect(h.detail("g", "m1").read.map(\.readAt) == [Timestamp(milliseconds: sentAt + 2000)])
+        let restored = try ReceiptEngine(restoringFrom: h.engine.encodedState(), configuration: .init())
+        #expect(restored.status(conversation: "g", message: "m1") == status)
+        #expect(restored.encodedState() == h.engine.encodedState())
+        #expect(h.engine.expireMessages(sentBefore: Timestamp(milliseconds: sentAt)) == 0)
+        #expect(h.engine.expireMessages(sentBefore: Timestamp(milliseconds: sentAt + 1)) == 1)
+        #expect(h.engine.status(conversation: "g", message: "m1") == nil)
+    }
+
     @Test func expiringNothingIsANoOp() {
         var h = EngineHarness()
         h.group("g", ["A", "B"])

@@ -161,6 +161,52 @@ struct SnapshotTests {
         #expect(decoded > 0)
     }
 
+    /// Decodes a re-sealed body, returning the error code (nil if it decoded).
+    static func code(resealed body: [UInt8]) -> SnapshotDecodingError.Code? {
+        do {
+            _ = try ReceiptEngine(restoringFrom: sealed(body), configuration: .init())
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test func aUserListingAConversationTwiceIsCorrupt() {
+        var h = EngineHarness()
+        h.group("g", ["A", "B"])
+        let body = Array(h.engine.encodedState().dropLast(8))
+        #expect(Self.code(resealed: body) == nil)
+        // Users start after magic, version and three totals (34 bytes) and the user count:
+        // "A" is a 4-byte length, 1 byte, two flags, then its list: count 1, conversation 0.
+        let list = 34 + 4 + 4 + 1 + 2
+        #expect(Array(body[list..<list + 8]) == [1, 0, 0, 0, 0, 0, 0, 0])
+        var twice = body
+        twice[list] = 2
+        twice.insert(contentsOf: [0, 0, 0, 0], at: list + 8)
+        #expect(Self.code(resealed: twice) == .corrupt)
+    }
+
+    @Test func messageFlagsAreChecked() {
+        var h = EngineHarness()
+        h.group("g", ["A", "B"])
+        h.send("g", "m1", from: "A")
+        let sentAt = h.status("g", "m1").sentAt.milliseconds
+        let body = Array(h.engine.encodedState().dropLast(8))
+        #expect(Self.code(resealed: body) == nil)
+        // The message record: sentAt, two times, sender, counted, two counts, flags, status.
+        let sentBytes = (0..<8).map { UInt8(truncatingIfNeeded: sentAt >> (8 * Int64($0))) }
+        let record = (0...body.count - 8).first { Array(body[$0..<$0 + 8]) == sentBytes }!
+        let flags = record + 24 + 16
+        #expect(body[record + 28] == 1)  // counted: B
+        #expect(body[flags] == 8)  // has recipients
+        var unknownBit = body
+        unknownBit[flags] |= 16
+        #expect(Self.code(resealed: unknownBit) == .corrupt)
+        var countedWithoutRecipients = body
+        countedWithoutRecipients[flags] = 0
+        #expect(Self.code(resealed: countedWithoutRecipients) == .corrupt)
+    }
+
     @Test func garbageAndWrongVersionAreNamed() {
         func code(_ bytes: [UInt8]) -> SnapshotDecodingError.Code? {
             do {
