@@ -9,7 +9,8 @@ let package = Package(
     name: "benchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: ".."),
+        // Named explicitly: a path dependency is otherwise identified by its directory name.
+        .package(name: "receiptd", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
