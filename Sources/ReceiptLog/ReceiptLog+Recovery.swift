@@ -28,7 +28,6 @@ extension ReceiptLog {
         let inspection = try LogInspection(directory: directory, loadSnapshotPayload: true)
         var report = RecoveryReport()
         report.snapshotPosition = inspection.recoverySnapshot.map { LogPosition(offset: $0.position) }
-        var changed = false
 
         if let damage = inspection.damage {
             let path = inspection.path(damage.file)
@@ -51,7 +50,6 @@ extension ReceiptLog {
             report.droppedRecords = damage.droppedRecords
             report.truncatedFile = damage.file
             report.damage = damage
-            changed = true
             logger.warning(
                 damage.isTruncatableTail ? "truncated torn tail of the log" : "cut the log at corruption, as asked",
                 metadata: [
@@ -64,14 +62,12 @@ extension ReceiptLog {
             let path = inspection.path(snapshot.name)
             try FileIO.rename(path, to: inspection.path(LogFileName.quarantined(forSnapshot: snapshot.name)))
             report.invalidSnapshots.append(snapshot.name)
-            changed = true
             logger.warning(
                 "set aside a corrupt snapshot", metadata: ["log.file": "\(path)", "log.position": "\(snapshot.position)"])
         }
         for name in inspection.temporaryFiles {
             try FileIO.unlink(inspection.path(name))
             report.removedTemporaryFiles.append(name)
-            changed = true
             logger.debug("removed an interrupted snapshot", metadata: ["log.file": "\(inspection.path(name))"])
         }
 
@@ -86,13 +82,15 @@ extension ReceiptLog {
             active = try LogWriter.createSegmentFile(directory: directory, start: end)
             segments.append(end)
         }
-        if changed {
-            do throws(LogError) {
-                try FileIO.syncDirectory(directory)
-            } catch {
-                FileIO.close(active.fd)
-                throw error
-            }
+        // What a killed process wrote may still be only in the page cache. Everything recovered
+        // counts as durable from now on (a resent event is answered "duplicate" at once), so
+        // make it so before serving: sync the active segment's data and the directory.
+        do throws(LogError) {
+            try FileIO.dataSync(active.fd, path: active.path)
+            try FileIO.syncDirectory(directory)
+        } catch {
+            FileIO.close(active.fd)
+            throw error
         }
 
         report.recordsToReplay = inspection.recordsToReplay

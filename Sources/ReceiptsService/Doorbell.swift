@@ -9,14 +9,14 @@ import Glibc
 /// the compaction thread ring it when they have something for the loop. Ringing is
 /// thread-safe and never blocks (a full pipe already means "wake up"); the loop drains it
 /// after a wake-up.
-public final class Doorbell: Sendable {
+final class Doorbell: Sendable {
     /// The descriptor to poll for readability.
-    public let fileDescriptor: Int32
+    let fileDescriptor: Int32
     private let writeDescriptor: Int32
 
     /// Creates the pipe.
     /// - Throws: `ServiceError` with code `.system` if the kernel refuses.
-    public init() throws(ServiceError) {
+    init() throws(ServiceError) {
         var descriptors: [Int32] = [-1, -1]
         guard pipe(&descriptors) == 0 else {
             throw ServiceError(.system, "pipe failed: \(String(cString: strerror(errno)))")
@@ -35,13 +35,13 @@ public final class Doorbell: Sendable {
     }
 
     /// Wakes the loop. Safe from any thread.
-    public func ring() {
+    func ring() {
         var byte: UInt8 = 1
         _ = write(writeDescriptor, &byte, 1)
     }
 
     /// Clears pending rings so the next poll waits again.
-    public func drain() {
+    func drain() {
         var buffer = [UInt8](repeating: 0, count: 256)
         while read(fileDescriptor, &buffer, buffer.count) > 0 {}
     }

@@ -14,12 +14,20 @@ public enum IngestRecord {
     private static let headerSize = MemoryLayout<Int64>.size
 
     /// Builds the record payload for a frame applied at `time`.
+    public static func encode(time: Timestamp, frame: UnsafeRawBufferPointer) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: headerSize + frame.count) { buffer, count in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            raw.storeBytes(of: time.milliseconds.littleEndian, as: Int64.self)
+            if let base = frame.baseAddress, !frame.isEmpty {
+                (raw.baseAddress! + headerSize).copyMemory(from: base, byteCount: frame.count)
+            }
+            count = headerSize + frame.count
+        }
+    }
+
+    /// Builds the record payload for a frame held in an array.
     public static func encode(time: Timestamp, frame: [UInt8]) -> [UInt8] {
-        var payload = [UInt8]()
-        payload.reserveCapacity(headerSize + frame.count)
-        withUnsafeBytes(of: time.milliseconds.littleEndian) { payload.append(contentsOf: $0) }
-        payload.append(contentsOf: frame)
-        return payload
+        frame.withUnsafeBytes { encode(time: time, frame: $0) }
     }
 
     /// Splits a record payload into its time and frame.

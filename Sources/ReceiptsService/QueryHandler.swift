@@ -9,11 +9,11 @@ struct QueryHandler {
     let workerIndex: Int
     let workerCount: Int
 
-    /// The reply to an engine query.
+    /// The reply to an engine query (health, stats and compaction are the loop's own).
     /// - Parameters:
-    ///   - publishedSequence: for a snapshot, the conversation's last published update sequence.
     ///   - epoch: the publisher's epoch, for a snapshot.
-    func answer(_ query: Query, publishedSequence: UInt64, epoch: UInt64) -> QueryReply {
+    ///   - publishedSequence: for a snapshot, the conversation's last published update sequence.
+    func answer(_ query: Query, epoch: UInt64, publishedSequence: (String) -> UInt64) -> QueryReply {
         if let conversation = query.conversation, let refusal = ownershipRefusal(conversation) {
             return .error(refusal)
         }
@@ -39,7 +39,7 @@ struct QueryHandler {
             guard let snapshot = engine.snapshot(conversation: conversation, limit: limit) else {
                 return notFound("conversation \(conversation)")
             }
-            return .snapshot(snapshot, epoch: epoch, sequence: publishedSequence)
+            return .snapshot(snapshot, epoch: epoch, sequence: publishedSequence(conversation))
         case .health, .stats, .compact:
             return .error(ErrorReply(code: .internal, message: "\(query.kindName) is not an engine query"))
         }

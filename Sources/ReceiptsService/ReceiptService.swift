@@ -18,7 +18,7 @@ public final class ReceiptService: Sendable {
     private let control: ServiceControl
 
     /// Prepares a worker; nothing is opened until `run()`.
-    /// - Throws: `ServiceError` if the configuration is invalid or no eventfd is available.
+    /// - Throws: `ServiceError` if the configuration is invalid or the wake-up pipe cannot be made.
     public init(configuration: ServiceConfiguration, logger: Logger) throws(ServiceError) {
         try configuration.validate()
         self.configuration = configuration

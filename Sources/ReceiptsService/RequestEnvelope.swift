@@ -7,14 +7,18 @@ struct RequestEnvelope {
     /// The identity frame, plus the empty delimiter frame if the peer sent one.
     let routingFrames: [[UInt8]]
 
-    /// Splits a ROUTER message into its envelope and body frames.
+    /// Splits a ROUTER message into its envelope (copied, to reply with later) and body frames.
+    ///
+    /// The envelope is every frame up to and including the first empty delimiter, so a REQ
+    /// behind a ROUTER-DEALER broker (several identity frames) is answered too; without a
+    /// delimiter (a DEALER that sends none) it is the identity frame alone.
     /// - Returns: nil if there is not even an identity frame.
-    static func split(_ frames: [[UInt8]]) -> (envelope: RequestEnvelope, body: ArraySlice<[UInt8]>)? {
-        guard let identity = frames.first else { return nil }
-        if frames.count >= 2, frames[1].isEmpty {
-            return (RequestEnvelope(routingFrames: [identity, []]), frames[2...])
-        }
-        return (RequestEnvelope(routingFrames: [identity]), frames[1...])
+    static func split(
+        _ frames: [UnsafeRawBufferPointer]
+    ) -> (envelope: RequestEnvelope, body: ArraySlice<UnsafeRawBufferPointer>)? {
+        guard !frames.isEmpty else { return nil }
+        let envelopeEnd = (frames.firstIndex { $0.isEmpty }).map { $0 + 1 } ?? 1
+        return (RequestEnvelope(routingFrames: frames[..<envelopeEnd].map { Array($0) }), frames[envelopeEnd...])
     }
 
     /// The frames to send: the envelope followed by the reply body.

@@ -14,6 +14,7 @@ public struct ServiceError: Error, CustomStringConvertible {
         public static let transport = Code(value: .transport)
         /// The state could not be recovered from the log.
         public static let recovery = Code(value: .recovery)
+        /// The code's name, e.g. "storage".
         public var description: String { value.rawValue }
     }
 
@@ -24,12 +25,14 @@ public struct ServiceError: Error, CustomStringConvertible {
     /// The underlying error, if any.
     public var cause: (any Error)?
 
+    /// Creates an error with its code, an operator-facing message and the underlying error.
     public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.cause = cause
     }
 
+    /// "code: message (cause)", for logs and the command line.
     public var description: String {
         if let cause { return "\(code): \(message) (\(cause))" }
         return "\(code): \(message)"

@@ -18,11 +18,11 @@ final class StatusPublisher {
     private let windowMilliseconds: Int64
     /// Identifies this run of the worker; subscribers re-snapshot when it changes.
     let epoch: UInt64
-    private var sequences: [String: UInt64] = [:]
+    /// Per conversation: the last sequence published and the topic frame (computed once).
+    private var conversations: [String: (sequence: UInt64, topic: [UInt8])] = [:]
     private var held: [MessageKey: MessageStatus] = [:]
     /// Keys in the order their window closes (the window is constant, so FIFO order is deadline order).
-    private var deadlines: [(deadline: Int64, key: MessageKey)] = []
-    private var deadlinesHead = 0
+    private var deadlines = FIFOQueue<(deadline: Int64, key: MessageKey)>()
     private let onPublished: (Int) -> Void
 
     init(socket: ZMQSocket, windowMilliseconds: Int, epoch: UInt64, onPublished: @escaping (Int) -> Void) {
@@ -34,7 +34,7 @@ final class StatusPublisher {
 
     /// The last sequence published for a conversation in this epoch (0 if none).
     func sequence(of conversation: String) -> UInt64 {
-        sequences[conversation] ?? 0
+        conversations[conversation]?.sequence ?? 0
     }
 
     /// Hands over durable changes: published now, or at the end of their message's window.
@@ -54,35 +54,30 @@ final class StatusPublisher {
 
     /// Milliseconds until the next window closes, or nil if nothing is held.
     func millisecondsUntilDue(now: Int64) -> Int64? {
-        guard deadlinesHead < deadlines.count else { return nil }
-        return max(0, deadlines[deadlinesHead].deadline - now)
+        guard let next = deadlines.first else { return nil }
+        return max(0, next.deadline - now)
     }
 
     /// Publishes every held update whose window has closed (all of them when `now` is nil).
     func flushDue(now: Int64?) {
         var count = 0
-        while deadlinesHead < deadlines.count {
-            let (deadline, key) = deadlines[deadlinesHead]
+        while let (deadline, key) = deadlines.first {
             if let now, deadline > now { break }
-            deadlinesHead += 1
+            _ = deadlines.popFirst()
             if let status = held.removeValue(forKey: key) {
                 publish(status)
                 count += 1
             }
         }
-        if deadlinesHead == deadlines.count {
-            deadlines.removeAll(keepingCapacity: true)
-            deadlinesHead = 0
-        }
         onPublished(count)
     }
 
     private func publish(_ status: MessageStatus) {
-        let sequence = (sequences[status.conversation] ?? 0) + 1
-        sequences[status.conversation] = sequence
-        let update = StatusUpdate(epoch: epoch, sequence: sequence, status: status)
-        let topic = Array(Partitioning.topic(for: status.conversation).utf8)
+        var entry = conversations[status.conversation] ?? (0, Array(Partitioning.topic(for: status.conversation).utf8))
+        entry.sequence += 1
+        conversations[status.conversation] = entry
+        let update = StatusUpdate(epoch: epoch, sequence: entry.sequence, status: status)
         // PUB never blocks: past the high-water mark libzmq drops, and the sequence gap tells subscribers.
-        _ = try? socket.send([topic, update.encode()], dontWait: true)
+        _ = try? socket.send([entry.topic, update.encode()], dontWait: true)
     }
 }

@@ -28,7 +28,7 @@ struct Receiptd: ParsableCommand {
     @Option(help: "Query endpoint, ROUTER (RECEIPTD_QUERY; default ipc://<data-dir>/query.sock).")
     var query: String?
 
-    @Option(help: "This worker's ordinal (RECEIPTD_WORKER_INDEX; default 0, or the ordinal suffix of a StatefulSet pod's HOSTNAME).")
+    @Option(help: "This worker's ordinal (RECEIPTD_WORKER_INDEX; default 0, or with RECEIPTD_WORKER_INDEX_FROM_HOSTNAME=1 the ordinal suffix of a StatefulSet pod's HOSTNAME).")
     var workerIndex: Int?
 
     @Option(help: "Number of workers sharing the conversations (RECEIPTD_WORKER_COUNT; default 1).")
@@ -67,7 +67,10 @@ struct Receiptd: ParsableCommand {
     mutating func run() throws {
         let environment = ProcessInfo.processInfo.environment
         let settings = Settings(environment: environment)
-        let level = Logger.Level(rawValue: logLevel ?? environment["RECEIPTD_LOG_LEVEL"] ?? "info") ?? .info
+        let levelName = logLevel ?? environment["RECEIPTD_LOG_LEVEL"] ?? "info"
+        guard let level = Logger.Level(rawValue: levelName) else {
+            throw ValidationError("log level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(levelName)")
+        }
         LoggingSystem.bootstrap { label in
             var handler = JSONLogHandler(label: label)
             handler.logLevel = level
@@ -80,7 +83,7 @@ struct Receiptd: ParsableCommand {
         configuration.ingestSubscribeEndpoint = settings.value(ingestSub, "RECEIPTD_INGEST_SUB", configuration.ingestSubscribeEndpoint)
         configuration.publishEndpoint = settings.value(publish, "RECEIPTD_PUBLISH", configuration.publishEndpoint)
         configuration.queryEndpoint = settings.value(query, "RECEIPTD_QUERY", configuration.queryEndpoint)
-        configuration.workerIndex = try settings.number(workerIndex, "RECEIPTD_WORKER_INDEX", Settings.podOrdinal(environment) ?? 0)
+        configuration.workerIndex = try settings.number(workerIndex, "RECEIPTD_WORKER_INDEX", try Settings.podOrdinal(environment) ?? 0)
         configuration.workerCount = try settings.number(workerCount, "RECEIPTD_WORKER_COUNT", 1)
         configuration.fsyncPolicy = try Settings.fsyncPolicy(settings.value(fsync, "RECEIPTD_FSYNC", "always"))
         configuration.maxFrameBytes = try settings.number(maxFrameBytes, "RECEIPTD_MAX_FRAME_BYTES", configuration.maxFrameBytes)

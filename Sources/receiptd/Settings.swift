@@ -16,10 +16,17 @@ struct Settings {
         return parsed
     }
 
-    /// The ordinal of a StatefulSet pod from its HOSTNAME ("receiptd-3" → 3), if it has one.
-    static func podOrdinal(_ environment: [String: String]) -> Int? {
-        guard let hostname = environment["HOSTNAME"], let dash = hostname.lastIndex(of: "-") else { return nil }
-        return Int(hostname[hostname.index(after: dash)...])
+    /// The ordinal of a StatefulSet pod from its HOSTNAME ("receiptd-3" → 3), only when
+    /// `RECEIPTD_WORKER_INDEX_FROM_HOSTNAME=1` asks for it (an ordinary host name such as
+    /// "debian-12" must not make a single worker think it is worker 12).
+    static func podOrdinal(_ environment: [String: String]) throws -> Int? {
+        guard environment["RECEIPTD_WORKER_INDEX_FROM_HOSTNAME"] == "1" else { return nil }
+        guard let hostname = environment["HOSTNAME"], let dash = hostname.lastIndex(of: "-"),
+            let ordinal = Int(hostname[hostname.index(after: dash)...])
+        else {
+            throw ValidationError("RECEIPTD_WORKER_INDEX_FROM_HOSTNAME=1 but HOSTNAME=\(environment["HOSTNAME"] ?? "") has no -<ordinal> suffix")
+        }
+        return ordinal
     }
 
     /// Parses `always`, `none` or `interval:<ms>`.

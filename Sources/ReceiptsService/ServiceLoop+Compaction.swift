@@ -1,0 +1,83 @@
+import Foundation
+import ReceiptLog
+import ReceiptsCore
+import ReceiptsWire
+
+extension ServiceLoop {
+    func startCompactionIfDue() {
+        let now = ServiceClock.monotonicMilliseconds()
+        guard !compaction.isRunning, now >= compaction.notBeforeMonotonic else { return }
+        let sinceSnapshot = log.bytesSinceSnapshot
+        if sinceSnapshot >= configuration.compactAfterBytes {
+            startCompaction(reason: "size")
+        } else if configuration.compactIntervalSeconds > 0, sinceSnapshot > 0,
+            now - compaction.lastStartedMonotonic >= Int64(configuration.compactIntervalSeconds) * 1000
+        {
+            startCompaction(reason: "interval")
+        }
+    }
+
+    /// Snapshots the engine (an O(1) copy of a value type) at the log's current end and
+    /// encodes and writes it on another thread, so intake never waits for it.
+    ///
+    /// Retention is logged before it is applied, so a replay after a crash expires the same
+    /// messages at the same point of the history.
+    func startCompaction(reason: String) {
+        guard !compaction.isRunning else { return }
+        var expiredCount = 0
+        if configuration.retentionSeconds > 0 {
+            let cutoff = Timestamp(milliseconds: clock.now().milliseconds - configuration.retentionSeconds * 1000)
+            guard case .success = append(type: RetentionRecord.type, RetentionRecord.encode(cutoff: cutoff)) else {
+                return
+            }
+            expiredCount = engine.expireMessages(sentBefore: cutoff)
+        }
+        compaction.isRunning = true
+        compaction.lastStartedMonotonic = ServiceClock.monotonicMilliseconds()
+        let expired = expiredCount
+        let state = engine
+        let position = log.appendedPosition
+        let log = self.log
+        let control = self.control
+        logger.debug("compaction started", metadata: ["compaction.reason": "\(reason)", "compaction.position": "\(position.offset)"])
+        let thread = Thread {
+            let payload = state.encodedState()
+            let result = Result { () throws(LogError) in try log.writeSnapshot(payload, covering: position) }
+            control.reportCompaction(ServiceControl.CompactionOutcome(result: result, messagesExpired: expired))
+        }
+        thread.name = "receiptd-compaction"
+        thread.start()
+    }
+
+    func finishCompactionIfDone() {
+        guard let outcome = control.takeCompaction() else { return }
+        compaction.isRunning = false
+        let result: QueryReply
+        switch outcome.result {
+        case .success(let report):
+            compaction.succeeded()
+            counters.increment("receiptd.compactions")
+            counters.increment("receiptd.messages.expired", by: outcome.messagesExpired)
+            logger.info(
+                "compacted",
+                metadata: [
+                    "compaction.snapshot_bytes": "\(report.snapshotBytes)",
+                    "compaction.segments_removed": "\(report.segmentsRemoved)",
+                    "compaction.messages_expired": "\(outcome.messagesExpired)",
+                ])
+            result = .compact(
+                CompactResult(
+                    snapshotBytes: report.snapshotBytes, segmentsRemoved: report.segmentsRemoved,
+                    messagesExpired: UInt64(outcome.messagesExpired)))
+        case .failure(let error):
+            compaction.failed(now: ServiceClock.monotonicMilliseconds())
+            counters.increment("receiptd.compactions.failed")
+            logger.error("compaction failed", metadata: ["error": "\(error)"])
+            result = .error(ErrorReply(code: .internal, message: "compaction failed: \(error)"))
+        }
+        for envelope in compaction.requesters {
+            reply(envelope.reply(result.encode()), on: .queries)
+        }
+        compaction.requesters.removeAll()
+    }
+}

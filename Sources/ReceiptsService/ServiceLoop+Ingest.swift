@@ -1,0 +1,121 @@
+import ReceiptLog
+import ReceiptsCore
+import ReceiptsWire
+import ZeroMQ
+
+extension ServiceLoop {
+    /// Why a whole frame was refused.
+    struct FrameRefusal: Error {
+        var code: ErrorReply.Code
+        var message: String
+    }
+
+    func drain(_ socket: ZMQSocket, acknowledged: Bool) throws(ServiceError) {
+        for _ in 0..<Self.framesPerTurn where control.fatalError == nil {
+            let received: Void?
+            do {
+                // Frames are borrowed from libzmq for the duration of the call: no copy before decoding.
+                received = try socket.receiveMultipart(dontWait: true) { frames in
+                    if acknowledged {
+                        handleAcknowledgedIngest(frames)
+                    } else {
+                        handleUnacknowledgedIngest(frames)
+                    }
+                }
+            } catch {
+                throw ServiceError(.transport, "ingest receive failed", cause: error)
+            }
+            if received == nil { return }
+        }
+    }
+
+    private func handleAcknowledgedIngest(_ frames: [UnsafeRawBufferPointer]) {
+        counters.increment("receiptd.frames.received", label: "ingest")
+        guard let (envelope, body) = RequestEnvelope.split(frames) else { return }
+        guard body.count == 1, let frame = body.first else {
+            refuse(envelope: envelope, code: .wrongFrameCount, "expected one EventBatch frame after the envelope, got \(body.count)")
+            return
+        }
+        switch ingestFrame(frame, recordType: IngestRecord.acknowledgedBatch) {
+        case .success(let (position, results, changes)):
+            let reply = envelope.reply(IngestReply(results: results).encode())
+            awaiting.append(AwaitingDurability(position: position, changes: changes, reply: PendingReply(socket: .ingest, frames: reply)))
+        case .failure(let error):
+            refuse(envelope: envelope, code: error.code, error.message)
+        }
+    }
+
+    private func handleUnacknowledgedIngest(_ frames: [UnsafeRawBufferPointer]) {
+        counters.increment("receiptd.frames.received", label: "ingest_subscribe")
+        // A gateway's PUB may put a topic frame first; the batch is the last frame.
+        guard (1...2).contains(frames.count), let frame = frames.last else {
+            countInvalidFrame(.wrongFrameCount, "fire-and-forget ingest expects 1 or 2 frames, got \(frames.count)")
+            return
+        }
+        switch ingestFrame(frame, recordType: IngestRecord.unacknowledgedBatch) {
+        case .success(let (position, _, changes)):
+            awaiting.append(AwaitingDurability(position: position, changes: changes, reply: nil))
+        case .failure(let error):
+            countInvalidFrame(error.code, error.message)
+        }
+    }
+
+    /// Decodes, applies and logs one batch frame.
+    /// - Returns: the log position the outcome waits for, the per-event outcomes, the status changes.
+    private func ingestFrame(
+        _ frame: UnsafeRawBufferPointer, recordType: UInt8
+    ) -> Result<(LogPosition, [EventOutcome], [MessageStatus]), FrameRefusal> {
+        guard frame.count <= configuration.maxFrameBytes else {
+            return .failure(FrameRefusal(code: .frameTooLarge, message: "frame of \(frame.count) bytes exceeds the limit of \(configuration.maxFrameBytes)"))
+        }
+        let events: [Event]
+        do {
+            events = try EventBatchCodec.decode(frame)
+        } catch {
+            return .failure(FrameRefusal(code: .malformedFrame, message: "undecodable EventBatch: \(error.message)"))
+        }
+        let now = clock.now()
+        var outcomes: [EventOutcome] = []
+        outcomes.reserveCapacity(events.count)
+        var changes: [MessageStatus] = []
+        var tally = OutcomeTally()
+        for event in events {
+            let result = engine.apply(event, at: now)
+            outcomes.append(result.outcome)
+            changes.append(contentsOf: result.changes)
+            tally.add(result.outcome, logger: logger)
+        }
+        tally.report(to: counters)
+        // Only accepted events change state; anything else waits for what is already in flight,
+        // so that a duplicate is never acknowledged before its original is durable.
+        guard tally.accepted > 0 else { return .success((log.appendedPosition, outcomes, changes)) }
+        switch append(type: recordType, IngestRecord.encode(time: now, frame: frame)) {
+        case .success(let position):
+            return .success((position, outcomes, changes))
+        case .failure(let error):
+            return .failure(FrameRefusal(code: .unavailable, message: "the log refused the batch: \(error)"))
+        }
+    }
+
+    /// Appends a record; a failure is fatal (the loop stops before acknowledging anything more).
+    func append(type: UInt8, _ record: [UInt8]) -> Result<LogPosition, LogError> {
+        let appended = record.withUnsafeBytes { bytes in
+            Result { () throws(LogError) in try log.append(type: type, payload: bytes) }
+        }
+        if case .failure(let error) = appended {
+            control.reportFatal(error)
+        }
+        return appended
+    }
+
+    func countInvalidFrame(_ code: ErrorReply.Code, _ message: String) {
+        counters.increment("receiptd.frames.invalid", label: "\(code)")
+        logger.warning("invalid frame", metadata: ["frame.error": "\(code)", "frame.detail": "\(message)"])
+    }
+
+    /// Answers a bad ingest frame: nothing of it was applied, so only earlier batches must be durable first.
+    private func refuse(envelope: RequestEnvelope, code: ErrorReply.Code, _ message: String) {
+        countInvalidFrame(code, message)
+        reply(envelope.reply(IngestReply(results: [], error: ErrorReply(code: code, message: message)).encode()), on: .ingest)
+    }
+}

@@ -1,0 +1,79 @@
+import ReceiptLog
+import ReceiptsCore
+import ReceiptsWire
+import ZeroMQ
+
+extension ServiceLoop {
+    func drainQueries() throws(ServiceError) {
+        for _ in 0..<Self.framesPerTurn {
+            let received: Void?
+            do {
+                received = try queries.receiveMultipart(dontWait: true) { frames in
+                    counters.increment("receiptd.frames.received", label: "query")
+                    guard let (envelope, body) = RequestEnvelope.split(frames) else { return }
+                    if let answer = answer(body: body, envelope: envelope) {
+                        // The answer may reflect batches not yet durable: it waits for them.
+                        reply(envelope.reply(answer.encode()), on: .queries)
+                    }
+                }
+            } catch {
+                throw ServiceError(.transport, "query receive failed", cause: error)
+            }
+            if received == nil { return }
+        }
+    }
+
+    /// The reply to one query, or nil when it will come later (compaction).
+    private func answer(body: ArraySlice<UnsafeRawBufferPointer>, envelope: RequestEnvelope) -> QueryReply? {
+        guard body.count == 1, let frame = body.first else {
+            let message = "expected one Query frame after the envelope, got \(body.count)"
+            countInvalidFrame(.wrongFrameCount, message)
+            return .error(ErrorReply(code: .wrongFrameCount, message: message))
+        }
+        guard frame.count <= configuration.maxFrameBytes else {
+            let message = "query of \(frame.count) bytes exceeds the limit of \(configuration.maxFrameBytes)"
+            countInvalidFrame(.frameTooLarge, message)
+            return .error(ErrorReply(code: .frameTooLarge, message: message))
+        }
+        let query: Query
+        do {
+            query = try Query.decode(frame)
+        } catch {
+            let code: ErrorReply.Code = error.code == .unknownKind ? .unknownKind : .malformedFrame
+            countInvalidFrame(code, error.message)
+            return .error(ErrorReply(code: code, message: "undecodable Query: \(error.message)"))
+        }
+        counters.increment("receiptd.queries.served", label: query.kindName)
+        switch query {
+        case .health:
+            return .health(
+                Health(
+                    state: "serving", workerIndex: configuration.workerIndex, workerCount: configuration.workerCount,
+                    uptimeMilliseconds: UInt64(ServiceClock.monotonicMilliseconds() - startedMonotonic),
+                    epoch: statusPublisher.epoch))
+        case .stats:
+            return .stats(statistics())
+        case .compact:
+            compaction.requesters.append(envelope)
+            startCompaction(reason: "requested")
+            return nil
+        case .messageStatus, .readDetail, .lastSent, .unreadCounts, .snapshot:
+            let handler = QueryHandler(
+                engine: engine, workerIndex: configuration.workerIndex, workerCount: configuration.workerCount)
+            return handler.answer(query, epoch: statusPublisher.epoch, publishedSequence: statusPublisher.sequence(of:))
+        }
+    }
+
+    private func statistics() -> [ReceiptsWire.Counter] {
+        let engineCounters = engine.counters
+        return counters.snapshot() + [
+            ReceiptsWire.Counter(name: "receiptd.pending.held", value: UInt64(engineCounters.heldReceipts)),
+            ReceiptsWire.Counter(name: "receiptd.pending.dropped", value: UInt64(engineCounters.droppedPendingReceipts)),
+            ReceiptsWire.Counter(name: "receiptd.state.conversations", value: UInt64(engineCounters.conversations)),
+            ReceiptsWire.Counter(name: "receiptd.state.messages", value: UInt64(engineCounters.messages)),
+            ReceiptsWire.Counter(name: "receiptd.log.bytes_since_snapshot", value: log.bytesSinceSnapshot),
+            ReceiptsWire.Counter(name: "receiptd.log.durable_position", value: log.durablePosition.offset),
+            ReceiptsWire.Counter(name: "receiptd.awaiting_durability", value: UInt64(awaiting.count)),
+        ]
+    }
+}

@@ -1,0 +1,64 @@
+import Logging
+import ReceiptLog
+import ReceiptsCore
+import ReceiptsWire
+
+extension ServiceLoop {
+    /// Loads the newest snapshot and replays the log after it through the same engine code
+    /// as live ingest, at the times recorded in the log.
+    static func recover(
+        log: ReceiptLog, configuration: EngineConfiguration, clock: inout ServiceClock,
+        counters: ServiceCounters, logger: Logger
+    ) throws(ServiceError) -> ReceiptEngine {
+        let report = log.recovery
+        if report.truncatedBytes > 0 {
+            counters.increment("receiptd.log.truncated_bytes", by: Int(report.truncatedBytes))
+            counters.increment("receiptd.log.dropped_records", by: report.droppedRecords)
+        }
+        var engine = ReceiptEngine(configuration: configuration)
+        if let snapshot = log.latestSnapshot {
+            do {
+                engine = try ReceiptEngine(restoringFrom: snapshot.payload, configuration: configuration)
+            } catch {
+                throw ServiceError(.recovery, "snapshot at log position \(snapshot.position.offset) cannot be decoded", cause: error)
+            }
+        }
+        var replayed = 0
+        let started = ServiceClock.monotonicMilliseconds()
+        do {
+            try log.replay { type, payload, end in
+                switch type {
+                case IngestRecord.acknowledgedBatch, IngestRecord.unacknowledgedBatch:
+                    guard let (time, frame) = IngestRecord.decode(payload) else {
+                        throw ServiceError(.recovery, "batch record ending at \(end.offset) is too short")
+                    }
+                    let events = try EventBatchCodec.decode(frame)
+                    for event in events { _ = engine.apply(event, at: time) }
+                    clock.advance(to: time)
+                    replayed += events.count
+                case RetentionRecord.type:
+                    guard let cutoff = RetentionRecord.decode(payload) else {
+                        throw ServiceError(.recovery, "retention record ending at \(end.offset) has the wrong size")
+                    }
+                    _ = engine.expireMessages(sentBefore: cutoff)
+                default:
+                    throw ServiceError(.recovery, "log record of unknown type \(type) ending at \(end.offset)")
+                }
+            }
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw ServiceError(.recovery, "cannot replay the log", cause: error)
+        }
+        logger.info(
+            "recovered",
+            metadata: [
+                "recovery.snapshot_position": "\(log.latestSnapshot?.position.offset ?? 0)",
+                "recovery.replayed_events": "\(replayed)",
+                "recovery.milliseconds": "\(ServiceClock.monotonicMilliseconds() - started)",
+                "recovery.truncated_bytes": "\(report.truncatedBytes)",
+                "recovery.dropped_records": "\(report.droppedRecords)",
+            ])
+        return engine
+    }
+}
