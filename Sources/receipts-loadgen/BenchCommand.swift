@@ -53,6 +53,7 @@ struct BenchCommand: ParsableCommand {
         let sections = only.map { Set($0.split(separator: ",").map(String.init)) }
         func wanted(_ name: String) -> Bool { sections?.contains(name) ?? true }
         FileHandle.standardError.write(Data("workload: \(bench.shape)\n".utf8))
+        let loadBefore = Self.loadAverage()
         if wanted("disk") { try bench.disk() }
         if wanted("ingest") { try bench.ingest() }
         if wanted("latency") {
@@ -63,7 +64,16 @@ struct BenchCommand: ParsableCommand {
         if wanted("memory") { try bench.memory(messages: smoke ? 20_000 : memoryMessages) }
         if wanted("restart") { try bench.restart() }
         if wanted("storage") { try bench.storage() }
+        bench.table.note(
+            "Machine load average (1 min) \(loadBefore) at the start, \(Self.loadAverage()) at the end: with 2 cores, "
+                + "anything above ~2 means other processes competed with receiptd and the load generator.")
         print(bench.table.render())
+    }
+
+    /// The 1-minute load average from /proc/loadavg.
+    static func loadAverage() -> String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").first.map(String.init) ?? "?"
     }
 
     /// Benchmarks/redis/receipts.lua beside this file's package, when run from the source tree.
