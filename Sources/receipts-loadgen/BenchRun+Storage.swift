@@ -104,7 +104,8 @@ extension BenchRun {
         let loadSeconds = Monotonic.seconds(from: loadStart, to: Monotonic.now())
         precondition(restored.counters.messages == engine.counters.messages)
         table.add(
-            "snapshot load, in process (\(Self.count(receipts)) receipts, \(ResultTable.bytes(Double(state.count))))",
+            "snapshot load, in process (\(Self.count(engine.counters.messages)) messages, \(Self.count(receipts)) receipts, "
+                + "\(ResultTable.bytes(Double(state.count))), \(state.count / max(engine.counters.messages, 1)) B/message)",
             ours: ResultTable.rate(Double(receipts) / loadSeconds, "receipts/s"),
             baseline: "encode: " + ResultTable.seconds(encodeSeconds), target: ">= 5M receipts/s")
     }
