@@ -17,7 +17,7 @@ struct DurabilityTests {
         private(set) var acknowledged: [String: [String]] = [:]
         private(set) var acknowledgedBatches: [[Event]] = []
         private var inFlight: [[Event]] = []
-        private let conversations: [String]
+        let conversations: [String]
         private var nextMessage = 0
 
         init(daemon: ReceiptdProcess, conversations: [String], source: String) throws {
@@ -38,9 +38,15 @@ struct DurabilityTests {
 
         /// Talks to a restarted daemon; batches still in flight were never acknowledged.
         func reconnect(to daemon: ReceiptdProcess) throws {
+            disconnect()
+            socket = try Self.connect(daemon)
+        }
+
+        /// Closes the socket, dropping the batches still in flight, so that none of them
+        /// reaches a daemon restarted on the same endpoint.
+        func disconnect() {
             socket.close()
             inFlight.removeAll()
-            socket = try Self.connect(daemon)
         }
 
         /// Creates the conversations (acknowledged before returning).
@@ -93,36 +99,88 @@ struct DurabilityTests {
     }
 
     /// Every acknowledged message is there exactly once, read by r1, in gap-free sequence order.
-    private func verifyRecovered(_ daemon: ReceiptdProcess, _ gateway: PipelinedGateway) throws {
-        for (conversation, messages) in gateway.acknowledged {
+    /// - Parameters:
+    ///   - exact: nothing else is there either: after a graceful stop, every batch the daemon
+    ///     logged was answered (a crash may leave logged batches unanswered).
+    ///   - context: added to every failure message.
+    private func verifyRecovered(_ daemon: ReceiptdProcess, _ gateway: PipelinedGateway, exact: Bool = false, _ context: String = "") throws {
+        for conversation in gateway.conversations {
+            let messages = gateway.acknowledged[conversation] ?? []
             guard case .snapshot(let snapshot, _, _) = try daemon.query(.snapshot(conversation: conversation, limit: 0)) else {
                 throw IntegrationError("no snapshot of \(conversation)")
             }
             let present = Set(snapshot.messages.map(\.message))
             let missing = messages.filter { !present.contains($0) }
-            #expect(missing.isEmpty, "acknowledged but lost in \(conversation): \(missing.prefix(5))")
-            #expect(snapshot.messages.map(\.sequence) == (0..<snapshot.messages.count).map { UInt64($0 + 1) }, "gap-free sequence")
-            #expect(Set(snapshot.messages.map(\.message)).count == snapshot.messages.count, "a message applied twice")
+            #expect(missing.isEmpty, "acknowledged but lost in \(conversation): \(missing.prefix(5)) \(context)")
+            if exact {
+                let unanswered = present.subtracting(messages)
+                #expect(unanswered.isEmpty, "logged but never answered in \(conversation): \(unanswered.prefix(5))")
+            }
+            #expect(snapshot.messages.map(\.sequence) == (0..<snapshot.messages.count).map { UInt64($0 + 1) }, "gap-free sequence \(context)")
+            #expect(Set(snapshot.messages.map(\.message)).count == snapshot.messages.count, "a message applied twice \(context)")
             for status in snapshot.messages {
-                #expect(status.readCount == 1, "\(status.message) read once by r1, got \(status.readCount)")
+                #expect(status.readCount == 1, "\(status.message) read once by r1, got \(status.readCount) \(context)")
             }
         }
     }
 
-    @Test("SIGTERM with events in flight: every acknowledged event is present after restart")
+    /// Reads acknowledgements until the daemon has exited and the socket stayed quiet after
+    /// that, or the stop deadline passed.
+    private func drainAcknowledgements(_ gateway: PipelinedGateway, from daemon: ReceiptdProcess) throws {
+        let deadline = Date().addingTimeInterval(ReceiptdProcess.stopDeadlineSeconds)
+        while gateway.inFlightCount > 0, Date() < deadline {
+            let exited = !daemon.isRunning
+            if try gateway.receiveOne(timeoutMilliseconds: 200) { continue }
+            if exited { break }
+        }
+    }
+
+    @Test("SIGTERM after every batch was taken in: each is answered, exit 0, every acknowledged event survives")
     func gracefulShutdownKeepsAcknowledged() throws {
         let daemon = try ReceiptdProcess()
         let gateway = try PipelinedGateway(daemon: daemon, conversations: ["t1", "t2", "t3"], source: "sigterm")
         try gateway.setUp()
-        for _ in 0..<30 { try gateway.sendBatch(size: 20) }
-        for _ in 0..<10 { try gateway.receiveOne() }
-        // Stop with batches in flight; the ones the daemon took in are still acknowledged.
-        #expect(daemon.terminate() == 0, "graceful shutdown exits 0: \(daemon.standardError().suffix(2000))")
-        while gateway.inFlightCount > 0, try gateway.receiveOne(timeoutMilliseconds: 500) {}
-        #expect(gateway.acknowledgedMessageCount >= 200)
+        let batches = 40
+        let before = try daemon.counter("receiptd.frames.received", label: "ingest")
+        for _ in 0..<batches { try gateway.sendBatch(size: 100) }
+        // Every frame is inside the daemon (decoded, applied, appended) before SIGTERM, so each
+        // one must be answered: shutdown stops intake, makes the log durable and replies.
+        try daemon.waitForCounter("receiptd.frames.received", label: "ingest", toReach: before + UInt64(batches))
+        daemon.signal(SIGTERM)
+        try drainAcknowledgements(gateway, from: daemon)
+        #expect(gateway.inFlightCount == 0, "\(gateway.inFlightCount) of \(batches) batches taken in were never answered")
+        #expect(gateway.acknowledgedMessageCount == batches * 100)
+        #expect(try daemon.waitForExit() == 0, "graceful shutdown exits 0: \(daemon.standardError().suffix(2000))")
+        gateway.disconnect()
 
         let restarted = try ReceiptdProcess(dataDirectory: daemon.dataDirectory)
-        try verifyRecovered(restarted, gateway)
+        try verifyRecovered(restarted, gateway, exact: true)
+    }
+
+    @Test("SIGTERM while batches stream in: every batch in the log was answered, exit 0, nothing acknowledged is lost")
+    func gracefulShutdownMidStreamAnswersEverythingLogged() throws {
+        let daemon = try ReceiptdProcess()
+        let gateway = try PipelinedGateway(daemon: daemon, conversations: ["u1", "u2", "u3"], source: "sigterm-stream")
+        try gateway.setUp()
+        // A steady stream with a window of 8 batches: SIGTERM lands while the daemon reads
+        // and logs, so some batches are appended but not yet durable. Those must be answered;
+        // batches it never read stay unanswered, and none of them may be in the log.
+        let batches = 200
+        for index in 0..<batches {
+            let stopping = index >= batches / 2
+            if index == batches / 2 { daemon.signal(SIGTERM) }
+            try gateway.sendBatch(size: 50)
+            if gateway.inFlightCount > 8, try !gateway.receiveOne(timeoutMilliseconds: stopping ? 500 : 5000) {
+                guard stopping else { throw IntegrationError("no acknowledgement within 5 s before SIGTERM") }
+                break
+            }
+        }
+        try drainAcknowledgements(gateway, from: daemon)
+        #expect(try daemon.waitForExit() == 0, "graceful shutdown exits 0: \(daemon.standardError().suffix(2000))")
+        gateway.disconnect()
+
+        let restarted = try ReceiptdProcess(dataDirectory: daemon.dataDirectory)
+        try verifyRecovered(restarted, gateway, exact: true)
     }
 
     @Test("SIGKILL at random moments, during compaction too: acknowledged events survive, none applied twice")
@@ -163,6 +221,6 @@ struct DurabilityTests {
         #expect(gateway.acknowledgedMessageCount > 0)
         let files = try FileManager.default.contentsOfDirectory(atPath: owner.dataDirectory)
         #expect(files.contains { $0.hasPrefix("snapshot-") }, "compaction ran during the loop: \(files)")
-        #expect(daemon.terminate() == 0)
+        #expect(try daemon.terminate() == 0)
     }
 }

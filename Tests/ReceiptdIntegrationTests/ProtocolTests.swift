@@ -37,7 +37,9 @@ struct ProtocolTests {
         ])
         var expected = sequence + 1
         let updates = try subscriber.updates { $0.status.message == "m3" && $0.status.status == .readBySome }
-        for update in updates {
+        // Updates published before the snapshot may still arrive (the publisher sends them
+        // just after acknowledging their batch): the snapshot already holds them, skip them.
+        for update in updates where update.sequence > sequence {
             #expect(update.epoch == epoch)
             #expect(update.sequence == expected, "no gap and no duplicate after the snapshot")
             expected = update.sequence + 1
@@ -60,14 +62,15 @@ struct ProtocolTests {
         ])
         let first = try daemon.subscribe(to: direct)
         _ = try daemon.ingest([events.make(.messageSent(conversation: direct, message: "m2", sender: "a", isSystem: false))])
-        let before = try #require(try first.next())
+        // m1's update may come first: it can leave the publisher after its acknowledgement.
+        let before = try #require(try first.updates { $0.status.message == "m2" }.last)
 
         // Disconnect while updates happen, then come back.
         first.socket.close()
         _ = try daemon.ingest([events.make(.delivered(conversation: direct, user: "b", message: "m2"))])
         let second = try daemon.subscribe(to: direct)
         _ = try daemon.ingest([events.make(.read(conversation: direct, user: "b", message: "m1"))])
-        let after = try #require(try second.next())
+        let after = try #require(try second.updates { $0.status.message == "m1" && $0.status.status == .read }.last)
         #expect(after.sequence > before.sequence + 1, "the missed delivery updates leave a visible gap")
 
         guard case .snapshot(let snapshot, _, let sequence) = try daemon.query(.snapshot(conversation: direct, limit: 0)) else {
@@ -201,12 +204,15 @@ struct ProtocolTests {
         try publisher.connect(daemon.ingestSubscribeEndpoint)
         let frame = EventBatchCodec.encode([events.make(.read(conversation: direct, user: "b", message: "m1"))])
         // At-most-once transport with a slow joiner: resend the same event (a duplicate is harmless) until it lands.
-        var update: StatusUpdate?
-        for _ in 0..<20 where update == nil {
+        // m1's own update may arrive first (it can leave the publisher after its acknowledgement).
+        var read = false
+        for _ in 0..<20 where !read {
             _ = try publisher.send([frame])
-            update = try subscriber.next(timeoutMilliseconds: 250)
+            while !read, let update = try subscriber.next(timeoutMilliseconds: 250) {
+                read = update.status.message == "m1" && update.status.status == .read
+            }
         }
-        #expect(update?.status.status == .read)
+        #expect(read, "the fire-and-forget read was applied and published")
     }
 
     @Test("A worker rejects events and queries for conversations it does not own, naming the owner")
@@ -252,7 +258,7 @@ struct ProtocolTests {
         _ = try daemon.ingest([events.make(.messageSent(conversation: direct, message: "m1", sender: "a", isSystem: false))])
         #expect(try daemon.status(direct, "m1", viewer: Viewer(user: "a")).0.status == .read)
 
-        #expect(daemon.terminate() == 0)
+        #expect(try daemon.terminate() == 0)
         let restarted = try ReceiptdProcess(dataDirectory: daemon.dataDirectory)
         #expect(try restarted.status(direct, "m1", viewer: Viewer(user: "a")).0.status == .read)
     }

@@ -4,14 +4,21 @@ import Testing
 /// The README quick start through the real receiptctl binary.
 @Suite(.serialized)
 struct ReceiptctlTests {
-    /// Runs receiptctl against the daemon's data directory; returns its exit status and stdout.
+    /// Runs receiptctl against the daemon's data directory; returns its exit status and output.
+    ///
+    /// Output goes to a file, not a pipe, so that a hung receiptctl cannot block the read:
+    /// it gets 30 s, then SIGKILL and a thrown error.
     private func receiptctl(_ daemon: ReceiptdProcess, _ arguments: [String], stdin: String? = nil) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = ReceiptdProcess.binaryDirectory.appendingPathComponent("receiptctl")
         let command = arguments.first.map { [$0] } ?? []
         let subcommand = arguments.count > 1 && ["log"].contains(arguments[0]) ? [arguments[1]] : []
         process.arguments = command + subcommand + ["--data-dir", daemon.dataDirectory] + arguments.dropFirst(command.count + subcommand.count)
-        let output = Pipe()
+        let outputPath = "\(daemon.dataDirectory)/receiptctl.out"
+        guard FileManager.default.createFile(atPath: outputPath, contents: nil), let output = FileHandle(forWritingAtPath: outputPath) else {
+            throw IntegrationError("cannot create \(outputPath)")
+        }
+        defer { try? output.close() }
         process.standardOutput = output
         process.standardError = output
         let input = Pipe()
@@ -19,9 +26,13 @@ struct ReceiptctlTests {
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        guard ReceiptdProcess.waitForExit(of: process, seconds: 30) else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw IntegrationError("receiptctl \(arguments.joined(separator: " ")) did not exit within 30 s")
+        }
+        let text = try String(contentsOfFile: outputPath, encoding: .utf8)
+        return (process.terminationStatus, text)
     }
 
     @Test("Quick start: a direct message goes from nothing to Read at <time> with receiptctl")

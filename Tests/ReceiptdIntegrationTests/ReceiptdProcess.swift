@@ -7,7 +7,8 @@ import ZeroMQ
 /// A real `receiptd` child process on its own data directory, with clients for its endpoints.
 ///
 /// Ingest goes through a DEALER (the gateway shape that pipelines), queries through a REQ
-/// (the client shape the contract names). Every wait is bounded by a receive timeout.
+/// (the client shape the contract names). Every wait is bounded: by a receive timeout, or by
+/// a deadline after which the process is killed and the test fails instead of hanging CI.
 final class ReceiptdProcess {
     /// Where the test runner finds the built binaries: beside the test bundle, or `RECEIPTD_BIN_DIR`.
     static let binaryDirectory: URL = {
@@ -28,19 +29,31 @@ final class ReceiptdProcess {
         }
     }()
 
+    /// How long start-up (recovery included) may take before the test gives up.
+    static let startDeadlineSeconds = 30.0
+    /// How long a graceful stop may take before the process is killed and the test fails.
+    static let stopDeadlineSeconds = 15.0
+
     let dataDirectory: String
     let arguments: [String]
+    /// Variables set for the daemon on top of the test runner's environment (see `start`).
+    let environment: [String: String]
     var context: ZMQContext { Self.sharedContext }
+    /// This worker's ordinal and the worker count, from its health reply.
+    private(set) var worker = (index: 0, count: 1)
     private var process: Process?
     private var ingestSocket: ZMQSocket?
     private var querySocket: ZMQSocket?
     private let ownsDirectory: Bool
+    /// Events of the subscribers' readiness probes; one source per daemon directory.
+    private var probeEvents = EventFactory(source: "probe-\(UUID().uuidString.prefix(8))")
 
     /// Starts receiptd and waits until it answers a health query.
     /// - Parameters:
     ///   - dataDirectory: reuse a directory (restart tests); nil makes a fresh one.
     ///   - arguments: extra flags for receiptd.
-    init(dataDirectory: String? = nil, arguments: [String] = []) throws {
+    ///   - environment: variables for receiptd, on top of the runner's (see `start`).
+    init(dataDirectory: String? = nil, arguments: [String] = [], environment: [String: String] = [:]) throws {
         if let dataDirectory {
             self.dataDirectory = dataDirectory
             ownsDirectory = false
@@ -52,6 +65,7 @@ final class ReceiptdProcess {
             ownsDirectory = true
         }
         self.arguments = arguments
+        self.environment = environment
         try start()
     }
 
@@ -73,10 +87,17 @@ final class ReceiptdProcess {
     var ingestSubscribeEndpoint: String { "ipc://\(dataDirectory)/ingest-sub.sock" }
 
     /// Launches the binary (again, after `terminate` or `kill`) and waits for health.
+    ///
+    /// The daemon inherits the runner's environment without `HOSTNAME` and `RECEIPTD_*`
+    /// (a CI runner in a pod named `runner-3`, or an exported setting, must not change what
+    /// the tests start), then gets `environment`.
     func start() throws {
         let process = Process()
         process.executableURL = Self.binaryDirectory.appendingPathComponent("receiptd")
         process.arguments = ["--data-dir", dataDirectory, "--log-level", "warning"] + arguments
+        process.environment = ProcessInfo.processInfo.environment
+            .filter { $0.key != "HOSTNAME" && !$0.key.hasPrefix("RECEIPTD_") }
+            .merging(environment) { $1 }
         let log = FileHandle(forWritingAtPath: "\(dataDirectory)/receiptd.stderr")
             ?? {
                 _ = FileManager.default.createFile(atPath: "\(dataDirectory)/receiptd.stderr", contents: nil)
@@ -91,13 +112,19 @@ final class ReceiptdProcess {
     }
 
     private func waitUntilHealthy() throws {
-        for _ in 0..<150 {
+        let deadline = Date().addingTimeInterval(Self.startDeadlineSeconds)
+        while Date() < deadline {
             guard let process, process.isRunning else {
                 throw IntegrationError("receiptd exited during start-up: \(standardError())")
             }
-            if case .health? = try? query(.health, timeoutMilliseconds: 100) { return }
+            if case .health(let health)? = try? query(.health, timeoutMilliseconds: 100) {
+                worker = (health.workerIndex, health.workerCount)
+                return
+            }
+            usleep(20_000)
         }
-        throw IntegrationError("receiptd did not answer health within 15 s: \(standardError())")
+        kill9()
+        throw IntegrationError("receiptd did not answer health within \(Self.startDeadlineSeconds) s; killed: \(standardError())")
     }
 
     /// What receiptd wrote to standard error so far (for failure messages).
@@ -162,21 +189,86 @@ final class ReceiptdProcess {
         return counters.first { $0.name == name && $0.label == label }?.value ?? 0
     }
 
-    /// A subscriber to one conversation's updates, connected before it returns.
+    /// Polls the stats query, back to back, until counter `name` reaches `value`; returns as
+    /// soon as a reply shows it, so the caller acts on a state that is only microseconds old.
+    /// - Throws: if it does not within `timeoutMilliseconds`.
+    func waitForCounter(_ name: String, label: String = "", toReach value: UInt64, timeoutMilliseconds: Int = 10_000) throws {
+        let deadline = Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000)
+        var seen = try counter(name, label: label)
+        while seen < value {
+            guard Date() < deadline else {
+                throw IntegrationError("\(name){\(label)} is \(seen) after \(timeoutMilliseconds) ms, expected \(value)")
+            }
+            seen = try counter(name, label: label)
+        }
+    }
+
+    /// A subscriber to one conversation's updates, attached by the publisher before it returns.
+    ///
+    /// Readiness is proven on the wire: the subscriber also follows a probe conversation of
+    /// its own (owned by this worker), and probe messages are ingested, each a new message,
+    /// until the subscriber receives a probe update: at most 100 tries of 50 ms.
     func subscribe(to conversation: String) throws -> Subscriber {
-        try Subscriber(context: context, endpoint: publishEndpoint, conversation: conversation)
+        var probe = "probe-\(UUID().uuidString.prefix(8))"
+        while Partitioning.owner(of: probe, workerCount: worker.count) != worker.index {
+            probe = "probe-\(UUID().uuidString.prefix(8))"
+        }
+        let subscriber = try Subscriber(context: context, endpoint: publishEndpoint, conversation: conversation, probe: probe)
+        try ingestProbe(.conversationUpserted(conversation: probe, kind: .direct, members: ["probe-a", "probe-b"]))
+        for attempt in 1...100 {
+            try ingestProbe(.messageSent(conversation: probe, message: "p\(attempt)", sender: "probe-a", isSystem: false))
+            if try subscriber.waitForProbe(timeoutMilliseconds: 50) { return subscriber }
+        }
+        throw IntegrationError("the publisher did not attach a subscriber within 100 probe messages")
+    }
+
+    private func ingestProbe(_ kind: EventKind) throws {
+        let reply = try ingest([probeEvents.make(kind)])
+        guard reply.results == [.accepted(held: false)] else { throw IntegrationError("probe event refused: \(reply)") }
     }
 
     // MARK: - Lifecycle
 
-    /// Sends SIGTERM and waits for exit; returns the exit status.
+    /// Sends SIGTERM and waits for exit (see `waitForExit`).
+    /// - Returns: the exit status.
     @discardableResult
-    func terminate() -> Int32 {
+    func terminate() throws -> Int32 {
         stopClients()
-        guard let process else { return -1 }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        return process.terminationStatus
+        signal(SIGTERM)
+        return try waitForExit()
+    }
+
+    /// The daemon process is alive.
+    var isRunning: Bool { process?.isRunning ?? false }
+
+    /// Sends a signal to the daemon, leaving the test's clients connected.
+    func signal(_ signalNumber: Int32) {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, signalNumber)
+    }
+
+    /// Waits up to `stopDeadlineSeconds` for the daemon to exit.
+    /// - Returns: its exit status, or 128 + the signal number if a signal ended it.
+    /// - Throws: if it is still running at the deadline; it is then killed with SIGKILL.
+    func waitForExit() throws -> Int32 {
+        guard let process else { throw IntegrationError("receiptd was never started") }
+        guard Self.waitForExit(of: process, seconds: Self.stopDeadlineSeconds) else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw IntegrationError("receiptd did not exit within \(Self.stopDeadlineSeconds) s; killed: \(standardError().suffix(2000))")
+        }
+        return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+    }
+
+    /// Polls until `process` has exited.
+    /// - Returns: false if it still runs after `seconds`.
+    static func waitForExit(of process: Process, seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning {
+            if Date() >= deadline { return false }
+            usleep(5_000)
+        }
+        return true
     }
 
     /// Sends SIGKILL and waits for the process to be gone.
@@ -192,67 +284,5 @@ final class ReceiptdProcess {
         ingestSocket = nil
         querySocket?.close()
         querySocket = nil
-    }
-}
-
-/// A SUB socket following one conversation's status updates.
-final class Subscriber {
-    let socket: ZMQSocket
-    let topic: [UInt8]
-
-    init(context: ZMQContext, endpoint: String, conversation: String) throws {
-        socket = try ZMQSocket(context: context, type: .sub)
-        try socket.setLinger(milliseconds: 0)
-        topic = Array(Partitioning.topic(for: conversation).utf8)
-        try socket.subscribe(topic)
-        try socket.connect(endpoint)
-        // The slow joiner: give the subscription time to reach the publisher. Correctness never
-        // depends on it (sequences and snapshots repair gaps); it only keeps the tests direct.
-        usleep(300_000)
-    }
-
-    deinit {
-        socket.close()
-    }
-
-    /// The next update of this conversation, or nil after `timeoutMilliseconds` of silence.
-    func next(timeoutMilliseconds: Int32 = 5000) throws -> StatusUpdate? {
-        try socket.setReceiveTimeout(milliseconds: timeoutMilliseconds)
-        while let frames = try socket.receiveMultipart() {
-            guard frames.count == 2 else { throw IntegrationError("update has \(frames.count) frames") }
-            if frames[0] == topic { return try StatusUpdate.decode(frames[1]) }
-        }
-        return nil
-    }
-
-    /// Reads updates until one satisfies `predicate`; returns every update read.
-    func updates(until predicate: (StatusUpdate) -> Bool) throws -> [StatusUpdate] {
-        var seen: [StatusUpdate] = []
-        while let update = try next() {
-            seen.append(update)
-            if predicate(update) { return seen }
-        }
-        throw IntegrationError("no matching update within 5 s; saw \(seen.map { ($0.sequence, $0.status.status) })")
-    }
-}
-
-/// A failed expectation about the running process.
-struct IntegrationError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Builds events with a fixed source and increasing sequence numbers.
-struct EventFactory {
-    let source: String
-    private(set) var sequence: UInt64 = 0
-
-    init(source: String = "gw-\(UUID().uuidString.prefix(8))") {
-        self.source = source
-    }
-
-    mutating func make(_ kind: EventKind, clientTime: Timestamp? = nil) -> Event {
-        sequence += 1
-        return Event(id: EventID(source: source, sequence: sequence), clientTime: clientTime, kind: kind)
     }
 }
