@@ -185,7 +185,20 @@ struct DurabilityTests {
 
     @Test("SIGKILL at random moments, during compaction too: acknowledged events survive, none applied twice")
     func crashLoopKeepsAcknowledged() throws {
-        var generator = SystemRandomNumberGenerator()
+        let seed = ProcessInfo.processInfo.environment["RECEIPTD_CRASH_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
+        let replay = "seed \(seed); rerun with RECEIPTD_CRASH_SEED=\(seed)"
+        // A thrown error (a restart that fails, a reply that never comes) names the seed too.
+        do {
+            try crashLoop(seed: seed, replay: replay)
+        } catch let error as ExpectationFailedError {
+            throw error
+        } catch {
+            throw IntegrationError("\(error); \(replay)")
+        }
+    }
+
+    private func crashLoop(seed: UInt64, replay: String) throws {
+        var generator = SeededGenerator(seed: seed)
         let arguments = ["--compact-bytes", "32768"]
         var daemon = try ReceiptdProcess(arguments: arguments)
         let owner = daemon  // owns and finally removes the data directory
@@ -193,18 +206,24 @@ struct DurabilityTests {
         try gateway.setUp()
         let deadline = Date().addingTimeInterval(90)
         var rounds = 0
+        var killsDuringCompaction = 0
         while rounds < 6, Date() < deadline {
             rounds += 1
             for _ in 0..<Int.random(in: 20...120, using: &generator) {
                 try gateway.sendBatch(size: Int.random(in: 1...30, using: &generator))
                 if gateway.inFlightCount > 8 { try gateway.receiveOne() }
             }
-            usleep(UInt32.random(in: 0...20_000, using: &generator))
-            daemon.kill9()
+            // Even rounds kill the moment a requested compaction has started; odd ones at random.
+            if rounds.isMultiple(of: 2) {
+                if try killDuringCompaction(daemon) { killsDuringCompaction += 1 }
+            } else {
+                usleep(UInt32.random(in: 0...20_000, using: &generator))
+                daemon.kill9()
+            }
 
             daemon = try ReceiptdProcess(dataDirectory: owner.dataDirectory, arguments: arguments)
             try gateway.reconnect(to: daemon)
-            try verifyRecovered(daemon, gateway)
+            try verifyRecovered(daemon, gateway, replay)
 
             // Re-sending acknowledged batches is recognised as duplicates, never applied twice.
             let resend = try ZMQSocket(context: daemon.context, type: .dealer)
@@ -214,13 +233,46 @@ struct DurabilityTests {
             try resend.connect(daemon.ingestEndpoint)
             for batch in gateway.acknowledgedBatches.suffix(10) {
                 _ = try resend.send([[], EventBatchCodec.encode(batch)])
-                let reply = try IngestReply.decode(try #require(try resend.receiveMultipart()?.last))
-                #expect(reply.results.allSatisfy { $0 == .duplicate }, "round \(rounds): a resent batch was applied again")
+                let reply = try IngestReply.decode(try #require(try resend.receiveMultipart()?.last, "\(replay)"))
+                #expect(reply.results.allSatisfy { $0 == .duplicate }, "round \(rounds): a resent batch was applied again; \(replay)")
             }
         }
-        #expect(gateway.acknowledgedMessageCount > 0)
+        #expect(gateway.acknowledgedMessageCount > 0, "\(replay)")
+        #expect(killsDuringCompaction > 0, "no round killed the daemon while a compaction ran; \(replay)")
         let files = try FileManager.default.contentsOfDirectory(atPath: owner.dataDirectory)
-        #expect(files.contains { $0.hasPrefix("snapshot-") }, "compaction ran during the loop: \(files)")
-        #expect(try daemon.terminate() == 0)
+        #expect(files.contains { $0.hasPrefix("snapshot-") }, "compaction ran during the loop: \(files); \(replay)")
+        #expect(try daemon.terminate() == 0, "\(replay)")
+    }
+
+    /// Requests a compaction on a second REQ socket, polls the stats until the daemon has taken
+    /// the request (so a compaction is running: it started, or it was already running and the
+    /// request waits for it), and kills the daemon right then.
+    ///
+    /// - Returns: true if the compaction was unfinished at the kill: the last stats before it
+    ///   counted no compaction finished since the request, and the reply never came.
+    private func killDuringCompaction(_ daemon: ReceiptdProcess) throws -> Bool {
+        let requester = try ZMQSocket(context: daemon.context, type: .req)
+        defer { requester.close() }
+        try requester.setLinger(milliseconds: 0)
+        try requester.connect(daemon.queryEndpoint)
+        func finished(_ counters: [Counter]) -> UInt64 {
+            counters.filter { $0.name == "receiptd.compactions" || $0.name == "receiptd.compactions.failed" }.reduce(0) { $0 + $1.value }
+        }
+        func served(_ counters: [Counter]) -> UInt64 {
+            counters.first { $0.name == "receiptd.queries.served" && $0.label == "compact" }?.value ?? 0
+        }
+        guard case .stats(let before) = try daemon.query(.stats) else { throw IntegrationError("unexpected stats reply") }
+        _ = try requester.send([Query.compact.encode()])
+        var taken = false
+        var finishedSinceRequest = false
+        for _ in 0..<1000 where !taken {
+            guard case .stats(let now) = try daemon.query(.stats) else { throw IntegrationError("unexpected stats reply") }
+            taken = served(now) > served(before)
+            finishedSinceRequest = finished(now) > finished(before)
+        }
+        daemon.kill9()
+        try requester.setReceiveTimeout(milliseconds: 300)
+        let replied = try requester.receiveMultipart() != nil
+        return taken && !finishedSinceRequest && !replied
     }
 }

@@ -37,8 +37,7 @@ struct ProtocolTests {
         ])
         var expected = sequence + 1
         let updates = try subscriber.updates { $0.status.message == "m3" && $0.status.status == .readBySome }
-        // Updates published before the snapshot may still arrive (the publisher sends them
-        // just after acknowledging their batch): the snapshot already holds them, skip them.
+        // Clone pattern: an update at or before the snapshot's sequence is already in it.
         for update in updates where update.sequence > sequence {
             #expect(update.epoch == epoch)
             #expect(update.sequence == expected, "no gap and no duplicate after the snapshot")
@@ -62,7 +61,7 @@ struct ProtocolTests {
         ])
         let first = try daemon.subscribe(to: direct)
         _ = try daemon.ingest([events.make(.messageSent(conversation: direct, message: "m2", sender: "a", isSystem: false))])
-        // m1's update may come first: it can leave the publisher after its acknowledgement.
+        // Subscribers read up to the update they wait for; an earlier one is not a gap.
         let before = try #require(try first.updates { $0.status.message == "m2" }.last)
 
         // Disconnect while updates happen, then come back.
@@ -204,7 +203,7 @@ struct ProtocolTests {
         try publisher.connect(daemon.ingestSubscribeEndpoint)
         let frame = EventBatchCodec.encode([events.make(.read(conversation: direct, user: "b", message: "m1"))])
         // At-most-once transport with a slow joiner: resend the same event (a duplicate is harmless) until it lands.
-        // m1's own update may arrive first (it can leave the publisher after its acknowledgement).
+        // Updates other than the read's (none expected) are skipped, not mistaken for it.
         var read = false
         for _ in 0..<20 where !read {
             _ = try publisher.send([frame])

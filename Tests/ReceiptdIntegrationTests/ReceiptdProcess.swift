@@ -45,7 +45,7 @@ final class ReceiptdProcess {
     private var ingestSocket: ZMQSocket?
     private var querySocket: ZMQSocket?
     private let ownsDirectory: Bool
-    /// Events of the subscribers' readiness probes; one source per daemon directory.
+    /// Events of the subscribers' readiness probes, from a source of their own.
     private var probeEvents = EventFactory(source: "probe-\(UUID().uuidString.prefix(8))")
 
     /// Starts receiptd and waits until it answers a health query.
@@ -139,17 +139,33 @@ final class ReceiptdProcess {
         try IngestReply.decode(try ingestRaw([EventBatchCodec.encode(events)]))
     }
 
+    /// Sends every batch first, then waits for the acknowledgements, in order.
+    func ingestPipelined(_ batches: [[Event]]) throws -> [IngestReply] {
+        let socket = try connectedIngestSocket()
+        for batch in batches {
+            _ = try socket.send([[], EventBatchCodec.encode(batch)])
+        }
+        return try batches.map { _ in try IngestReply.decode(try receiveIngestReply(on: socket, timeoutMilliseconds: 5000)) }
+    }
+
     /// Sends raw body frames (after the empty delimiter) to the acknowledged ingest endpoint.
     func ingestRaw(_ body: [[UInt8]], timeoutMilliseconds: Int32 = 5000) throws -> [UInt8] {
-        let socket = try ingestSocket ?? {
-            let socket = try ZMQSocket(context: context, type: .dealer)
-            try socket.setLinger(milliseconds: 0)
-            try socket.connect(ingestEndpoint)
-            ingestSocket = socket
-            return socket
-        }()
-        try socket.setReceiveTimeout(milliseconds: timeoutMilliseconds)
+        let socket = try connectedIngestSocket()
         _ = try socket.send([[]] + body)
+        return try receiveIngestReply(on: socket, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    private func connectedIngestSocket() throws -> ZMQSocket {
+        if let ingestSocket { return ingestSocket }
+        let socket = try ZMQSocket(context: context, type: .dealer)
+        try socket.setLinger(milliseconds: 0)
+        try socket.connect(ingestEndpoint)
+        ingestSocket = socket
+        return socket
+    }
+
+    private func receiveIngestReply(on socket: ZMQSocket, timeoutMilliseconds: Int32) throws -> [UInt8] {
+        try socket.setReceiveTimeout(milliseconds: timeoutMilliseconds)
         guard let reply = try socket.receiveMultipart() else {
             throw IntegrationError("no ingest reply within \(timeoutMilliseconds) ms")
         }
@@ -181,6 +197,13 @@ final class ReceiptdProcess {
         let reply = try query(.messageStatus(conversation: conversation, message: message, viewer: viewer))
         guard case .messageStatus(let status, let text) = reply else { throw IntegrationError("unexpected reply \(reply)") }
         return (status, text)
+    }
+
+    /// The health reply.
+    func health() throws -> Health {
+        let reply = try query(.health)
+        guard case .health(let health) = reply else { throw IntegrationError("unexpected health reply \(reply)") }
+        return health
     }
 
     /// The value of a counter from the stats query (0 if absent).
