@@ -36,6 +36,8 @@ public struct ServiceConfiguration: Sendable {
     public var cutCorruptionAtStart: Bool
     /// Send high-water mark of the PUB socket, in messages.
     public var publishHighWaterMark: Int32
+    /// Replay the log with engine settings (worker, pending receipts) other than it was written with.
+    public var acceptSettingsChange: Bool
 
     /// The embedded default configuration, rooted at `dataDirectory`.
     public init(dataDirectory: String = "receiptd-data") {
@@ -56,6 +58,7 @@ public struct ServiceConfiguration: Sendable {
         pendingReceiptLifetimeMilliseconds = 60_000
         cutCorruptionAtStart = false
         publishHighWaterMark = 100_000
+        acceptSettingsChange = false
     }
 
     /// Checks the values that would otherwise fail later and less clearly.

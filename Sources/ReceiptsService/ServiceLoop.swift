@@ -74,6 +74,8 @@ final class ServiceLoop {
             workerCount: configuration.workerCount,
             pendingReceiptLimit: configuration.pendingReceiptLimit,
             pendingReceiptLifetime: configuration.pendingReceiptLifetimeMilliseconds)
+        try ReplaySettings(engineConfiguration).reconcile(
+            directory: configuration.dataDirectory, acceptChange: configuration.acceptSettingsChange)
         engine = try Self.recover(log: log, configuration: engineConfiguration, clock: &clock, counters: counters, logger: logger)
 
         do {

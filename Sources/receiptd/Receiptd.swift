@@ -61,6 +61,9 @@ struct Receiptd: ParsableCommand {
     @Flag(help: "Start even if the log is corrupt mid-way, cutting it at the first bad record (RECEIPTD_CUT_CORRUPTION=1).")
     var cutCorruption = false
 
+    @Flag(help: "Replay the log even though it was written with other worker or pending-receipt settings (RECEIPTD_ACCEPT_SETTINGS_CHANGE=1).")
+    var acceptSettingsChange = false
+
     @Option(help: "trace | debug | info | notice | warning | error | critical (RECEIPTD_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -95,6 +98,7 @@ struct Receiptd: ParsableCommand {
         configuration.pendingReceiptLifetimeMilliseconds = try settings.number(
             pendingLifetimeMs, "RECEIPTD_PENDING_LIFETIME_MS", configuration.pendingReceiptLifetimeMilliseconds)
         configuration.cutCorruptionAtStart = cutCorruption || environment["RECEIPTD_CUT_CORRUPTION"] == "1"
+        configuration.acceptSettingsChange = acceptSettingsChange || environment["RECEIPTD_ACCEPT_SETTINGS_CHANGE"] == "1"
 
         let service: ReceiptService
         do {

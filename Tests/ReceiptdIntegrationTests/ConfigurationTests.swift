@@ -22,4 +22,29 @@ struct ConfigurationTests {
         #expect(health.workerIndex == 2)
         #expect(health.workerCount == 3)
     }
+
+    @Test("A restart with other pending-receipt settings is refused unless the operator accepts the change")
+    func replaySettingsAreKept() throws {
+        let daemon = try ReceiptdProcess(arguments: ["--pending-limit", "10"])
+        #expect(try daemon.terminate() == 0)
+
+        let changed = Process()
+        changed.executableURL = ReceiptdProcess.binaryDirectory.appendingPathComponent("receiptd")
+        changed.arguments = ["--data-dir", daemon.dataDirectory, "--pending-limit", "20"]
+        let output = Pipe()
+        changed.standardError = output
+        changed.standardOutput = output
+        try changed.run()
+        #expect(ReceiptdProcess.waitForExit(of: changed, seconds: 15), "a refused start exits on its own")
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(changed.terminationStatus != 0)
+        #expect(text.contains("pending_receipt_limit=10") && text.contains("pending_receipt_limit=20"), "\(text)")
+
+        let accepted = try ReceiptdProcess(
+            dataDirectory: daemon.dataDirectory, arguments: ["--pending-limit", "20", "--accept-settings-change"])
+        #expect(try accepted.health().workerCount == 1)
+        #expect(try accepted.terminate() == 0)
+        let again = try ReceiptdProcess(dataDirectory: daemon.dataDirectory, arguments: ["--pending-limit", "20"])
+        #expect(try again.terminate() == 0, "the accepted settings are the recorded ones now")
+    }
 }
