@@ -822,7 +822,8 @@ struct  Receipts__V1__LastSentQuery
 
 
 /*
- * Unread counts of a user.
+ * Unread counts of a user. The answer counts the user's own reads, private ones included,
+ * so that their devices stay in sync: a gateway forwards it to that user only.
  */
 struct  Receipts__V1__UnreadCountsQuery
 {
