@@ -12,3 +12,5 @@ if grep -E "warning:" "$build_log" | grep -v "/\.build" | grep -E "/(Sources|Tes
   exit 1
 fi
 swift test --skip-build
+# A seconds-long run of the benchmark harness, so it keeps working (numbers: BENCHMARKS.md).
+.build/debug/receipts-loadgen bench --smoke
