@@ -7,7 +7,8 @@ import ZeroMQ
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Run every end-to-end benchmark and baseline; print measure | receiptd | baseline | ratio | target.")
+        abstract: "Run every end-to-end benchmark and baseline; print measure | receiptd | baseline | ratio | target."
+    )
 
     @Flag(help: "A seconds-long tiny run of every scenario, to keep the harness working (CI).")
     var smoke = false
@@ -49,7 +50,12 @@ struct BenchCommand: ParsableCommand {
         let context = try ZMQContext()
         defer { context.terminate() }
         var bench = BenchRun(
-            context: context, shape: workload.shape, smoke: smoke, repeats: smoke ? 1 : repeats, scale: scale)
+            context: context,
+            shape: workload.shape,
+            smoke: smoke,
+            repeats: smoke ? 1 : repeats,
+            scale: scale
+        )
         let sections = only.map { Set($0.split(separator: ",").map(String.init)) }
         func wanted(_ name: String) -> Bool { sections?.contains(name) ?? true }
         FileHandle.standardError.write(Data("workload: \(bench.shape)\n".utf8))
@@ -66,7 +72,8 @@ struct BenchCommand: ParsableCommand {
         if wanted("storage") { try bench.storage() }
         bench.table.note(
             "Machine load average (1 min) \(loadBefore) at the start, \(Self.loadAverage()) at the end: with 2 cores, "
-                + "anything above ~2 means other processes competed with receiptd and the load generator.")
+                + "anything above ~2 means other processes competed with receiptd and the load generator."
+        )
         print(bench.table.render())
     }
 

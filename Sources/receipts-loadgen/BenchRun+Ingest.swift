@@ -4,31 +4,51 @@ extension BenchRun {
     /// Durable ingest, batched and single-event, beside the raw transport on the same frames.
     mutating func ingest() throws {
         let batched = FrameSet.make(
-            shape: shape, events: count(2_000_000, smoke: 20_000), batchSize: 1000, trackUpdates: false)
+            shape: shape,
+            events: count(2_000_000, smoke: 20_000),
+            batchSize: 1000,
+            trackUpdates: false
+        )
         let ours = try median { try drive(batched, DriveOptions(acknowledged: true, window: 4)).eventsPerSecond }
         let raw = try median { try RawTransportBaseline.measure(batched, context: context) }
         table.add(
-            "durable ingest, batched (1000 events/frame, acknowledged after fsync)", ours: ResultTable.rate(ours),
-            baseline: ResultTable.rate(raw) + " (raw zmq + unpack)", ratio: ResultTable.ratio(ours, raw),
-            target: ">= 1M events/s")
+            "durable ingest, batched (1000 events/frame, acknowledged after fsync)",
+            ours: ResultTable.rate(ours),
+            baseline: ResultTable.rate(raw) + " (raw zmq + unpack)",
+            ratio: ResultTable.ratio(ours, raw),
+            target: ">= 1M events/s"
+        )
 
         let single = FrameSet.make(
-            shape: shape, events: count(200_000, smoke: 5_000), batchSize: 1, trackUpdates: false)
+            shape: shape,
+            events: count(200_000, smoke: 5_000),
+            batchSize: 1,
+            trackUpdates: false
+        )
         let rawSingle = try median { try RawTransportBaseline.measure(single, context: context) }
-        let acknowledged = try median { try drive(single, DriveOptions(acknowledged: true, window: 256)).eventsPerSecond }
+        let acknowledged = try median {
+            try drive(single, DriveOptions(acknowledged: true, window: 256)).eventsPerSecond
+        }
         table.add(
             "ingest, one event per frame, acknowledged (256 in flight per gateway)",
-            ours: ResultTable.rate(acknowledged), baseline: ResultTable.rate(rawSingle) + " (raw zmq + unpack)",
-            ratio: ResultTable.ratio(acknowledged, rawSingle), target: ">= 0.40x raw")
+            ours: ResultTable.rate(acknowledged),
+            baseline: ResultTable.rate(rawSingle) + " (raw zmq + unpack)",
+            ratio: ResultTable.ratio(acknowledged, rawSingle),
+            target: ">= 0.40x raw"
+        )
         let fireAndForget = try median { try drive(single, DriveOptions(acknowledged: false)).eventsPerSecond }
         table.add(
-            "ingest, one event per frame, fire-and-forget (PUB → SUB)", ours: ResultTable.rate(fireAndForget),
+            "ingest, one event per frame, fire-and-forget (PUB → SUB)",
+            ours: ResultTable.rate(fireAndForget),
             baseline: ResultTable.rate(rawSingle) + " (raw zmq + unpack)",
-            ratio: ResultTable.ratio(fireAndForget, rawSingle), target: ">= 0.40x raw")
+            ratio: ResultTable.ratio(fireAndForget, rawSingle),
+            target: ">= 0.40x raw"
+        )
         table.note(
             "Raw baseline: the same encoded frames over PUSH/PULL on ipc:// into a second process that only runs "
                 + "protobuf-c's receipts__v1__event_batch__unpack/free_unpacked (CReceiptsProto directly, no Swift "
-                + "values): no engine, no log, no fsync, no replies, no status updates. receiptd does all of those.")
+                + "values): no engine, no log, no fsync, no replies, no status updates. receiptd does all of those."
+        )
     }
 
     /// Event → status latency at fixed offered rates and flat out.
@@ -36,30 +56,51 @@ extension BenchRun {
         let duration = smoke ? 0.5 : seconds * scale
         for rate in rates {
             let set = FrameSet.make(
-                shape: shape, events: max(batch, Int(rate * duration)), batchSize: batch, trackUpdates: true)
+                shape: shape,
+                events: max(batch, Int(rate * duration)),
+                batchSize: batch,
+                trackUpdates: true
+            )
             var results: [DriveResult] = []
             for _ in 0..<repeats {
-                results.append(try drive(set, DriveOptions(acknowledged: true, eventsPerSecond: rate, window: 64, trackLatency: true)))
+                results.append(
+                    try drive(
+                        set,
+                        DriveOptions(acknowledged: true, eventsPerSecond: rate, window: 64, trackLatency: true)
+                    )
+                )
             }
-            let result = results.sorted { ($0.latencyMicroseconds(99) ?? 0) < ($1.latencyMicroseconds(99) ?? 0) }[(results.count - 1) / 2]
+            let result = results.sorted { ($0.latencyMicroseconds(99) ?? 0) < ($1.latencyMicroseconds(99) ?? 0) }[
+                (results.count - 1) / 2
+            ]
             table.add(
                 "event → status latency at \(ResultTable.rate(rate)) offered, durable (p50 / p99 / p99.9)",
-                ours: latencyCell(result), baseline: syncCell, target: rate >= 200_000 ? "p99 <= 2 ms" : "—")
+                ours: latencyCell(result),
+                baseline: syncCell,
+                target: rate >= 200_000 ? "p99 <= 2 ms" : "—"
+            )
             noteDelivery(result, label: "\(ResultTable.rate(rate))")
         }
         let set = FrameSet.make(
-            shape: shape, events: count(1_000_000, smoke: 10_000), batchSize: batch, trackUpdates: true)
+            shape: shape,
+            events: count(1_000_000, smoke: 10_000),
+            batchSize: batch,
+            trackUpdates: true
+        )
         let saturated = try drive(set, DriveOptions(acknowledged: true, window: 16, trackLatency: true))
         table.add(
             "event → status latency at saturation (flat out, \(batch)/frame, 16 in flight per gateway)",
-            ours: latencyCell(saturated) + " at " + ResultTable.rate(saturated.eventsPerSecond), baseline: syncCell)
+            ours: latencyCell(saturated) + " at " + ResultTable.rate(saturated.eventsPerSecond),
+            baseline: syncCell
+        )
         noteDelivery(saturated, label: "saturation")
         table.note(
             "Latency: \(batch) events per frame, acknowledged ingest; measured from when the frame was due (fixed "
                 + "rate, so a stalled sender cannot hide a stall) or sent (flat out) to when a subscriber in the load "
                 + "generator received the status update that event caused, on one monotonic clock. The time a "
                 + "gateway spends filling a batch is not included. Its baseline is one 4 KiB pwrite + fdatasync "
-                + "on the same disk: no durable acknowledgement or update can come sooner.")
+                + "on the same disk: no durable acknowledgement or update can come sooner."
+        )
     }
 
     /// The disk's own fdatasync latency, the floor under any durable event → update latency.
@@ -78,7 +119,8 @@ extension BenchRun {
         if updates.matched < expected * 99 / 100 || updates.gaps > 0 {
             table.note(
                 "\(label): \(updates.matched) of \(expected) accepted events' updates matched, \(updates.gaps) missing "
-                    + "by sequence (PUB high-water mark), achieved \(ResultTable.rate(result.eventsPerSecond)).")
+                    + "by sequence (PUB high-water mark), achieved \(ResultTable.rate(result.eventsPerSecond))."
+            )
         }
     }
 
@@ -91,12 +133,16 @@ extension BenchRun {
         let percentiles = [50.0, 99, 99.9].map { Double(small.latency.valueAtPercentile($0)) / 1000 }
         syncLatency = percentiles
         table.add(
-            "disk: 4 KiB pwrite + fdatasync loop (one sync p50 / p99 / p99.9)", ours: "—",
+            "disk: 4 KiB pwrite + fdatasync loop (one sync p50 / p99 / p99.9)",
+            ours: "—",
             baseline: ResultTable.rate(small.perSecond, "syncs/s") + " ("
-                + percentiles.map { ResultTable.microseconds($0) }.joined(separator: " / ") + ")")
+                + percentiles.map { ResultTable.microseconds($0) }.joined(separator: " / ") + ")"
+        )
         let large = try DiskBaseline.syncLoop(directory: directory, size: 1 << 20, seconds: duration)
         table.add(
-            "disk: 1 MiB pwrite + fdatasync loop", ours: "—",
-            baseline: String(format: "%.0f MB/s", large.megabytesPerSecond))
+            "disk: 1 MiB pwrite + fdatasync loop",
+            ours: "—",
+            baseline: String(format: "%.0f MB/s", large.megabytesPerSecond)
+        )
     }
 }

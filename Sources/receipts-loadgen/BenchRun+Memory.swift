@@ -12,7 +12,12 @@ extension BenchRun {
         defer { daemon.terminate() }
         let driver = LoadDriver(context: context, daemon: daemon)
         let options = DriveOptions(acknowledged: true, window: 4)
-        _ = try driver.drive(set.slice(0..<0), gateways: shape.gateways, conversations: shape.conversations, options: options)
+        _ = try driver.drive(
+            set.slice(0..<0),
+            gateways: shape.gateways,
+            conversations: shape.conversations,
+            options: options
+        )
         let empty = settledResident(daemon)
         let half = set.frames.count / 2
         var loaded = 0
@@ -24,12 +29,15 @@ extension BenchRun {
             let perMessage = Double(resident - empty) / Double(loaded)
             table.add(
                 "memory per tracked message at \(Self.count(loaded)) messages (RSS growth / messages)",
-                ours: String(format: "%.0f B", perMessage), target: "<= 100 B")
+                ours: String(format: "%.0f B", perMessage),
+                target: "<= 100 B"
+            )
         }
         table.note(
             "Memory: VmRSS of receiptd after loading, minus VmRSS with the same \(shape.conversations) conversations "
                 + "and no messages; messages only (no receipts), \(messageShape.gateways) gateways, 1000 events/frame. "
-                + "RSS includes allocator slack and array growth headroom, so it is an upper bound on the state's size.")
+                + "RSS includes allocator slack and array growth headroom, so it is an upper bound on the state's size."
+        )
 
         let conversations = smoke ? 2_000 : count(200_000, smoke: 2_000)
         var direct = shape
@@ -45,13 +53,20 @@ extension BenchRun {
             defer { daemon.terminate() }
             let baseline = settledResident(daemon)
             _ = try LoadDriver(context: context, daemon: daemon).drive(
-                setup, gateways: variant.gateways, conversations: variant.conversations, options: options)
+                setup,
+                gateways: variant.gateways,
+                conversations: variant.conversations,
+                options: options
+            )
             residents.append((setup.memberCount, settledResident(daemon) - baseline))
         }
-        let perMember = Double(residents[1].bytes - residents[0].bytes) / Double(residents[1].members - residents[0].members)
+        let perMember =
+            Double(residents[1].bytes - residents[0].bytes) / Double(residents[1].members - residents[0].members)
         table.add(
             "memory per (conversation, member): \(Self.count(conversations)) conversations of 12 vs of 2 members",
-            ours: String(format: "%.0f B", perMember), target: "<= 64 B")
+            ours: String(format: "%.0f B", perMember),
+            target: "<= 64 B"
+        )
     }
 
     /// VmRSS once it has stopped moving (the writer thread may still be releasing buffers).

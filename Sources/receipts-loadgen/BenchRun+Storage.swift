@@ -9,8 +9,18 @@ extension BenchRun {
     /// The log alone, in this process: append throughput per fsync policy beside the plain
     /// write + fdatasync loops, replay through the engine, and snapshot load.
     mutating func storage() throws {
-        let batched = FrameSet.make(shape: shape, events: count(1_000_000, smoke: 20_000), batchSize: 1000, trackUpdates: false)
-        let single = FrameSet.make(shape: shape, events: count(200_000, smoke: 5_000), batchSize: 1, trackUpdates: false)
+        let batched = FrameSet.make(
+            shape: shape,
+            events: count(1_000_000, smoke: 20_000),
+            batchSize: 1000,
+            trackUpdates: false
+        )
+        let single = FrameSet.make(
+            shape: shape,
+            events: count(200_000, smoke: 5_000),
+            batchSize: 1,
+            trackUpdates: false
+        )
         let time = Timestamp(milliseconds: 1_750_000_000_000)
         let batchedRecords = (batched.setup + batched.frames).map { IngestRecord.encode(time: time, frame: $0.bytes) }
         let singleRecords = single.frames.map { IngestRecord.encode(time: time, frame: $0.bytes) }
@@ -18,7 +28,9 @@ extension BenchRun {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let disk = try DiskBaseline.syncLoop(directory: directory, size: 1 << 20, seconds: smoke ? 0.3 : 2)
         let syncs = try DiskBaseline.syncLoop(directory: directory, size: 4096, seconds: smoke ? 0.3 : 2)
-        let policies: [(String, FsyncPolicy)] = [("always", .always), ("interval:10", .interval(milliseconds: 10)), ("none", .none)]
+        let policies: [(String, FsyncPolicy)] = [
+            ("always", .always), ("interval:10", .interval(milliseconds: 10)), ("none", .none),
+        ]
         for (name, policy) in policies {
             let path = "\(directory)/\(name)"
             let big = try Self.append(batchedRecords, directory: path + "-batched", policy: policy)
@@ -30,7 +42,8 @@ extension BenchRun {
                     + String(format: "%.0f MB/s", Double(bytes) / big / 1e6) + ", "
                     + ResultTable.rate(Double(events) / big),
                 baseline: String(format: "%.0f MB/s (1 MiB write+fdatasync)", disk.megabytesPerSecond),
-                ratio: ResultTable.ratio(Double(bytes) / big / 1e6, disk.megabytesPerSecond))
+                ratio: ResultTable.ratio(Double(bytes) / big / 1e6, disk.megabytesPerSecond)
+            )
             let small = try Self.append(singleRecords, directory: path + "-single", policy: policy)
             let smallBytes = singleRecords.reduce(0) { $0 + $1.count }
             table.add(
@@ -38,21 +51,26 @@ extension BenchRun {
                 ours: ResultTable.rate(Double(singleRecords.count) / small, "records/s") + ", "
                     + String(format: "%.1f MB/s", Double(smallBytes) / small / 1e6),
                 baseline: ResultTable.rate(syncs.perSecond, "syncs/s") + " (4 KiB write+fdatasync)",
-                ratio: ResultTable.ratio(Double(singleRecords.count) / small, syncs.perSecond))
+                ratio: ResultTable.ratio(Double(singleRecords.count) / small, syncs.perSecond)
+            )
         }
         try replayAndSnapshot(directory: "\(directory)/always-batched", receipts: batched.receiptCount)
         table.note(
             "Storage rows run ReceiptLog in the harness process (no sockets): one thread appends the records as fast "
                 + "as append returns, the clock stops when flush() says the last one is durable. Baselines are plain "
                 + "pwrite + fdatasync loops on the same file system in the same invocation; group commit lets the log "
-                + "beat the per-write sync rate by sharing one fdatasync among many records.")
+                + "beat the per-write sync rate by sharing one fdatasync among many records."
+        )
     }
 
     /// Appends every record and waits until the last is durable; returns the seconds taken.
     private static func append(_ records: [[UInt8]], directory: String, policy: FsyncPolicy) throws -> Double {
         let log = try ReceiptLog(
-            configuration: LogConfiguration(directory: directory, fsyncPolicy: policy), logger: Logger(label: "bench"),
-            onDurable: {}, onFatal: { _ in })
+            configuration: LogConfiguration(directory: directory, fsyncPolicy: policy),
+            logger: Logger(label: "bench"),
+            onDurable: {},
+            onFatal: { _ in }
+        )
         let start = Monotonic.now()
         for record in records {
             _ = try record.withUnsafeBytes { try log.append(type: IngestRecord.acknowledgedBatch, payload: $0) }
@@ -67,8 +85,11 @@ extension BenchRun {
     /// the state and loads it back.
     private mutating func replayAndSnapshot(directory: String, receipts: Int) throws {
         let log = try ReceiptLog(
-            configuration: LogConfiguration(directory: directory), logger: Logger(label: "bench"), onDurable: {},
-            onFatal: { _ in })
+            configuration: LogConfiguration(directory: directory),
+            logger: Logger(label: "bench"),
+            onDurable: {},
+            onFatal: { _ in }
+        )
         defer { try? log.close() }
         var bytes = 0
         var records = 0
@@ -94,8 +115,10 @@ extension BenchRun {
         table.add(
             "log replay through decode + engine, in process (\(Self.count(applied)) events)",
             ours: ResultTable.rate(Double(applied) / seconds),
-            baseline: ResultTable.rate(Double(records) / rawSeconds, "records/s") + String(format: ", %.0f MB/s (read + crc only)", Double(bytes) / rawSeconds / 1e6),
-            target: ">= 1M events/s")
+            baseline: ResultTable.rate(Double(records) / rawSeconds, "records/s")
+                + String(format: ", %.0f MB/s (read + crc only)", Double(bytes) / rawSeconds / 1e6),
+            target: ">= 1M events/s"
+        )
         let encodeStart = Monotonic.now()
         let state = engine.encodedState()
         let encodeSeconds = Monotonic.seconds(from: encodeStart, to: Monotonic.now())
@@ -107,6 +130,8 @@ extension BenchRun {
             "snapshot load, in process (\(Self.count(engine.counters.messages)) messages, \(Self.count(receipts)) receipts, "
                 + "\(ResultTable.bytes(Double(state.count))), \(state.count / max(engine.counters.messages, 1)) B/message)",
             ours: ResultTable.rate(Double(receipts) / loadSeconds, "receipts/s"),
-            baseline: "encode: " + ResultTable.seconds(encodeSeconds), target: ">= 5M receipts/s")
+            baseline: "encode: " + ResultTable.seconds(encodeSeconds),
+            target: ">= 5M receipts/s"
+        )
     }
 }

@@ -47,7 +47,11 @@ struct BenchRun {
         let daemon = try daemon(arguments)
         defer { daemon.terminate() }
         let result = try LoadDriver(context: context, daemon: daemon).drive(
-            set, gateways: shape.gateways, conversations: shape.conversations, options: options)
+            set,
+            gateways: shape.gateways,
+            conversations: shape.conversations,
+            options: options
+        )
         if result.rejected > 0 {
             FileHandle.standardError.write(Data("warning: \(result.rejected) events rejected\n".utf8))
         }

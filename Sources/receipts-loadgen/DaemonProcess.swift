@@ -87,7 +87,9 @@ final class DaemonProcess {
 
     /// Resident memory of the process in bytes (VmRSS).
     func residentBytes() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(processIdentifier)/status", encoding: .utf8) else { return 0 }
+        guard let status = try? String(contentsOfFile: "/proc/\(processIdentifier)/status", encoding: .utf8) else {
+            return 0
+        }
         for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             let kilobytes = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
             return kilobytes * 1024

@@ -8,7 +8,9 @@ enum DiskBaseline {
     /// (appending, as a log does), over about `seconds`.
     /// - Returns: Writes per second, megabytes per second, and the time each write + fdatasync took.
     static func syncLoop(
-        directory: String, size: Int, seconds: Double
+        directory: String,
+        size: Int,
+        seconds: Double
     ) throws -> (perSecond: Double, megabytesPerSecond: Double, latency: Histogram<UInt64>) {
         let path = "\(directory)/disk-baseline"
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
@@ -23,7 +25,10 @@ enum DiskBaseline {
         var count = 0
         var now = start
         var latency = Histogram<UInt64>(
-            lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+            lowestDiscernibleValue: 1,
+            highestTrackableValue: 60_000_000_000,
+            numberOfSignificantValueDigits: .three
+        )
         repeat {
             let before = now
             let written = block.withUnsafeBytes { pwrite(fd, $0.baseAddress, size, off_t(count * size)) }

@@ -32,7 +32,8 @@ struct DriveResult: Sendable {
         if let updates {
             lines.append(
                 "updates: \(updates.updates) received, \(updates.matched) matched to their event, "
-                    + "\(updates.unmatched) unmatched, \(updates.gaps) missing by sequence")
+                    + "\(updates.unmatched) unmatched, \(updates.gaps) missing by sequence"
+            )
             if updates.latency.totalCount > 0 {
                 let values = [50.0, 90, 99, 99.9, 100].map { p in
                     String(format: "p%g %.0f µs", p, Double(updates.latency.valueAtPercentile(p)) / 1000)

@@ -77,8 +77,13 @@ struct FrameSet: Sendable {
             produced += batch.count
         }
         return FrameSet(
-            setup: setup, frames: frames, eventCount: produced,
-            duplicateCount: streams.reduce(0) { $0 + $1.duplicates }, expectations: expectations,
-            memberCount: streams.reduce(0) { $0 + $1.memberCount }, receiptCount: streams.reduce(0) { $0 + $1.receipts })
+            setup: setup,
+            frames: frames,
+            eventCount: produced,
+            duplicateCount: streams.reduce(0) { $0 + $1.duplicates },
+            expectations: expectations,
+            memberCount: streams.reduce(0) { $0 + $1.memberCount },
+            receiptCount: streams.reduce(0) { $0 + $1.receipts }
+        )
     }
 }

@@ -65,13 +65,20 @@ struct GatewayStream {
     /// The upserts that create this gateway's conversations.
     mutating func setupEvents() -> [Event] {
         cursors.map { cursor in
-            makeEvent(.conversationUpserted(conversation: cursor.id, kind: cursor.kind, members: cursor.members.map(Self.user)))
+            makeEvent(
+                .conversationUpserted(
+                    conversation: cursor.id,
+                    kind: cursor.kind,
+                    members: cursor.members.map(Self.user)
+                )
+            )
         }
     }
 
     /// The next event and the update it must cause (nil for a duplicate, which causes none).
     mutating func next() -> (event: Event, expects: UInt64?) {
-        if shape.duplicateFraction > 0, !recent.isEmpty, Double.random(in: 0..<1, using: &rng) < shape.duplicateFraction {
+        if shape.duplicateFraction > 0, !recent.isEmpty, Double.random(in: 0..<1, using: &rng) < shape.duplicateFraction
+        {
             duplicates += 1
             return (recent[Int.random(in: 0..<recent.count, using: &rng)], nil)
         }
@@ -89,7 +96,11 @@ struct GatewayStream {
         return (event, expects)
     }
 
-    private static func advance(_ cursor: inout Cursor, messagesOnly: Bool, rng: inout SplitMix64) -> (EventKind, UInt64) {
+    private static func advance(
+        _ cursor: inout Cursor,
+        messagesOnly: Bool,
+        rng: inout SplitMix64
+    ) -> (EventKind, UInt64) {
         let message = "m\(cursor.message)"
         switch cursor.phase {
         case .send:
@@ -101,14 +112,20 @@ struct GatewayStream {
             } else {
                 cursor.phase = .deliver(0)
             }
-            return (.messageSent(conversation: cursor.id, message: message, sender: Self.user(sender), isSystem: false), key)
+            return (
+                .messageSent(conversation: cursor.id, message: message, sender: Self.user(sender), isSystem: false), key
+            )
         case .deliver(let k):
             let key = UpdateKey.make(conversation: cursor.index, message: cursor.message, delivered: k + 1, read: 0)
             cursor.phase = k + 1 == cursor.recipients.count ? .read(0) : .deliver(k + 1)
             return (.delivered(conversation: cursor.id, user: Self.user(cursor.recipients[k]), message: message), key)
         case .read(let k):
             let key = UpdateKey.make(
-                conversation: cursor.index, message: cursor.message, delivered: cursor.recipients.count, read: k + 1)
+                conversation: cursor.index,
+                message: cursor.message,
+                delivered: cursor.recipients.count,
+                read: k + 1
+            )
             if k + 1 == cursor.recipients.count {
                 cursor.phase = .send
                 cursor.message += 1

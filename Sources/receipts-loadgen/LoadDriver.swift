@@ -15,11 +15,21 @@ struct LoadDriver {
 
     init(context: ZMQContext, daemon: DaemonProcess) {
         self.init(
-            context: context, ingestEndpoint: daemon.ingestEndpoint, ingestSubscribeEndpoint: daemon.ingestSubscribeEndpoint,
-            publishEndpoint: daemon.publishEndpoint, queryEndpoint: daemon.queryEndpoint)
+            context: context,
+            ingestEndpoint: daemon.ingestEndpoint,
+            ingestSubscribeEndpoint: daemon.ingestSubscribeEndpoint,
+            publishEndpoint: daemon.publishEndpoint,
+            queryEndpoint: daemon.queryEndpoint
+        )
     }
 
-    init(context: ZMQContext, ingestEndpoint: String, ingestSubscribeEndpoint: String, publishEndpoint: String, queryEndpoint: String) {
+    init(
+        context: ZMQContext,
+        ingestEndpoint: String,
+        ingestSubscribeEndpoint: String,
+        publishEndpoint: String,
+        queryEndpoint: String
+    ) {
         self.context = context
         self.ingestEndpoint = ingestEndpoint
         self.ingestSubscribeEndpoint = ingestSubscribeEndpoint
@@ -37,29 +47,49 @@ struct LoadDriver {
             try socket.connect(ingestEndpoint)
             return socket
         }
-        defer { dealers.forEach { $0.close() } }
+        defer { for dealer in dealers { dealer.close() } }
         var tally = Tally(gateways: gateways)
         try sendAcknowledged(set.setup, on: dealers, options: DriveOptions(window: 64), tally: &tally, times: nil)
         tally = Tally(gateways: gateways)
 
         let sendTimes = SendTimes(count: set.frames.count)
-        let collector = options.trackLatency
+        let collector =
+            options.trackLatency
             ? UpdateCollector(
-                context: context, endpoint: publishEndpoint, expectations: set.expectations, sendTimes: sendTimes,
-                conversations: conversations)
+                context: context,
+                endpoint: publishEndpoint,
+                expectations: set.expectations,
+                sendTimes: sendTimes,
+                conversations: conversations
+            )
             : nil
         let query = QueryClient(context: context, endpoint: queryEndpoint)
         var result: DriveResult
         if options.acknowledged {
-            let (start, end) = try sendAcknowledged(set.frames, on: dealers, options: options, tally: &tally, times: sendTimes)
+            let (start, end) = try sendAcknowledged(
+                set.frames,
+                on: dealers,
+                options: options,
+                tally: &tally,
+                times: sendTimes
+            )
             result = DriveResult(
-                events: set.eventCount, seconds: Monotonic.seconds(from: start, to: end), accepted: tally.accepted,
-                duplicates: tally.duplicates, rejected: tally.rejected)
+                events: set.eventCount,
+                seconds: Monotonic.seconds(from: start, to: end),
+                accepted: tally.accepted,
+                duplicates: tally.duplicates,
+                rejected: tally.rejected
+            )
         } else {
             let before = try query.counters()
             // The PUBs stay open until everything arrived: closing one drops what it still queues.
-            let (start, publishers) = try sendFireAndForget(set.frames, gateways: gateways, options: options, times: sendTimes)
-            defer { publishers.forEach { $0.close() } }
+            let (start, publishers) = try sendFireAndForget(
+                set.frames,
+                gateways: gateways,
+                options: options,
+                times: sendTimes
+            )
+            defer { for publisher in publishers { publisher.close() } }
             let target = Self.handled(before) + UInt64(set.eventCount)
             var lastHandled: UInt64 = 0
             var lastChange = Monotonic.now()
@@ -76,7 +106,13 @@ struct LoadDriver {
             }
             // A batch of duplicates behind everything applied: its reply waits for all of it to be durable.
             var marker = Tally(gateways: gateways)
-            _ = try sendAcknowledged(Array(set.setup.prefix(1)), on: dealers, options: options, tally: &marker, times: nil)
+            _ = try sendAcknowledged(
+                Array(set.setup.prefix(1)),
+                on: dealers,
+                options: options,
+                tally: &marker,
+                times: nil
+            )
             let end = Monotonic.now()
             let after = try query.counters()
             let accepted = Int((after["receiptd.events.accepted"] ?? 0) - (before["receiptd.events.accepted"] ?? 0))
@@ -85,16 +121,24 @@ struct LoadDriver {
                 - marker.duplicates
             let handled = Int(Self.handled(after) - Self.handled(before)) - marker.events
             result = DriveResult(
-                events: set.eventCount, seconds: Monotonic.seconds(from: start, to: end), accepted: accepted,
-                duplicates: duplicates, rejected: handled - accepted - duplicates, lost: set.eventCount - handled)
+                events: set.eventCount,
+                seconds: Monotonic.seconds(from: start, to: end),
+                accepted: accepted,
+                duplicates: duplicates,
+                rejected: handled - accepted - duplicates,
+                lost: set.eventCount - handled
+            )
         }
         result.updates = try collector?.finish()
         return result
     }
 
     private static func handled(_ counters: [String: UInt64]) -> UInt64 {
-        counters.filter { $0.key == "receiptd.events.accepted" || $0.key == "receiptd.events.duplicate" || $0.key.hasPrefix("receiptd.events.rejected") }
-            .values.reduce(0, +)
+        counters.filter {
+            $0.key == "receiptd.events.accepted" || $0.key == "receiptd.events.duplicate"
+                || $0.key.hasPrefix("receiptd.events.rejected")
+        }
+        .values.reduce(0, +)
     }
 
     /// Outcome counts and frames in flight per gateway.
@@ -131,7 +175,11 @@ struct LoadDriver {
     /// - Returns: Monotonic times of the first send and the last reply.
     @discardableResult
     private func sendAcknowledged(
-        _ frames: [Frame], on dealers: [ZMQSocket], options: DriveOptions, tally: inout Tally, times: SendTimes?
+        _ frames: [Frame],
+        on dealers: [ZMQSocket],
+        options: DriveOptions,
+        tally: inout Tally,
+        times: SendTimes?
     ) throws -> (UInt64, UInt64) {
         var poller = ZMQPoller()
         for dealer in dealers { _ = poller.add(dealer) }
@@ -177,9 +225,12 @@ struct LoadDriver {
 
     private func receiveReplies(_ dealers: [ZMQSocket], tally: inout Tally) throws {
         for (gateway, dealer) in dealers.enumerated() {
-            while let reply = try dealer.receiveMultipart(dontWait: true, { frames in
-                frames.count == 2 ? try? IngestReply.decode(frames[1]) : nil
-            }) {
+            while let reply = try dealer.receiveMultipart(
+                dontWait: true,
+                { frames in
+                    frames.count == 2 ? try? IngestReply.decode(frames[1]) : nil
+                }
+            ) {
                 guard let reply else { throw LoadgenError(.protocolViolation, "undecodable ingest reply") }
                 tally.count(reply, gateway: gateway)
                 tally.lastReply = Monotonic.now()
@@ -190,7 +241,10 @@ struct LoadDriver {
     /// Publishes the frames on one PUB per gateway (no replies), pacing them when a rate is set.
     /// - Returns: The monotonic time of the first send, and the PUB sockets (still sending).
     private func sendFireAndForget(
-        _ frames: [Frame], gateways: Int, options: DriveOptions, times: SendTimes
+        _ frames: [Frame],
+        gateways: Int,
+        options: DriveOptions,
+        times: SendTimes
     ) throws -> (UInt64, [ZMQSocket]) {
         let publishers = try (0..<gateways).map { _ in
             let socket = try ZMQSocket(context: context, type: .pub)

@@ -17,12 +17,14 @@ final class QueryClient {
 
     /// Sends `query` and waits up to `timeoutMilliseconds` for the reply.
     func ask(_ query: Query, timeoutMilliseconds: Int32 = 10_000) throws -> QueryReply {
-        let socket = try self.socket ?? {
-            let socket = try ZMQSocket(context: context, type: .req)
-            try socket.connect(endpoint)
-            self.socket = socket
-            return socket
-        }()
+        let socket =
+            try self.socket
+            ?? {
+                let socket = try ZMQSocket(context: context, type: .req)
+                try socket.connect(endpoint)
+                self.socket = socket
+                return socket
+            }()
         try socket.setReceiveTimeout(milliseconds: timeoutMilliseconds)
         _ = try socket.send([query.encode()])
         guard let reply = try socket.receiveMultipart(), let body = reply.last else {

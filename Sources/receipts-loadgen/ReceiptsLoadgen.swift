@@ -6,5 +6,6 @@ struct ReceiptsLoadgen: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receipts-loadgen",
         abstract: "Load generator and benchmark harness for receiptd.",
-        subcommands: [RunCommand.self, BenchCommand.self, SinkCommand.self])
+        subcommands: [RunCommand.self, BenchCommand.self, SinkCommand.self]
+    )
 }

@@ -67,7 +67,9 @@ enum RedisBaseline {
     /// Pipelines the commands, at most two frames in flight per connection.
     /// - Returns: Seconds from the first write to the last reply.
     private static func play(
-        _ frames: [(gateway: Int, commands: [[String]])], connections: [RESPConnection], result: inout Result
+        _ frames: [(gateway: Int, commands: [[String]])],
+        connections: [RESPConnection],
+        result: inout Result
     ) throws -> Double {
         var inFlight = Array(repeating: [Int](), count: connections.count)
         func collect(_ gateway: Int) throws {

@@ -30,7 +30,8 @@ final class RedisServer {
         try process.run()
         let deadline = Monotonic.now() + 10_000_000_000
         while Monotonic.now() < deadline {
-            if let connection = try? RESPConnection(port: port), (try? connection.command(["PING"])) == .simple("PONG") {
+            if let connection = try? RESPConnection(port: port), (try? connection.command(["PING"])) == .simple("PONG")
+            {
                 return
             }
             usleep(20_000)

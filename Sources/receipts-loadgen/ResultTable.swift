@@ -13,7 +13,13 @@ struct ResultTable {
     private(set) var rows: [Row] = []
     private(set) var notes: [String] = []
 
-    mutating func add(_ measure: String, ours: String, baseline: String = "—", ratio: String = "—", target: String = "—") {
+    mutating func add(
+        _ measure: String,
+        ours: String,
+        baseline: String = "—",
+        ratio: String = "—",
+        target: String = "—"
+    ) {
         rows.append(Row(measure: measure, ours: ours, baseline: baseline, ratio: ratio, target: target))
         // Rows appear as they are measured, so a long run shows progress and a crash keeps them.
         FileHandle.standardError.write(Data("  \(measure): \(ours) | \(baseline) | \(ratio) | \(target)\n".utf8))

@@ -5,7 +5,9 @@ import ZeroMQ
 /// Drives an already-running receiptd with one workload and prints what it measured.
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "run", abstract: "Drive a running receiptd with a workload and print events/s, outcomes and latency.")
+        commandName: "run",
+        abstract: "Drive a running receiptd with a workload and print events/s, outcomes and latency."
+    )
 
     enum Mode: String, ExpressibleByArgument, CaseIterable {
         case acknowledged
@@ -58,19 +60,30 @@ struct RunCommand: ParsableCommand {
         let context = try ZMQContext()
         defer { context.terminate() }
         let driver = LoadDriver(
-            context: context, ingestEndpoint: ingest ?? "ipc://\(directory)/ingest.sock",
+            context: context,
+            ingestEndpoint: ingest ?? "ipc://\(directory)/ingest.sock",
             ingestSubscribeEndpoint: ingestSub ?? "ipc://\(directory)/ingest-sub.sock",
             publishEndpoint: publish ?? "ipc://\(directory)/updates.sock",
-            queryEndpoint: query ?? "ipc://\(directory)/query.sock")
+            queryEndpoint: query ?? "ipc://\(directory)/query.sock"
+        )
         let shape = workload.shape
         print("workload: \(shape)")
-        print("frames: \(batch) events each, \(mode.rawValue), " + (rate > 0 ? "\(Int(rate)) events/s offered" : "flat out"))
+        print(
+            "frames: \(batch) events each, \(mode.rawValue), "
+                + (rate > 0 ? "\(Int(rate)) events/s offered" : "flat out")
+        )
         let set = FrameSet.make(shape: shape, events: events, batchSize: batch, trackUpdates: latency)
         let result = try driver.drive(
-            set, gateways: shape.gateways, conversations: shape.conversations,
+            set,
+            gateways: shape.gateways,
+            conversations: shape.conversations,
             options: DriveOptions(
-                acknowledged: mode == .acknowledged, eventsPerSecond: rate > 0 ? rate : nil, window: window,
-                trackLatency: latency))
+                acknowledged: mode == .acknowledged,
+                eventsPerSecond: rate > 0 ? rate : nil,
+                window: window,
+                trackLatency: latency
+            )
+        )
         print(result.summary)
     }
 }

@@ -7,8 +7,10 @@ import ZeroMQ
 /// a PULL socket that unpacks every frame with protobuf-c and does nothing else.
 struct SinkCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "sink", abstract: "Raw baseline receiver: PULL + protobuf-c unpack (started by bench).",
-        shouldDisplay: false)
+        commandName: "sink",
+        abstract: "Raw baseline receiver: PULL + protobuf-c unpack (started by bench).",
+        shouldDisplay: false
+    )
 
     @Option(help: "Endpoint to bind the PULL socket to.")
     var endpoint: String

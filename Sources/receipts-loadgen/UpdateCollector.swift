@@ -11,7 +11,10 @@ final class UpdateCollector: Sendable {
     /// What the collector saw.
     struct Report: Sendable {
         var latency = Histogram<UInt64>(
-            lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000_000, numberOfSignificantValueDigits: .three)
+            lowestDiscernibleValue: 1,
+            highestTrackableValue: 600_000_000_000,
+            numberOfSignificantValueDigits: .three
+        )
         var updates = 0
         var matched = 0
         var unmatched = 0
@@ -27,12 +30,17 @@ final class UpdateCollector: Sendable {
     private let failure = Mutex<String?>(nil)
 
     /// Starts the thread; returns once its SUB socket is connected and subscribed.
-    init(context: ZMQContext, endpoint: String, expectations: [UInt64: Int32], sendTimes: SendTimes, conversations: Int) {
+    init(context: ZMQContext, endpoint: String, expectations: [UInt64: Int32], sendTimes: SendTimes, conversations: Int)
+    {
         let thread = Thread { [self] in
             do {
                 try self.collect(
-                    context: context, endpoint: endpoint, expectations: expectations, sendTimes: sendTimes,
-                    conversations: conversations)
+                    context: context,
+                    endpoint: endpoint,
+                    expectations: expectations,
+                    sendTimes: sendTimes,
+                    conversations: conversations
+                )
             } catch {
                 self.failure.withLock { $0 = "\(error)" }
                 self.ready.store(true, ordering: .releasing)
@@ -59,7 +67,11 @@ final class UpdateCollector: Sendable {
     }
 
     private func collect(
-        context: ZMQContext, endpoint: String, expectations: [UInt64: Int32], sendTimes: SendTimes, conversations: Int
+        context: ZMQContext,
+        endpoint: String,
+        expectations: [UInt64: Int32],
+        sendTimes: SendTimes,
+        conversations: Int
     ) throws {
         let socket = try ZMQSocket(context: context, type: .sub)
         defer { socket.close() }

@@ -18,7 +18,12 @@ enum UpdateKey {
         guard let conversation = number(after: UInt8(ascii: "c"), in: status.conversation),
             let message = number(after: UInt8(ascii: "m"), in: status.message)
         else { return nil }
-        return make(conversation: conversation, message: message, delivered: status.deliveredCount, read: status.readCount)
+        return make(
+            conversation: conversation,
+            message: message,
+            delivered: status.deliveredCount,
+            read: status.readCount
+        )
     }
 
     private static func number(after prefix: UInt8, in text: String) -> Int? {

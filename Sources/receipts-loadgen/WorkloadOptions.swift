@@ -41,7 +41,13 @@ struct WorkloadOptions: ParsableArguments {
 
     var shape: WorkloadShape {
         WorkloadShape(
-            gateways: gateways, conversations: conversations, groupSizes: groupMin...groupMax,
-            directFraction: directFraction, users: users, duplicateFraction: duplicateFraction, seed: seed)
+            gateways: gateways,
+            conversations: conversations,
+            groupSizes: groupMin...groupMax,
+            directFraction: directFraction,
+            users: users,
+            duplicateFraction: duplicateFraction,
+            seed: seed
+        )
     }
 }

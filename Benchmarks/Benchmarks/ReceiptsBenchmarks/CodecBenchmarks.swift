@@ -29,9 +29,21 @@ func codecBenchmarks() {
     }
 
     let status = MessageStatus(
-        conversation: "c42", message: "m7", sequence: 7, sender: "u210", sentAt: EventScript.now, status: .readBySome,
-        recipientCount: 4, deliveredCount: 4, readCount: 2, deliveredAt: EventScript.now, readAt: EventScript.now,
-        isSystem: false, isEdited: false, isDeleted: false)
+        conversation: "c42",
+        message: "m7",
+        sequence: 7,
+        sender: "u210",
+        sentAt: EventScript.now,
+        status: .readBySome,
+        recipientCount: 4,
+        deliveredCount: 4,
+        readCount: 2,
+        deliveredAt: EventScript.now,
+        readAt: EventScript.now,
+        isSystem: false,
+        isEdited: false,
+        isDeleted: false
+    )
     Benchmark("StatusUpdate.encode", configuration: .init(scalingFactor: .kilo)) { benchmark in
         for index in benchmark.scaledIterations {
             blackHole(StatusUpdate(epoch: 1, sequence: UInt64(index), status: status).encode())

@@ -26,8 +26,11 @@ struct EventScript {
         (0..<conversations).map { c in
             event(
                 .conversationUpserted(
-                    conversation: "c\(c)", kind: members == 2 ? .direct : .group,
-                    members: (0..<members).map { user(c, $0) }))
+                    conversation: "c\(c)",
+                    kind: members == 2 ? .direct : .group,
+                    members: (0..<members).map { user(c, $0) }
+                )
+            )
         }
     }
 
@@ -44,7 +47,9 @@ struct EventScript {
             let phase = round % perMessage
             let conversation = "c\(c)"
             if phase == 0 {
-                events.append(event(.messageSent(conversation: conversation, message: m, sender: user(c, 0), isSystem: false)))
+                events.append(
+                    event(.messageSent(conversation: conversation, message: m, sender: user(c, 0), isSystem: false))
+                )
             } else if phase < members {
                 events.append(event(.delivered(conversation: conversation, user: user(c, phase), message: m)))
             } else {

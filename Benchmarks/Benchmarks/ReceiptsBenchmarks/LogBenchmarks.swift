@@ -16,7 +16,10 @@ func logBenchmarks() {
             guard
                 let log = try? ReceiptLog(
                     configuration: LogConfiguration(directory: directory, fsyncPolicy: .none),
-                    logger: Logger(label: "bench"), onDurable: {}, onFatal: { _ in })
+                    logger: Logger(label: "bench"),
+                    onDurable: {},
+                    onFatal: { _ in }
+                )
             else {
                 fatalError("cannot open a log in \(directory)")
             }
