@@ -26,10 +26,10 @@ struct OutcomeTally {
     }
 
     /// Adds the batch's totals to the service counters.
-    func report(to counters: ServiceCounters) {
-        counters.increment("receiptd.events.accepted", by: accepted)
-        counters.increment("receiptd.events.held", by: held)
-        counters.increment("receiptd.events.duplicate", by: duplicates)
+    func report(to counters: ServiceCounters, _ handles: HotCounters) {
+        counters.increment(handles.eventsAccepted, by: accepted)
+        counters.increment(handles.eventsHeld, by: held)
+        counters.increment(handles.eventsDuplicate, by: duplicates)
         for (reason, count) in rejected {
             counters.increment("receiptd.events.rejected", label: reason.name, by: count)
         }

@@ -3,9 +3,15 @@ import ReceiptsWire
 
 /// The daemon's counters: kept for the stats query and reported to swift-metrics.
 ///
-/// Each (name, label) counter is created once and reused. Owned by the service loop's
-/// thread, so the values need no locking.
+/// Each (name, label) counter is created once; hot paths resolve it to a `Handle` up front
+/// and increment through that (an array index) instead of hashing the name per event.
+/// Owned by the service loop's thread, so the values need no locking.
 final class ServiceCounters {
+    /// A registered counter.
+    struct Handle {
+        fileprivate let index: Int
+    }
+
     private struct Key: Hashable, Comparable {
         var name: String
         var label: String
@@ -13,33 +19,40 @@ final class ServiceCounters {
     }
 
     private struct Entry {
+        let key: Key
         var value: UInt64
         let metric: Metrics.Counter
     }
 
-    private var entries: [Key: Entry] = [:]
+    private var entries: [Entry] = []
+    private var indexes: [Key: Int] = [:]
 
-    /// Adds `amount` to the counter `name` with the optional dimension `label`.
-    func increment(_ name: String, label: String = "", by amount: Int = 1) {
-        guard amount > 0 else { return }
+    /// The handle of counter `name` with the optional dimension `label`, registering it once.
+    func handle(_ name: String, label: String = "") -> Handle {
         let key = Key(name: name, label: label)
-        if entries[key] == nil {
-            let dimensions = label.isEmpty ? [] : [("kind", label)]
-            entries[key] = Entry(value: 0, metric: Metrics.Counter(label: name, dimensions: dimensions))
-        }
-        entries[key]!.value &+= UInt64(amount)
-        entries[key]!.metric.increment(by: Int64(amount))
+        if let index = indexes[key] { return Handle(index: index) }
+        let dimensions = label.isEmpty ? [] : [("kind", label)]
+        entries.append(Entry(key: key, value: 0, metric: Metrics.Counter(label: name, dimensions: dimensions)))
+        indexes[key] = entries.count - 1
+        return Handle(index: entries.count - 1)
     }
 
-    /// The current value of a counter (0 if never incremented).
-    func value(_ name: String, label: String = "") -> UInt64 {
-        entries[Key(name: name, label: label)]?.value ?? 0
+    /// Adds `amount` to a registered counter.
+    func increment(_ handle: Handle, by amount: Int = 1) {
+        guard amount > 0 else { return }
+        entries[handle.index].value &+= UInt64(amount)
+        entries[handle.index].metric.increment(by: Int64(amount))
+    }
+
+    /// Adds `amount` to the counter `name` / `label` (for rare events; hot paths keep a handle).
+    func increment(_ name: String, label: String = "", by amount: Int = 1) {
+        increment(handle(name, label: label), by: amount)
     }
 
     /// Every counter, sorted by name then label, for the stats query.
     func snapshot() -> [ReceiptsWire.Counter] {
-        entries.keys.sorted().map { key in
-            ReceiptsWire.Counter(name: key.name, label: key.label, value: entries[key]!.value)
+        entries.sorted { $0.key < $1.key }.map { entry in
+            ReceiptsWire.Counter(name: entry.key.name, label: entry.key.label, value: entry.value)
         }
     }
 }

@@ -30,7 +30,7 @@ extension ServiceLoop {
     }
 
     private func handleAcknowledgedIngest(_ frames: [UnsafeRawBufferPointer]) {
-        counters.increment("receiptd.frames.received", label: "ingest")
+        counters.increment(hot.ingestFrames)
         guard let (envelope, body) = RequestEnvelope.split(frames) else { return }
         guard body.count == 1, let frame = body.first else {
             refuse(envelope: envelope, code: .wrongFrameCount, "expected one EventBatch frame after the envelope, got \(body.count)")
@@ -46,7 +46,7 @@ extension ServiceLoop {
     }
 
     private func handleUnacknowledgedIngest(_ frames: [UnsafeRawBufferPointer]) {
-        counters.increment("receiptd.frames.received", label: "ingest_subscribe")
+        counters.increment(hot.subscribeFrames)
         // A gateway's PUB may put a topic frame first; the batch is the last frame.
         guard (1...2).contains(frames.count), let frame = frames.last else {
             countInvalidFrame(.wrongFrameCount, "fire-and-forget ingest expects 1 or 2 frames, got \(frames.count)")
@@ -79,13 +79,24 @@ extension ServiceLoop {
         outcomes.reserveCapacity(events.count)
         var changes: [MessageStatus] = []
         var tally = OutcomeTally()
+        var changeIndexes: [MessageKey: Int] = [:]
         for event in events {
             let result = engine.apply(event, at: now)
             outcomes.append(result.outcome)
-            changes.append(contentsOf: result.changes)
             tally.add(result.outcome, logger: logger)
+            // One update per changed message per batch, carrying its final state: the batch
+            // becomes durable at one instant, so nothing real-time is lost by merging.
+            for change in result.changes {
+                let key = MessageKey(conversation: change.conversation, sequence: change.sequence)
+                if let index = changeIndexes[key] {
+                    changes[index] = change
+                } else {
+                    changeIndexes[key] = changes.count
+                    changes.append(change)
+                }
+            }
         }
-        tally.report(to: counters)
+        tally.report(to: counters, hot)
         // Only accepted events change state; anything else waits for what is already in flight,
         // so that a duplicate is never acknowledged before its original is durable.
         guard tally.accepted > 0 else { return .success((log.appendedPosition, outcomes, changes)) }

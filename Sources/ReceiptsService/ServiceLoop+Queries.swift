@@ -9,7 +9,7 @@ extension ServiceLoop {
             let received: Void?
             do {
                 received = try queries.receiveMultipart(dontWait: true) { frames in
-                    counters.increment("receiptd.frames.received", label: "query")
+                    counters.increment(hot.queryFrames)
                     guard let (envelope, body) = RequestEnvelope.split(frames) else { return }
                     if let answer = answer(body: body, envelope: envelope) {
                         // The answer may reflect batches not yet durable: it waits for them.

@@ -43,7 +43,8 @@ final class ServiceLoop {
     let queries: ZMQSocket
     let log: ReceiptLog
     let statusPublisher: StatusPublisher
-    let counters = ServiceCounters()
+    let counters: ServiceCounters
+    let hot: HotCounters
     var engine: ReceiptEngine
     var clock = ServiceClock()
     var awaiting = FIFOQueue<AwaitingDurability>()
@@ -54,6 +55,9 @@ final class ServiceLoop {
         self.configuration = configuration
         self.logger = logger
         self.control = control
+        let counters = ServiceCounters()
+        self.counters = counters
+        hot = HotCounters(counters)
         startedMonotonic = ServiceClock.monotonicMilliseconds()
         compaction.lastStartedMonotonic = startedMonotonic
 
@@ -90,7 +94,9 @@ final class ServiceLoop {
         let epoch = UInt64(bitPattern: Int64(Date().timeIntervalSince1970 * 1_000_000))
         statusPublisher = StatusPublisher(
             socket: publisher, windowMilliseconds: configuration.coalesceMilliseconds, epoch: epoch,
-            onPublished: { [counters] count in counters.increment("receiptd.updates.published", by: count) })
+            onPublished: { [counters, updatesPublished = hot.updatesPublished] count in
+                counters.increment(updatesPublished, by: count)
+            })
     }
 
     // MARK: - Running

@@ -9,11 +9,6 @@ import ZeroMQ
 /// that sees a gap really lost updates (PUB drops at its high-water mark, and late joiners
 /// miss the first ones) and repairs from a snapshot, whose sequence comes from `sequence(of:)`.
 final class StatusPublisher {
-    private struct MessageKey: Hashable {
-        var conversation: String
-        var sequence: UInt64
-    }
-
     private let socket: ZMQSocket
     private let windowMilliseconds: Int64
     /// Identifies this run of the worker; subscribers re-snapshot when it changes.
@@ -78,6 +73,13 @@ final class StatusPublisher {
         conversations[status.conversation] = entry
         let update = StatusUpdate(epoch: epoch, sequence: entry.sequence, status: status)
         // PUB never blocks: past the high-water mark libzmq drops, and the sequence gap tells subscribers.
-        _ = try? socket.send([entry.topic, update.encode()], dontWait: true)
+        let body = update.encode()
+        _ = try? entry.topic.withUnsafeBytes { topic in
+            try body.withUnsafeBytes { body in
+                if try socket.send(frame: topic, more: true, dontWait: true) {
+                    _ = try socket.send(frame: body, more: false, dontWait: true)
+                }
+            }
+        }
     }
 }

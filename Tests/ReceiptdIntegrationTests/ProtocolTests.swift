@@ -36,7 +36,14 @@ struct ProtocolTests {
             events.make(.read(conversation: group, user: "r1", message: "m3")),
         ])
         var expected = sequence + 1
-        let updates = try subscriber.updates { $0.status.message == "m3" && $0.status.status == .readBySome }
+        // One update per changed message per batch: read until both final states arrived.
+        var seenRead = false
+        var seenDelivered = false
+        let updates = try subscriber.updates { update in
+            seenRead = seenRead || (update.status.message == "m3" && update.status.status == .readBySome)
+            seenDelivered = seenDelivered || (update.status.message == "m5" && update.status.status == .delivered)
+            return seenRead && seenDelivered
+        }
         // Clone pattern: an update at or before the snapshot's sequence is already in it.
         for update in updates where update.sequence > sequence {
             #expect(update.epoch == epoch)
