@@ -1,4 +1,5 @@
-/// A fast 64-bit hash of bytes for the engine's in-memory indexes (8 bytes per step).
+/// A fast 64-bit hash of bytes for the engine's in-memory indexes (8 bytes per step), and the
+/// byte equality that goes with it.
 ///
 /// Not stable across versions and never persisted: the indexes are rebuilt when a snapshot is
 /// restored. `Partitioning.stableHash` (FNV-1a, one byte per step) is the stable one; it costs
@@ -11,9 +12,9 @@ enum ByteHash {
         var hash: UInt64 = 0x9e37_79b9_7f4a_7c15 ^ UInt64(truncatingIfNeeded: count)
         if count >= 8 {
             var offset = 0
-            while offset + 8 <= count {
+            while offset &+ 8 <= count {
                 hash = mix(hash, bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-                offset += 8
+                offset &+= 8
             }
             if offset < count {
                 // The last 8 bytes, overlapping the words already mixed in.
@@ -38,6 +39,30 @@ enum ByteHash {
             return hash
         }
         return Array(string.utf8).withUnsafeBytes { hash($0) }
+    }
+
+    /// Whether two buffers hold the same bytes.
+    @inline(__always)
+    static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        let count = a.count
+        guard count == b.count else { return false }
+        guard count >= 8 else {
+            for i in 0..<count where a[i] != b[i] { return false }
+            return true
+        }
+        var offset = 0
+        while offset &+ 8 <= count {
+            if a.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                != b.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            {
+                return false
+            }
+            offset &+= 8
+        }
+        // The last 8 bytes, overlapping the words already compared.
+        return offset == count
+            || a.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+                == b.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
     }
 
     @inline(__always)

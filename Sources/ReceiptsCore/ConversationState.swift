@@ -9,7 +9,12 @@ struct ConversationState: Sendable {
     /// Retained messages: `messages[s - base]` is sequence `s`.
     var messages: [MessageRecord] = []
     /// Their ids, same positions.
-    var messageIDs = MessageIDTable()
+    var messageIDs = IDTable()
+    /// The id of the last message as it was sent (the event's string; nil after a restore):
+    /// most receipts name the latest message, and its status shares this string instead of
+    /// decoding a new one from `messageIDs` (an allocation for every id over 15 bytes, and a
+    /// free when the status is dropped).
+    var lastMessageID: String?
     /// Member slots, current and former, in first-join order.
     var members: [MemberRecord] = []
     /// User index -> member slot.
@@ -29,6 +34,9 @@ struct ConversationState: Sendable {
     var memberCount: UInt32 = 0
     /// Direct or group; never changes.
     var kind: ConversationKind
+    /// Another worker owns the conversation under this engine's placement: it came with a
+    /// snapshot taken under a different one. Every event for it is rejected `.notOwner`.
+    var ownedElsewhere = false
 
     init(id: String, kind: ConversationKind) {
         self.id = id
@@ -76,16 +84,19 @@ struct ConversationState: Sendable {
         messages.append(record)
         if !MessageRecord.fitsInline(sentAt) { farTimes[Self.farKey(lastSequence, 2)] = sentAt }
         messageIDs.append(id)
+        lastMessageID = id
         if !isSystem { members[Int(sender)].lastNormalSent = lastSequence }
         return lastSequence
     }
 
-    /// Recomputes a message's status from its counts after they changed at `time`.
+    /// Recomputes the status of `message` (the record at position `p`, being updated by the
+    /// caller) from its counts after they changed at `time`, and records its delivered-to-all
+    /// and first-read times when they are reached.
     ///
     /// With no counted recipients left (all left or were deleted without reading) the status
     /// stays what it was: "Delivered" to nobody would be a lie, and nobody read it.
-    mutating func refresh(position: Int, time: Int64) {
-        var message = messages[position]
+    @inline(__always)
+    mutating func refresh(_ message: inout MessageRecord, position p: Int, time: Int64) {
         guard message.flags & MessageRecord.Flag.hasRecipients != 0, message.counted != 0 else { return }
         let computed: ReceiptStatus
         if kind == .direct {
@@ -100,11 +111,30 @@ struct ConversationState: Sendable {
             computed = message.deliveredCount >= message.counted ? .delivered : .notDelivered
         }
         message.status = max(message.status, computed.rawValue)
-        let setDelivered = message.deliveredCount >= message.counted && message.deliveredOffset == MessageRecord.noTime
-        let setRead = message.readCount > 0 && message.readOffset == MessageRecord.noTime
-        messages[position] = message
-        if setDelivered { setTime(time, position: position, isRead: false) }
-        if setRead { setTime(time, position: position, isRead: true) }
+        if message.deliveredCount >= message.counted && message.deliveredOffset == MessageRecord.noTime {
+            message.deliveredOffset = offset(of: time, after: message, position: p, isRead: false)
+        }
+        if message.readCount > 0 && message.readOffset == MessageRecord.noTime {
+            message.readOffset = offset(of: time, after: message, position: p, isRead: true)
+        }
+    }
+
+    /// The send time of `message`, the record at position `p`.
+    @inline(__always)
+    func sentAt(of message: MessageRecord, position p: Int) -> Int64 {
+        message.storedSentAt == MessageRecord.farSentAt ? sentAt(position: p) : message.storedSentAt
+    }
+
+    /// The offset that encodes a delivered-to-all (`isRead` false) or first-read `time` of
+    /// `message` (at position `p`): milliseconds after sending, or `farTime` with the time
+    /// (never before sending) kept in `farTimes`.
+    @inline(__always)
+    mutating func offset(of time: Int64, after message: MessageRecord, position p: Int, isRead: Bool) -> UInt32 {
+        let sent = sentAt(of: message, position: p)
+        let (delta, overflow) = time.subtractingReportingOverflow(sent)
+        if !overflow && delta >= 0 && delta < Int64(MessageRecord.farTime) { return UInt32(delta) }
+        farTimes[Self.farKey(base + UInt32(p), isRead ? 1 : 0)] = max(time, sent)
+        return MessageRecord.farTime
     }
 
     /// The message's delivered-to-all (`isRead` false) or first-read time, if any.
@@ -119,15 +149,7 @@ struct ConversationState: Sendable {
 
     /// Records a message's delivered-to-all or first-read time (never before it was sent).
     mutating func setTime(_ time: Int64, position p: Int, isRead: Bool) {
-        let sent = sentAt(position: p)
-        let (delta, overflow) = time.subtractingReportingOverflow(sent)
-        let offset: UInt32
-        if !overflow && delta >= 0 && delta < Int64(MessageRecord.farTime) {
-            offset = UInt32(delta)
-        } else {
-            offset = MessageRecord.farTime
-            farTimes[Self.farKey(base + UInt32(p), isRead ? 1 : 0)] = max(time, sent)
-        }
+        let offset = offset(of: time, after: messages[p], position: p, isRead: isRead)
         if isRead { messages[p].readOffset = offset } else { messages[p].deliveredOffset = offset }
     }
 
@@ -157,7 +179,7 @@ struct ConversationState: Sendable {
     /// Ends the current membership of `slot`: its watermarks freeze for the messages it
     /// received, and on messages it had not visibly read it stops counting, which may complete
     /// them ("Read by all users" once the last non-reader leaves).
-    mutating func leave(slot: UInt32, byDeletion: Bool, time: Int64, touched: inout [UInt32]) {
+    mutating func leave(slot: UInt32, byDeletion: Bool, time: Int64, changes: inout ChangeSet) {
         var member = members[Int(slot)]
         guard member.isMember else { return }
         formerMemberships.append(
@@ -169,12 +191,14 @@ struct ConversationState: Sendable {
         if from < lastSequence {
             for s in (from + 1)...lastSequence {
                 let p = Int(s - base)
-                guard messages[p].counts(member: slot) else { continue }
+                var message = messages[p]
+                guard message.counts(member: slot) else { continue }
                 // Guarded so that even inconsistent restored counts cannot trap.
-                if messages[p].counted > 0 { messages[p].counted -= 1 }
-                if member.deliveredUpTo >= s && messages[p].deliveredCount > 0 { messages[p].deliveredCount -= 1 }
-                refresh(position: p, time: max(time, sentAt(position: p)))
-                touched.append(s)
+                if message.counted > 0 { message.counted -= 1 }
+                if member.deliveredUpTo >= s && message.deliveredCount > 0 { message.deliveredCount -= 1 }
+                refresh(&message, position: p, time: max(time, sentAt(of: message, position: p)))
+                messages[p] = message
+                changes.add(s)
             }
         }
         member.flags &= ~MemberRecord.Flag.member
@@ -221,11 +245,11 @@ struct ConversationState: Sendable {
     ///   - isRead: A read (also a delivery) rather than a delivery.
     ///   - visible: The user shares reads: a read also moves the visible watermark.
     ///   - time: The receipt's time.
-    ///   - touched: Receives the sequences whose status changed.
+    ///   - changes: Receives the sequences whose status changed (its `conversation` is this one).
     /// - Returns: Whether any watermark moved.
     @discardableResult
     mutating func advance(
-        slot: UInt32, to target: UInt32, isRead: Bool, visible: Bool, time: Int64, touched: inout [UInt32]
+        slot: UInt32, to target: UInt32, isRead: Bool, visible: Bool, time: Int64, changes: inout ChangeSet
     ) -> Bool {
         var member = members[Int(slot)]
         let floor = max(member.joinedAfter, base &- 1)
@@ -259,20 +283,16 @@ struct ConversationState: Sendable {
         guard from < to else { return moved }
         for s in (from + 1)...to {
             let p = Int(s - base)
-            guard messages[p].counts(member: slot) else { continue }
-            var changed = false
-            if s > deliveredFrom && s <= member.deliveredUpTo {
-                messages[p].deliveredCount += 1
-                changed = true
-            }
-            if s > visibleFrom && s <= member.visibleReadUpTo {
-                messages[p].readCount += 1
-                changed = true
-            }
-            if changed {
-                refresh(position: p, time: max(time, sentAt(position: p)))
-                touched.append(s)
-            }
+            var message = messages[p]
+            guard message.counts(member: slot) else { continue }
+            let delivers = s > deliveredFrom && s <= member.deliveredUpTo
+            let reads = s > visibleFrom && s <= member.visibleReadUpTo
+            guard delivers || reads else { continue }
+            if delivers { message.deliveredCount += 1 }
+            if reads { message.readCount += 1 }
+            refresh(&message, position: p, time: max(time, sentAt(of: message, position: p)))
+            messages[p] = message
+            changes.add(s)
         }
         return moved
     }
@@ -327,6 +347,7 @@ struct ConversationState: Sendable {
         guard k > 0 else { return 0 }
         messages.removeFirst(k)
         messageIDs.removeFirst(k)
+        if messages.isEmpty { lastMessageID = nil }
         base += UInt32(k)
         formerMemberships.removeAll { $0.leftAfter < base }
         if !farTimes.isEmpty { farTimes = farTimes.filter { $0.key >> 2 >= UInt64(base) } }

@@ -10,8 +10,13 @@ public enum Partitioning {
     /// - Parameter conversation: The conversation id.
     /// - Returns: The 64-bit hash.
     public static func stableHash(_ conversation: String) -> UInt64 {
+        if let hash = conversation.utf8.withContiguousStorageIfAvailable(fnv1a) { return hash }
+        return fnv1a(Array(conversation.utf8))
+    }
+
+    private static func fnv1a<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in conversation.utf8 {
+        for byte in bytes {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01b3
         }

@@ -1,6 +1,9 @@
 /// The rules of each event kind (SPEC §4).
 extension ReceiptEngine {
     /// Applies an event that is not a duplicate; mutates nothing when it rejects.
+    ///
+    /// One `switch` binds the payload: every further look at `event.kind` (another switch,
+    /// `kind.conversation`) would copy the enum and retain each of its strings again.
     mutating func handle(_ event: Event, now: Int64, changes: inout ChangeSet) -> EventOutcome {
         switch event.kind {
         case .unknown:
@@ -14,71 +17,108 @@ extension ReceiptEngine {
             let u = userIndex(creating: user)
             users[Int(u)].sharesReads = shareReads
             return .accepted(held: false)
-        default:
-            break
-        }
-        guard let conversation = event.kind.conversation, !conversation.isEmpty else {
-            return reject(.invalidEvent, "the event needs a conversation id")
-        }
-        if configuration.workerCount > 1 {
-            let owner = Partitioning.owner(of: conversation, workerCount: configuration.workerCount)
-            if owner != configuration.workerIndex {
-                return .rejected(
-                    Rejection(.notOwner, "conversation \(conversation) is owned by worker \(owner)", ownerWorker: owner))
-            }
-        }
-        switch event.kind {
-        case .conversationUpserted(_, let kind, let members):
-            return upsert(conversation, kind: kind, members: members, now: now, changes: &changes)
-        case .memberJoined(_, let user):
-            return join(conversation, user: user)
-        case .memberLeft(_, let user):
-            return leave(conversation, user: user, now: now, changes: &changes)
-        case .messageSent(_, let message, let sender, let isSystem):
-            return send(conversation, message: message, sender: sender, isSystem: isSystem, now: now, changes: &changes)
-        case .delivered(_, let user, let message):
+        case .conversationUpserted(let conversation, let kind, let members):
+            let (c, refusal) = place(conversation, &changes)
+            if let refusal { return refusal }
+            return upsert(conversation, c, kind: kind, members: members, now: now, changes: &changes)
+        case .memberJoined(let conversation, let user):
+            let (c, refusal) = place(conversation, &changes)
+            if let refusal { return refusal }
+            return join(conversation, c, user: user)
+        case .memberLeft(let conversation, let user):
+            let (c, refusal) = place(conversation, &changes)
+            if let refusal { return refusal }
+            return leave(conversation, c, user: user, now: now, changes: &changes)
+        case .messageSent(let conversation, let message, let sender, let isSystem):
+            let (c, refusal) = place(conversation, &changes)
+            if let refusal { return refusal }
+            return send(conversation, c, message: message, sender: sender, isSystem: isSystem, now: now, changes: &changes)
+        case .delivered(let conversation, let user, let message):
+            let (c, refusal) = place(conversation, &changes)
+            if let refusal { return refusal }
             guard !message.isEmpty else { return reject(.invalidEvent, "a delivery needs a message id") }
             return receipt(
-                conversation, user: user, message: message, isRead: false, clientTime: event.clientTime, now: now,
+                conversation, c, user: user, message: message, isRead: false, clientTime: event.clientTime, now: now,
                 changes: &changes)
-        case .read(_, let user, let message):
+        case .read(let conversation, let user, let message):
+            let (c, refusal) = place(conversation, &changes)
+            if let refusal { return refusal }
             return receipt(
-                conversation, user: user, message: message?.isEmpty == true ? nil : message, isRead: true,
+                conversation, c, user: user, message: message?.isEmpty == true ? nil : message, isRead: true,
                 clientTime: event.clientTime, now: now, changes: &changes)
-        case .messageEdited(_, let message), .messageDeleted(_, let message):
-            guard !message.isEmpty else { return reject(.invalidEvent, "the event needs a message id") }
-            guard let c = conversationIndex(of: conversation) else { return unknownConversation(conversation) }
-            guard let s = sequence(Int(c), ofMessage: message) else {
-                return reject(.unknownMessage, "message \(message) is unknown in conversation \(conversation)")
-            }
-            let p = Int(s - conversations[Int(c)].base)
-            if case .messageEdited = event.kind {
-                conversations[Int(c)].messages[p].flags |= MessageRecord.Flag.edited
-            } else {
-                conversations[Int(c)].messages[p].flags |= MessageRecord.Flag.deleted
-            }
-            changes.add(c, [s])
-            return .accepted(held: false)
-        case .markedUnread(_, let user):
-            guard !user.isEmpty else { return reject(.invalidEvent, "marked unread needs a user id") }
-            guard let c = conversationIndex(of: conversation) else { return unknownConversation(conversation) }
-            if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
-            guard let u = userIndex(of: user), let slot = slot(Int(c), of: u),
-                conversations[Int(c)].members[Int(slot)].isMember
-            else {
-                return reject(.notAMember, "user \(user) is not a member of conversation \(conversation)")
-            }
-            conversations[Int(c)].members[Int(slot)].flags |= MemberRecord.Flag.markedUnread
-            return .accepted(held: false)
-        case .unknown, .userDeleted, .receiptPrivacy:
-            preconditionFailure("handled above")
+        case .messageEdited(let conversation, let message):
+            let (c, refusal) = place(conversation, &changes)
+            if let refusal { return refusal }
+            return flag(conversation, c, message: message, MessageRecord.Flag.edited, changes: &changes)
+        case .messageDeleted(let conversation, let message):
+            let (c, refusal) = place(conversation, &changes)
+            if let refusal { return refusal }
+            return flag(conversation, c, message: message, MessageRecord.Flag.deleted, changes: &changes)
+        case .markedUnread(let conversation, let user):
+            let (c, refusal) = place(conversation, &changes)
+            if let refusal { return refusal }
+            return markUnread(conversation, c, user: user)
         }
+    }
+
+    /// Checks the conversation id and that this worker owns the conversation; returns its index
+    /// (nil if unknown, which the kind's rules reject or create) or the rejection, and points
+    /// `changes` at it.
+    ///
+    /// One lookup serves the ownership check and the rules. A conversation this engine holds
+    /// was created here (so it is owned) unless a snapshot taken under another placement
+    /// brought it (`ownedElsewhere`, set on restore): only then, or for an unknown
+    /// conversation, is the owner computed.
+    ///
+    /// `mutating` although it only reads: called from a mutating method, a non-mutating call
+    /// that is not inlined gets a copy of the whole engine struct (232 bytes) every event.
+    private mutating func place(_ conversation: String, _ changes: inout ChangeSet) -> (UInt32?, EventOutcome?) {
+        guard !conversation.isEmpty else { return (nil, reject(.invalidEvent, "the event needs a conversation id")) }
+        let c = conversationIndex(of: conversation)
+        if configuration.workerCount > 1 && (c.map { conversations[Int($0)].ownedElsewhere } ?? true) {
+            let owner = Partitioning.owner(of: conversation, workerCount: configuration.workerCount)
+            if owner != configuration.workerIndex {
+                return (nil, .rejected(
+                    Rejection(.notOwner, "conversation \(conversation) is owned by worker \(owner)", ownerWorker: owner)))
+            }
+        }
+        if let c { changes.conversation = c }
+        return (c, nil)
+    }
+
+    // MARK: - Messages flags and unread marks
+
+    private mutating func flag(
+        _ conversation: String, _ c: UInt32?, message: String, _ bit: UInt8, changes: inout ChangeSet
+    ) -> EventOutcome {
+        guard !message.isEmpty else { return reject(.invalidEvent, "the event needs a message id") }
+        guard let c else { return unknownConversation(conversation) }
+        guard let s = sequence(Int(c), ofMessage: message) else {
+            return reject(.unknownMessage, "message \(message) is unknown in conversation \(conversation)")
+        }
+        conversations[Int(c)].messages[Int(s - conversations[Int(c)].base)].flags |= bit
+        changes.add(s)
+        return .accepted(held: false)
+    }
+
+    private mutating func markUnread(_ conversation: String, _ c: UInt32?, user: String) -> EventOutcome {
+        guard !user.isEmpty else { return reject(.invalidEvent, "marked unread needs a user id") }
+        guard let c else { return unknownConversation(conversation) }
+        if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
+        guard let u = userIndex(of: user), let slot = slot(Int(c), of: u),
+            conversations[Int(c)].members[Int(slot)].isMember
+        else {
+            return reject(.notAMember, "user \(user) is not a member of conversation \(conversation)")
+        }
+        conversations[Int(c)].members[Int(slot)].flags |= MemberRecord.Flag.markedUnread
+        return .accepted(held: false)
     }
 
     // MARK: - Membership
 
     private mutating func upsert(
-        _ conversation: String, kind: ConversationKind, members: [String], now: Int64, changes: inout ChangeSet
+        _ conversation: String, _ existing: UInt32?, kind: ConversationKind, members: [String], now: Int64,
+        changes: inout ChangeSet
     ) -> EventOutcome {
         var distinct: [String] = []
         var seen = Set<String>()
@@ -90,7 +130,6 @@ extension ReceiptEngine {
             return reject(
                 .invalidEvent, "a direct conversation has exactly two distinct members, not \(distinct.count)")
         }
-        let existing = conversationIndex(of: conversation)
         if let existing, conversations[Int(existing)].kind != kind {
             return reject(.invalidEvent, "conversation \(conversation) is \(conversations[Int(existing)].kind), its kind cannot change")
         }
@@ -107,23 +146,22 @@ extension ReceiptEngine {
             state.members.reserveCapacity(distinct.count)
             conversations.reserveGently(1)
             conversations.append(state)
-            conversationTable.didAppend(to: conversations)
+            conversationIDs.append(conversation)
         }
-        var touched: [UInt32] = []
+        changes.conversation = c
         for slot in conversations[Int(c)].members.indices where conversations[Int(c)].members[slot].isMember {
             let user = users[Int(conversations[Int(c)].members[slot].user)].id
             if !seen.contains(user) {
-                conversations[Int(c)].leave(slot: UInt32(slot), byDeletion: false, time: now, touched: &touched)
+                conversations[Int(c)].leave(slot: UInt32(slot), byDeletion: false, time: now, changes: &changes)
             }
         }
         for member in distinct { addMember(member, to: c) }
-        changes.add(c, touched)
         return .accepted(held: false)
     }
 
-    private mutating func join(_ conversation: String, user: String) -> EventOutcome {
+    private mutating func join(_ conversation: String, _ c: UInt32?, user: String) -> EventOutcome {
         guard !user.isEmpty else { return reject(.invalidEvent, "member joined needs a user id") }
-        guard let c = conversationIndex(of: conversation) else { return unknownConversation(conversation) }
+        guard let c else { return unknownConversation(conversation) }
         if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted and cannot join") }
         let ci = Int(c)
         let slot = userIndex(of: user).flatMap { self.slot(ci, of: $0) }
@@ -136,18 +174,16 @@ extension ReceiptEngine {
         return .accepted(held: false)
     }
 
-    private mutating func leave(_ conversation: String, user: String, now: Int64, changes: inout ChangeSet)
-        -> EventOutcome
-    {
+    private mutating func leave(
+        _ conversation: String, _ c: UInt32?, user: String, now: Int64, changes: inout ChangeSet
+    ) -> EventOutcome {
         guard !user.isEmpty else { return reject(.invalidEvent, "member left needs a user id") }
-        guard let c = conversationIndex(of: conversation) else { return unknownConversation(conversation) }
+        guard let c else { return unknownConversation(conversation) }
         if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
         guard let u = userIndex(of: user), let slot = slot(Int(c), of: u) else {
             return .accepted(held: false)
         }
-        var touched: [UInt32] = []
-        conversations[Int(c)].leave(slot: slot, byDeletion: false, time: now, touched: &touched)
-        changes.add(c, touched)
+        conversations[Int(c)].leave(slot: slot, byDeletion: false, time: now, changes: &changes)
         return .accepted(held: false)
     }
 
@@ -169,9 +205,8 @@ extension ReceiptEngine {
         users[Int(u)].isDeleted = true
         for c in conversations(ofUser: u) {
             guard let slot = slot(Int(c), of: u) else { continue }
-            var touched: [UInt32] = []
-            conversations[Int(c)].leave(slot: slot, byDeletion: true, time: now, touched: &touched)
-            changes.add(c, touched)
+            changes.conversation = c
+            conversations[Int(c)].leave(slot: slot, byDeletion: true, time: now, changes: &changes)
         }
         return .accepted(held: false)
     }
@@ -179,12 +214,13 @@ extension ReceiptEngine {
     // MARK: - Messages and receipts
 
     private mutating func send(
-        _ conversation: String, message: String, sender: String, isSystem: Bool, now: Int64, changes: inout ChangeSet
+        _ conversation: String, _ c: UInt32?, message: String, sender: String, isSystem: Bool, now: Int64,
+        changes: inout ChangeSet
     ) -> EventOutcome {
         guard !message.isEmpty, !sender.isEmpty else {
             return reject(.invalidEvent, "message sent needs a message id and a sender id")
         }
-        guard let c = conversationIndex(of: conversation) else { return unknownConversation(conversation) }
+        guard let c else { return unknownConversation(conversation) }
         let u = userIndex(of: sender)
         if let u, users[Int(u)].isDeleted { return reject(.userDeleted, "user \(sender) was deleted") }
         guard let u, let slot = slot(Int(c), of: u),
@@ -200,19 +236,18 @@ extension ReceiptEngine {
         }
         let s = conversations[Int(c)].appendMessage(id: message, sender: slot, isSystem: isSystem, sentAt: now)
         messageCount += 1
-        var touched: [UInt32] = [s]
+        changes.add(s)
         if pending.count > 0 {
             for held in pending.take(conversation: c, message: message) {
-                applyHeld(held, conversation: c, sequence: s, touched: &touched)
+                applyHeld(held, conversation: c, sequence: s, changes: &changes)
             }
         }
-        changes.add(c, touched)
         return .accepted(held: false)
     }
 
     /// Applies a receipt that waited for message `s`, at its recorded time (but not before the
     /// message was sent); discards it if the user turned out not to be a recipient.
-    private mutating func applyHeld(_ held: PendingReceipts.Receipt, conversation c: UInt32, sequence s: UInt32, touched: inout [UInt32]) {
+    private mutating func applyHeld(_ held: PendingReceipts.Receipt, conversation c: UInt32, sequence s: UInt32, changes: inout ChangeSet) {
         guard let u = userIndex(of: held.user), !users[Int(u)].isDeleted, let slot = slot(Int(c), of: u) else {
             discardedHeldReceipts += 1
             return
@@ -226,15 +261,15 @@ extension ReceiptEngine {
         conversations[Int(c)].advance(
             slot: slot, to: s, isRead: kind != .delivered,
             visible: kind == .visibleRead && users[Int(u)].sharesReads,
-            time: max(held.time, sentAt(Int(c), position: Int(s - conversations[Int(c)].base))), touched: &touched)
+            time: max(held.time, sentAt(Int(c), position: Int(s - conversations[Int(c)].base))), changes: &changes)
     }
 
     private mutating func receipt(
-        _ conversation: String, user: String, message: String?, isRead: Bool, clientTime: Timestamp?, now: Int64,
-        changes: inout ChangeSet
+        _ conversation: String, _ c: UInt32?, user: String, message: String?, isRead: Bool, clientTime: Timestamp?,
+        now: Int64, changes: inout ChangeSet
     ) -> EventOutcome {
         guard !user.isEmpty else { return reject(.invalidEvent, "a receipt needs a user id") }
-        guard let c = conversationIndex(of: conversation) else { return unknownConversation(conversation) }
+        guard let c else { return unknownConversation(conversation) }
         // Fields are read through `conversations[ci]` rather than a local copy of the
         // conversation: a copy would retain every array, and one still alive at the mutation
         // below would make it copy the whole conversation.
@@ -276,9 +311,7 @@ extension ReceiptEngine {
         if let clientTime { time = min(clientTime.milliseconds, now) }
         time = max(time, sent)
         let visible = isRead && users[Int(u)].sharesReads
-        var touched: [UInt32] = []
-        conversations[ci].advance(slot: slot, to: target, isRead: isRead, visible: visible, time: time, touched: &touched)
-        changes.add(c, touched)
+        conversations[ci].advance(slot: slot, to: target, isRead: isRead, visible: visible, time: time, changes: &changes)
         return .accepted(held: false)
     }
 

@@ -153,31 +153,38 @@ extension ReceiptEngine {
 
     /// The public status of the message at `position` of conversation `c`.
     ///
-    /// Reads fields through `conversations[c]` (projections) rather than a copy of the
-    /// conversation: this runs for every published change.
+    /// Reads the conversation in place (`all[c].field`) rather than through a copy of it: a
+    /// copy retains every array of the conversation, and this runs for every published change.
     func messageStatus(conversation c: Int, position p: Int) -> MessageStatus {
-        let record = conversations[c].messages[p]
-        let sequence = conversations[c].base + UInt32(p)
-        let sent = sentAt(c, position: p)
-        func time(_ offset: UInt32, isRead: Bool) -> Timestamp? {
-            switch offset {
-            case MessageRecord.noTime: nil
-            case MessageRecord.farTime:
-                conversations[c].farTimes[ConversationState.farKey(sequence, isRead ? 1 : 0)].map(Timestamp.init)
-            default: Timestamp(milliseconds: sent + Int64(offset))
+        conversations.withUnsafeBufferPointer { all in
+            let record = all[c].messages[p]
+            let sequence = all[c].base + UInt32(p)
+            let sent = record.storedSentAt == MessageRecord.farSentAt ? all[c].sentAt(position: p) : record.storedSentAt
+            let message: String
+            if p == all[c].messages.count - 1, let last = all[c].lastMessageID {
+                message = last
+            } else {
+                message = IDTable.id(at: p, bytes: all[c].messageIDs.bytes, ends: all[c].messageIDs.ends)
             }
+            func time(_ offset: UInt32, isRead: Bool) -> Timestamp? {
+                switch offset {
+                case MessageRecord.noTime: nil
+                case MessageRecord.farTime:
+                    all[c].farTimes[ConversationState.farKey(sequence, isRead ? 1 : 0)].map(Timestamp.init)
+                default: Timestamp(milliseconds: sent + Int64(offset))
+                }
+            }
+            return MessageStatus(
+                conversation: all[c].id, message: message, sequence: UInt64(sequence),
+                sender: users[Int(all[c].members[Int(record.sender)].user)].id, sentAt: Timestamp(milliseconds: sent),
+                status: ReceiptStatus(rawValue: record.status) ?? .none,
+                recipientCount: Int(record.counted), deliveredCount: Int(record.deliveredCount),
+                readCount: Int(record.readCount),
+                deliveredAt: time(record.deliveredOffset, isRead: false),
+                readAt: time(record.readOffset, isRead: true),
+                isSystem: record.flags & MessageRecord.Flag.system != 0,
+                isEdited: record.flags & MessageRecord.Flag.edited != 0,
+                isDeleted: record.flags & MessageRecord.Flag.deleted != 0)
         }
-        return MessageStatus(
-            conversation: conversations[c].id, message: conversations[c].messageIDs.id(at: p),
-            sequence: UInt64(sequence), sender: users[Int(conversations[c].members[Int(record.sender)].user)].id,
-            sentAt: Timestamp(milliseconds: sent),
-            status: ReceiptStatus(rawValue: record.status) ?? .none,
-            recipientCount: Int(record.counted), deliveredCount: Int(record.deliveredCount),
-            readCount: Int(record.readCount),
-            deliveredAt: time(record.deliveredOffset, isRead: false),
-            readAt: time(record.readOffset, isRead: true),
-            isSystem: record.flags & MessageRecord.Flag.system != 0,
-            isEdited: record.flags & MessageRecord.Flag.edited != 0,
-            isDeleted: record.flags & MessageRecord.Flag.deleted != 0)
     }
 }

@@ -80,11 +80,11 @@ extension ReceiptEngine {
             }
         }
 
-        let sources = replayWindows.keys.sorted()
+        let sources = replayWindows.sources.indices.sorted { replayWindows.sources[$0] < replayWindows.sources[$1] }
         w.write(UInt32(sources.count))
-        for source in sources {
-            let window = replayWindows[source]!
-            w.write(source)
+        for position in sources {
+            let window = replayWindows.windows[position]
+            w.write(replayWindows.sources[position])
             w.write(window.highest)
             w.write(UInt32(window.bits.count))
             for word in window.bits { w.write(word) }
@@ -176,14 +176,18 @@ extension ReceiptEngine {
         let conversationCount = try r.readCount(itemSize: 30)
         conversations.reserveCapacity(conversationCount)
         for _ in 0..<conversationCount {
-            let state = try decodeConversation(&r)
+            var state = try decodeConversation(&r)
+            if configuration.workerCount > 1 {
+                state.ownedElsewhere =
+                    Partitioning.owner(of: state.id, workerCount: configuration.workerCount) != configuration.workerIndex
+            }
             guard conversationIndex(of: state.id) == nil else {
                 throw r.corrupt("conversation \(state.id) appears twice")
             }
             messageCount += state.messages.count
             memberSlotCount += state.members.count
             conversations.append(state)
-            conversationTable.didAppend(to: conversations)
+            conversationIDs.append(state.id)
         }
         for (u, list) in memberOf.enumerated() {
             // Each slot is linked once: listing a conversation twice would chain it to itself.
@@ -207,9 +211,8 @@ extension ReceiptEngine {
             var bits: [UInt64] = []
             bits.reserveCapacity(words)
             for _ in 0..<words { bits.append(try r.read(UInt64.self)) }
-            guard replayWindows.updateValue(ReplayWindow(highest: highest, bits: bits), forKey: source) == nil else {
-                throw r.corrupt("event source \(source) appears twice")
-            }
+            guard replayWindows.find(source) == nil else { throw r.corrupt("event source \(source) appears twice") }
+            replayWindows.add(source, ReplayWindow(highest: highest, bits: bits))
         }
 
         let nextSerial = try r.read(UInt64.self)
@@ -276,7 +279,7 @@ extension ReceiptEngine {
         guard ends.count == messageCount, ends.last.map({ Int($0) == idBytes.count }) ?? idBytes.isEmpty,
             zip(ends, ends.dropFirst()).allSatisfy({ $0 <= $1 })
         else { throw r.corrupt("the message ids of conversation \(id) are inconsistent") }
-        state.messageIDs = MessageIDTable(bytes: idBytes, ends: ends)
+        state.messageIDs = IDTable(bytes: idBytes, ends: ends)
 
         let memberCount = try r.readCount(itemSize: 33)
         state.members.reserveCapacity(memberCount)

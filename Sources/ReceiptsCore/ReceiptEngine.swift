@@ -34,14 +34,19 @@ public struct ReceiptEngine: Sendable {
 
     /// Every conversation, by index.
     var conversations: [ConversationState] = []
-    /// Conversation id -> index.
-    var conversationTable = ConversationTable()
+    /// Their ids, same positions (the id -> index lookup).
+    var conversationIDs = IDTable()
     /// Every known user, by index.
     var users: [UserRecord] = []
     /// User id -> index.
     var userTable = UserIndex()
     /// Anti-replay windows by event source.
-    var replayWindows: [String: ReplayWindow] = [:]
+    var replayWindows = ReplayWindowTable()
+    /// The change set `apply` fills, kept between events for its storage.
+    var scratchChanges = ChangeSet()
+    /// The storage of the last `ApplyResult.changes`, reused when the caller has let go of it
+    /// (as it usually has by the next event), so that no event allocates an array.
+    var scratchStatuses: [MessageStatus] = []
     /// Receipts waiting for their message.
     var pending = PendingReceipts()
     /// Held receipts dropped on expiry (total).
@@ -77,16 +82,22 @@ public struct ReceiptEngine: Sendable {
             return ApplyResult(
                 outcome: .rejected(Rejection(.invalidEventID, "an event id needs a non-empty source and a sequence from 1")))
         }
-        if replayWindows[event.id.source]?.isDuplicate(event.id.sequence) == true {
+        let window = replayWindows.find(event.id.source)
+        if replayWindows.isDuplicate(event.id.sequence, at: window) {
             return ApplyResult(outcome: .duplicate)
         }
         var changes = ChangeSet()
+        swap(&changes, &scratchChanges)
+        changes.removeAll()
         let outcome = handle(event, now: now.milliseconds, changes: &changes)
         if case .accepted = outcome {
-            let size = configuration.duplicateWindow  // not in the autoclosure: it would copy `self`
-            replayWindows[event.id.source, default: ReplayWindow(size: size)].record(event.id.sequence)
+            replayWindows.record(
+                event.id.sequence, at: window, source: event.id.source, size: configuration.duplicateWindow)
         }
-        return ApplyResult(outcome: outcome, changes: changes.isEmpty ? [] : statuses(of: changes))
+        let changed = !changes.isEmpty
+        if changed { statuses(of: &changes) }
+        swap(&changes, &scratchChanges)
+        return ApplyResult(outcome: outcome, changes: changed ? scratchStatuses : [])
     }
 
     /// Sizes and totals.
@@ -145,9 +156,14 @@ public struct ReceiptEngine: Sendable {
         conversations[c].memberIndex.find(user, in: conversations[c].members)
     }
 
+    /// `mutating` although it only reads: a non-mutating call from a mutating method, when not
+    /// inlined, copies the whole engine struct first.
     @inline(__always)
-    func sequence(_ c: Int, ofMessage id: String) -> UInt32? {
-        conversations[c].messageIDs.position(of: id).map { conversations[c].base + UInt32($0) }
+    mutating func sequence(_ c: Int, ofMessage id: String) -> UInt32? {
+        // Through the buffer: `conversations[c].messageIDs.position(of:)` copies the table (a
+        // retain and a release per array) for the call.
+        let position = conversations.withUnsafeBufferPointer { $0[c].messageIDs.position(of: id) }
+        return position.map { conversations[c].base + UInt32($0) }
     }
 
     @inline(__always)
@@ -181,7 +197,7 @@ public struct ReceiptEngine: Sendable {
     /// The index of a known conversation.
     @inline(__always)
     func conversationIndex(of id: String) -> UInt32? {
-        conversationTable.find(id, in: conversations)
+        conversationIDs.position(of: id).map { UInt32($0) }
     }
 
     /// The conversations in which a user has a member slot, in first-join order.
@@ -203,32 +219,24 @@ public struct ReceiptEngine: Sendable {
     }
 }
 
-/// The (conversation, sequence) pairs an event changed, published as statuses afterwards.
-struct ChangeSet {
-    var entries: [(conversation: UInt32, sequence: UInt32)] = []
-
-    var isEmpty: Bool { entries.isEmpty }
-
-    mutating func add(_ conversation: UInt32, _ sequences: [UInt32]) {
-        for s in sequences { entries.append((conversation, s)) }
-    }
-}
-
 extension ReceiptEngine {
-    /// Statuses of the changed messages, one per message, ordered by conversation then sequence.
-    func statuses(of changes: ChangeSet) -> [MessageStatus] {
-        let sorted = changes.entries.sorted { ($0.conversation, $0.sequence) < ($1.conversation, $1.sequence) }
+    /// Puts the statuses of the changed messages in `scratchStatuses`, one per message, ordered
+    /// by conversation then sequence.
+    mutating func statuses(of changes: inout ChangeSet) {
+        changes.sortUnique()
         var result: [MessageStatus] = []
-        result.reserveCapacity(sorted.count)
-        var last: (UInt32, UInt32)?
-        for entry in sorted {
-            if let last, last == (entry.conversation, entry.sequence) { continue }
-            last = (entry.conversation, entry.sequence)
-            if let p = position(Int(entry.conversation), ofSequence: entry.sequence) {
-                result.append(messageStatus(conversation: Int(entry.conversation), position: p))
-            }
+        swap(&result, &scratchStatuses)
+        // The previous statuses are overwritten in place (the array is unique again unless the
+        // caller still holds the previous result: then the first write copies it).
+        var count = 0
+        for i in 0..<changes.count {
+            let (c, s) = changes[i]
+            guard let p = position(c, ofSequence: s) else { continue }
+            let status = messageStatus(conversation: c, position: p)
+            if count < result.count { result[count] = status } else { result.append(status) }
+            count += 1
         }
-        return result
+        if count < result.count { result.removeLast(result.count - count) }
+        swap(&result, &scratchStatuses)
     }
 }
-

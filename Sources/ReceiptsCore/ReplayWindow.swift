@@ -23,11 +23,19 @@ struct ReplayWindow: Sendable, Hashable {
 
     private var size: UInt64 { UInt64(bits.count) * 64 }
 
+    /// The bit of `sequence` in the ring (a mask instead of a division for the usual
+    /// power-of-two sizes such as the default 4096).
+    @inline(__always)
+    private func bit(_ sequence: UInt64) -> UInt64 {
+        let size = size
+        return size & (size - 1) == 0 ? sequence & (size - 1) : sequence % size
+    }
+
     /// Whether `sequence` must be treated as already seen.
     func isDuplicate(_ sequence: UInt64) -> Bool {
         if sequence > highest { return false }
         if highest - sequence >= size { return true }
-        let bit = sequence % size
+        let bit = bit(sequence)
         return bits[Int(bit / 64)] & (1 << (bit % 64)) != 0
     }
 
@@ -39,14 +47,14 @@ struct ReplayWindow: Sendable, Hashable {
             } else {
                 var s = highest + 1
                 while s < sequence {
-                    let bit = s % size
+                    let bit = bit(s)
                     bits[Int(bit / 64)] &= ~(1 << (bit % 64))
                     s += 1
                 }
             }
             highest = sequence
         }
-        let bit = sequence % size
+        let bit = bit(sequence)
         bits[Int(bit / 64)] |= 1 << (bit % 64)
     }
 }

@@ -1,11 +1,13 @@
-/// The message ids of one conversation: an append-only byte arena plus a compact hash index,
-/// instead of a `[String: Int]`.
+/// Ids (a conversation's message ids, the engine's conversation ids): an append-only byte arena
+/// plus a compact hash index, instead of a `[String: Int]`.
 ///
 /// A dictionary keyed by `String` costs a heap object per id longer than 15 bytes (UUIDs are
 /// 36) plus its bucket; this layout costs the id's bytes, a 4-byte end offset and about
-/// 3.3 bytes of index per message (`SlotTable`), which keeps a message within SPEC §8's 100 bytes.
-struct MessageIDTable: Sendable {
-    /// Every id's UTF-8 bytes, in message order.
+/// 3.3 bytes of index per id (`SlotTable`), which keeps a message within SPEC §8's 100 bytes.
+/// Lookups compare bytes in the arena with the key's bytes: no string comparison, which for
+/// two separately decoded copies of an id over 15 bytes takes Swift's slower path.
+struct IDTable: Sendable {
+    /// Every id's UTF-8 bytes, in order.
     private(set) var bytes: [UInt8] = []
     /// End offset in `bytes` of each id.
     private(set) var ends: [UInt32] = []
@@ -15,14 +17,19 @@ struct MessageIDTable: Sendable {
     /// How many ids are stored.
     var count: Int { ends.count }
 
-    /// The id at `position`.
-    func id(at position: Int) -> String {
-        bytes.withUnsafeBufferPointer { arena in
-            String(decoding: UnsafeBufferPointer(rebasing: arena[range(of: position)]), as: UTF8.self)
+    /// The id at `position` of a table's arrays (a static function: callers pass the arrays as
+    /// projections of the state that holds the table, which copies nothing; a method call on
+    /// `conversations[c].messageIDs` would copy the table for the call).
+    @inline(__always)
+    static func id(at position: Int, bytes: [UInt8], ends: [UInt32]) -> String {
+        let start = position == 0 ? 0 : Int(ends[position - 1])
+        return bytes.withUnsafeBufferPointer { arena in
+            String(decoding: UnsafeBufferPointer(rebasing: arena[start..<Int(ends[position])]), as: UTF8.self)
         }
     }
 
     /// The position of `id`, or nil.
+    @inline(__always)
     func position(of id: String) -> Int? {
         if let found = id.utf8.withContiguousStorageIfAvailable({ lookUp($0) }) { return found }
         return Array(id.utf8).withUnsafeBufferPointer { lookUp($0) }
@@ -63,11 +70,6 @@ struct MessageIDTable: Sendable {
     /// An empty table.
     init() {}
 
-    @inline(__always)
-    private func range(of position: Int) -> Range<Int> {
-        (position == 0 ? 0 : Int(ends[position - 1]))..<Int(ends[position])
-    }
-
     private func hash(of position: Int) -> UInt64 {
         Self.hash(bytes, ends, position)
     }
@@ -86,7 +88,9 @@ struct MessageIDTable: Sendable {
                     let start = position == 0 ? 0 : Int(ends[position - 1])
                     let count = Int(ends[position]) - start
                     return count == key.count
-                        && (count == 0 || memoryEqual(arena.baseAddress! + start, key.baseAddress!, count))
+                        && ByteHash.equal(
+                            UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(arena)[start..<start + count]),
+                            UnsafeRawBufferPointer(key))
                 }
             }
         }
@@ -96,21 +100,4 @@ struct MessageIDTable: Sendable {
         let (bytes, ends) = (self.bytes, self.ends)
         index.rebuild(count: ends.count) { Self.hash(bytes, ends, $0) }
     }
-}
-
-/// Byte-wise equality of two buffers of `count` bytes.
-@inline(__always)
-private func memoryEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
-    var i = 0
-    while i + 8 <= count {
-        let x = UnsafeRawPointer(a + i).loadUnaligned(as: UInt64.self)
-        let y = UnsafeRawPointer(b + i).loadUnaligned(as: UInt64.self)
-        if x != y { return false }
-        i += 8
-    }
-    while i < count {
-        if a[i] != b[i] { return false }
-        i += 1
-    }
-    return true
 }
