@@ -1,42 +1,81 @@
-/// A bump allocator for the C structs and strings of one message being packed.
-///
-/// protobuf-c packs from plain C structs that hold raw pointers, so everything a message
-/// points to must stay put until `pack` returns. Copying it all into a few large blocks
-/// (instead of one allocation per string or sub-message) keeps encoding cheap, and the
-/// whole arena is freed at once when it goes out of scope.
-struct Arena: ~Copyable {
-    private var blocks: [UnsafeMutableRawPointer] = []
-    private var cursor: UnsafeMutableRawPointer?
-    private var end: UnsafeMutableRawPointer?
-    private var nextBlockSize: Int
+import CReceiptsProto
 
-    /// Creates an empty arena whose first block holds `expectedBytes` (it grows past that).
-    init(expectedBytes: Int) {
-        nextBlockSize = max(expectedBytes, 256)
+/// A bump allocator for everything one encode or decode call needs from C: the structs and
+/// strings of a message being packed, the packed bytes before they are copied out, and every
+/// allocation protobuf-c's unpack makes (see ``withAllocator(_:)``).
+///
+/// protobuf-c works on plain C structs that hold raw pointers, so everything a message points
+/// to must stay put until the call returns. Bumping a cursor through a few blocks instead of
+/// one `malloc` per struct or string is what makes the codec cheap: the first 1 KiB is on the
+/// stack (a status update or a one-event frame never touches the heap), bigger calls get heap
+/// blocks that double in size, and everything is released at once when the call ends.
+struct Arena: ~Copyable {
+    /// The stack block every arena starts with.
+    static let stackBytes = 1024
+    /// The alignment of everything handed to protobuf-c: its structs hold at most 8-byte fields.
+    static let cAlignment = 8
+
+    private var cursor: UnsafeMutableRawPointer
+    private var end: UnsafeMutableRawPointer
+    /// The newest heap block; each block's first word holds the address of the one before.
+    private var heapBlocks: UnsafeMutableRawPointer?
+    private var nextBlockSize: Int
+    /// The UTF-8 bytes of every string ``cString(_:)`` copied, for ``ProtobufC/pack(_:fields:arena:pack:)``'s bound.
+    private(set) var stringBytes = 0
+
+    private init(stack: UnsafeMutableRawBufferPointer, nextBlockSize: Int) {
+        // withUnsafeTemporaryAllocation never hands out a NULL base for a non-zero size.
+        cursor = stack.baseAddress.unsafelyUnwrapped
+        end = cursor + stack.count
+        self.nextBlockSize = nextBlockSize
     }
 
     deinit {
-        for block in blocks {
-            block.deallocate()
+        var block = heapBlocks
+        while let current = block {
+            block = current.load(as: UnsafeMutableRawPointer?.self)
+            current.deallocate()
+        }
+    }
+
+    /// Runs `body` with an arena whose memory lives until `body` returns.
+    ///
+    /// - Parameter expectedBytes: About how much the call allocates: beyond the stack block,
+    ///   the first heap block is this big (later ones double), so a good guess means one
+    ///   `malloc` for the whole call.
+    @inline(__always)
+    static func with<Result: ~Copyable, Failure: Error>(
+        expectedBytes: Int,
+        _ body: (inout Arena) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try withUnsafeTemporaryAllocation(byteCount: stackBytes, alignment: 16) { (stack) throws(Failure) in
+            var arena = Arena(stack: stack, nextBlockSize: max(expectedBytes, 4 * stackBytes))
+            return try body(&arena)
         }
     }
 
     /// Uninitialised memory that stays valid for the arena's lifetime.
+    @inline(__always)
     mutating func allocate(byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer {
-        if let cursor, let end {
-            let start = cursor.alignedUp(toMultipleOf: alignment)
-            if end - start >= byteCount {
-                self.cursor = start + byteCount
-                return start
-            }
+        let start = cursor.alignedUp(toMultipleOf: alignment)
+        if end - start >= byteCount {
+            cursor = start + byteCount
+            return start
         }
-        let size = max(nextBlockSize, byteCount)
-        let block = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
-        blocks.append(block)
+        return allocateInNewBlock(byteCount: byteCount, alignment: alignment)
+    }
+
+    @inline(never)
+    private mutating func allocateInNewBlock(byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer {
+        let header = max(MemoryLayout<UnsafeMutableRawPointer?>.stride, alignment)
+        let size = max(nextBlockSize, header + byteCount)
+        let block = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: max(alignment, 16))
+        block.storeBytes(of: heapBlocks, as: UnsafeMutableRawPointer?.self)
+        heapBlocks = block
         nextBlockSize = size * 2
-        cursor = block + byteCount
+        cursor = block + header + byteCount
         end = block + size
-        return block
+        return block + header
     }
 
     /// Room for `count` values of `type`, bound to it and uninitialised.
@@ -56,14 +95,12 @@ struct Arena: ~Copyable {
     ///
     /// C strings end at the first NUL, so a Swift string with an embedded NUL is cut there.
     mutating func cString(_ string: String) -> UnsafeMutablePointer<CChar> {
-        var string = string
-        return string.withUTF8 { utf8 in
-            let copy = allocate(byteCount: utf8.count + 1, alignment: 1)
-            if let source = utf8.baseAddress {
-                copy.copyMemory(from: source, byteCount: utf8.count)
-            }
-            copy.storeBytes(of: 0, toByteOffset: utf8.count, as: UInt8.self)
-            return copy.bindMemory(to: CChar.self, capacity: utf8.count + 1)
+        let count = string.utf8.count
+        return string.withCString { source in
+            let copy = allocate(byteCount: count + 1, alignment: 1)
+            copy.copyMemory(from: source, byteCount: count + 1)
+            stringBytes += count
+            return copy.bindMemory(to: CChar.self, capacity: count + 1)
         }
     }
 
@@ -90,5 +127,28 @@ struct Arena: ~Copyable {
             (pointers + index).initialize(to: build(element, &self))
         }
         return (elements.count, pointers)
+    }
+
+    /// Runs `body` with a protobuf-c allocator that takes its memory from this arena.
+    ///
+    /// protobuf-c's unpack makes one allocation per message, string and repeated field (and
+    /// frees its scratch space before returning); from the arena each is a pointer bump and
+    /// each free does nothing. What it unpacks is released with the arena, all at once, so
+    /// the generated `__free_unpacked` is never called on it.
+    @inline(__always)
+    mutating func withAllocator<Result, Failure: Error>(
+        _ body: (UnsafeMutablePointer<ProtobufCAllocator>) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try withUnsafeMutablePointer(to: &self) { (arena) throws(Failure) in
+            var allocator = ProtobufCAllocator(
+                alloc: { data, size in
+                    data.unsafelyUnwrapped.assumingMemoryBound(to: Arena.self).pointee
+                        .allocate(byteCount: size, alignment: Arena.cAlignment)
+                },
+                free: { _, _ in },
+                allocator_data: UnsafeMutableRawPointer(arena)
+            )
+            return try body(&allocator)
+        }
     }
 }

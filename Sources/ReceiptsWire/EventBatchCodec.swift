@@ -16,8 +16,7 @@ public enum EventBatchCodec {
         try ProtobufC.unpack(
             frame,
             as: "EventBatch",
-            unpack: receipts__v1__event_batch__unpack,
-            free: receipts__v1__event_batch__free_unpacked
+            unpack: receipts__v1__event_batch__unpack
         ) { batch in
             [Event](wire: batch.events, count: batch.n_events) { Event(wire: $0) }
         }
@@ -33,23 +32,24 @@ public enum EventBatchCodec {
     /// A nil client time, a `Read` of the whole conversation (nil message) and `.unknown`
     /// encode as the proto3 defaults (0, "", no kind) and decode back to the same values.
     public static func encode(_ events: [Event]) -> [UInt8] {
-        var arena = Arena(expectedBytes: 64 + events.count * 256)
-        var batch = Receipts__V1__EventBatch()
-        receipts__v1__event_batch__init(&batch)
-        if !events.isEmpty {
-            let structs = arena.make(Receipts__V1__Event.self, count: events.count)
-            let pointers = arena.make(UnsafeMutablePointer<Receipts__V1__Event>?.self, count: events.count)
-            for (index, event) in events.enumerated() {
-                event.build(into: structs + index, arena: &arena)
-                (pointers + index).initialize(to: structs + index)
+        Arena.with(expectedBytes: 64 + events.count * 256) { arena in
+            var batch = Receipts__V1__EventBatch()
+            receipts__v1__event_batch__init(&batch)
+            if !events.isEmpty {
+                let structs = arena.make(Receipts__V1__Event.self, count: events.count)
+                let pointers = arena.make(UnsafeMutablePointer<Receipts__V1__Event>?.self, count: events.count)
+                for (index, event) in events.enumerated() {
+                    event.build(into: structs + index, arena: &arena)
+                    (pointers + index).initialize(to: structs + index)
+                }
+                batch.n_events = events.count
+                batch.events = pointers
             }
-            batch.n_events = events.count
-            batch.events = pointers
+            return ProtobufC.pack(
+                &batch,
+                size: receipts__v1__event_batch__get_packed_size,
+                pack: receipts__v1__event_batch__pack
+            )
         }
-        return ProtobufC.pack(
-            &batch,
-            size: receipts__v1__event_batch__get_packed_size,
-            pack: receipts__v1__event_batch__pack
-        )
     }
 }

@@ -18,17 +18,24 @@ public struct IngestReply: Hashable, Sendable {
     }
 
     /// The reply as a frame body.
+    ///
+    /// One per acknowledged frame: the structs, strings and packed bytes share one arena
+    /// (the stack block for a few results, one heap block for a big batch).
     public func encode() -> [UInt8] {
-        var arena = Arena(expectedBytes: 64 + results.count * 64)
-        var reply = Receipts__V1__IngestReply()
-        receipts__v1__ingest_reply__init(&reply)
-        (reply.n_results, reply.results) = arena.messages(results) { outcome, arena in outcome.build(in: &arena) }
-        reply.error = error?.build(in: &arena)
-        return ProtobufC.pack(
-            &reply,
-            size: receipts__v1__ingest_reply__get_packed_size,
-            pack: receipts__v1__ingest_reply__pack
-        )
+        Arena.with(expectedBytes: 256 + results.count * 128) { arena in
+            var reply = Receipts__V1__IngestReply()
+            receipts__v1__ingest_reply__init(&reply)
+            (reply.n_results, reply.results) = arena.messages(results) { outcome, arena in outcome.build(in: &arena) }
+            reply.error = error?.build(in: &arena)
+            return ProtobufC.pack(
+                &reply,
+                fields: ProtobufC.fields(receipts__v1__ingest_reply__descriptor)
+                    + results.count * (1 + ProtobufC.fields(receipts__v1__event_result__descriptor))
+                    + ProtobufC.fields(receipts__v1__error_reply__descriptor),
+                arena: &arena,
+                pack: receipts__v1__ingest_reply__pack
+            )
+        }
     }
 
     /// Decodes a reply frame (gateways, `receiptctl`, tests).
@@ -38,8 +45,7 @@ public struct IngestReply: Hashable, Sendable {
         try ProtobufC.unpack(
             frame,
             as: "IngestReply",
-            unpack: receipts__v1__ingest_reply__unpack,
-            free: receipts__v1__ingest_reply__free_unpacked
+            unpack: receipts__v1__ingest_reply__unpack
         ) { (reply) throws(WireError) in
             IngestReply(
                 results: try [EventOutcome](wire: reply.results, count: reply.n_results) { (result) throws(WireError) in

@@ -47,7 +47,8 @@ extension MessageStatus {
         String(wire: status?.display_text)
     }
 
-    /// The status as a C message; counts are clamped into `uint32`.
+    /// The status as a C message; counts are clamped into `uint32`. An empty display text
+    /// stays protobuf-c's shared empty string (proto3 leaves it off the wire either way).
     func build(displayText: String, in arena: inout Arena) -> UnsafeMutablePointer<Receipts__V1__MessageStatus> {
         let status = arena.message(receipts__v1__message_status__init)
         status.pointee.conversation_id = arena.cString(conversation)
@@ -64,7 +65,9 @@ extension MessageStatus {
         status.pointee.system = isSystem ? 1 : 0
         status.pointee.edited = isEdited ? 1 : 0
         status.pointee.deleted = isDeleted ? 1 : 0
-        status.pointee.display_text = arena.cString(displayText)
+        if !displayText.isEmpty {
+            status.pointee.display_text = arena.cString(displayText)
+        }
         return status
     }
 }

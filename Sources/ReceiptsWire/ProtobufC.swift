@@ -3,30 +3,87 @@ import ReceiptsCore
 
 /// The two calls into protobuf-c every codec makes: unpack a frame, pack a message.
 enum ProtobufC {
-    /// Unpacks `frame` with protobuf-c's default allocator, hands the message to `body`, and
-    /// frees it with the generated `__free_unpacked` whatever `body` does.
+    /// Unpacks `frame` into an ``Arena``, hands the message to `body`, and releases
+    /// everything protobuf-c allocated at once when `body` returns or throws.
     ///
-    /// protobuf-c returns NULL for any body it cannot parse (truncated, bad wire type, length
-    /// prefix past the end, ...), which becomes `.malformedFrame`. No size limit here: the
-    /// caller checks frame sizes before decoding.
+    /// The message and everything it points to live in the arena, so `body` must copy out
+    /// what it keeps (Swift values always do). protobuf-c returns NULL for any body it cannot
+    /// parse (truncated, bad wire type, length prefix past the end, ...), which becomes
+    /// `.malformedFrame`. No size limit here: the caller checks frame sizes before decoding.
     static func unpack<Message, Result>(
         _ frame: UnsafeRawBufferPointer,
         as name: String,
         unpack: (UnsafeMutablePointer<ProtobufCAllocator>?, Int, UnsafePointer<UInt8>?) -> UnsafeMutablePointer<
             Message
         >?,
-        free: (UnsafeMutablePointer<Message>?, UnsafeMutablePointer<ProtobufCAllocator>?) -> Void,
         _ body: (Message) throws(WireError) -> Result
     ) throws(WireError) -> Result {
         let bytes = frame.baseAddress?.assumingMemoryBound(to: UInt8.self)
-        guard let message = unpack(nil, frame.count, bytes) else {
-            throw WireError(code: .malformedFrame, message: "not a valid \(name) body (\(frame.count) bytes)")
+        return try Arena.with(expectedBytes: unpackedBytesEstimate(frameBytes: frame.count)) {
+            (arena) throws(WireError) in
+            try arena.withAllocator { (allocator) throws(WireError) in
+                guard let message = unpack(allocator, frame.count, bytes) else {
+                    throw WireError(code: .malformedFrame, message: "not a valid \(name) body (\(frame.count) bytes)")
+                }
+                return try body(message.pointee)
+            }
         }
-        defer { free(message, nil) }
-        return try body(message.pointee)
     }
 
-    /// Packs `message` into a new byte array of exactly its packed size.
+    /// About how many bytes protobuf-c allocates to unpack a frame of `frameBytes` bytes.
+    ///
+    /// Each small field of a frame becomes a pointer, a struct or a NUL-terminated string of
+    /// several times its encoded size (an event of ~40 bytes unpacks into ~270 bytes of
+    /// structs, strings, pointer arrays and scanning scratch), so one block of 8x the frame
+    /// holds a typical frame. The first block stays below 4 MiB so a huge frame does not
+    /// reserve a huge block up front; it gets further, doubling blocks as it needs them.
+    static func unpackedBytesEstimate(frameBytes: Int) -> Int {
+        min(frameBytes, 512 << 10) * 8
+    }
+
+    /// Packs `message`, built in `arena`, into a new byte array of exactly its packed size.
+    ///
+    /// protobuf-c packs into a buffer the caller promises is big enough, so the bytes are
+    /// packed into room for ``sizeBound(fields:stringBytes:)`` in the arena (on the stack for
+    /// small messages) and copied out once; that skips protobuf-c's size pass over the whole
+    /// message. `fields` counts every field the message can set, sub-messages and repeated
+    /// elements included (see ``fields(_:)``); the strings are every one the arena copied.
+    static func pack<Message>(
+        _ message: UnsafePointer<Message>,
+        fields: Int,
+        arena: inout Arena,
+        pack: (UnsafePointer<Message>?, UnsafeMutablePointer<UInt8>?) -> Int
+    ) -> [UInt8] {
+        let bound = sizeBound(fields: fields, stringBytes: arena.stringBytes)
+        let scratch = arena.make(UInt8.self, count: bound)
+        let count = pack(message, scratch)
+        precondition(count <= bound, "protobuf-c packed \(count) bytes into room for \(bound)")
+        // Copying from a buffer (not `init(unsafeUninitializedCapacity:)`, whose allocation is
+        // not specialised and looks the array's storage type up at run time on every call).
+        return [UInt8](UnsafeBufferPointer(start: scratch, count: count))
+    }
+
+    /// An upper bound of the packed size of a message of at most `fields` set fields whose
+    /// strings hold `stringBytes` UTF-8 bytes together.
+    ///
+    /// Every field costs at most a 12-byte head: a tag (2 bytes for field numbers below 2048;
+    /// the proto's are all below 16, so 1) and a 10-byte varint, which is the value of a
+    /// scalar or an enum (negative ones take all 10) or the length of a string or sub-message. Strings add their bytes (a C
+    /// string is never longer than the Swift string it was copied from), sub-messages and
+    /// repeated elements their own fields, which ``fields(_:)`` counts.
+    static func sizeBound(fields: Int, stringBytes: Int) -> Int {
+        fields * 12 + stringBytes
+    }
+
+    /// The number of fields a message type declares, read from its generated descriptor (so
+    /// a field added to the proto raises every bound that counts it).
+    @inline(__always)
+    static func fields(_ descriptor: ProtobufCMessageDescriptor) -> Int {
+        Int(descriptor.n_fields)
+    }
+
+    /// Packs `message` into a new byte array of exactly its packed size, measured first by
+    /// protobuf-c's size pass (for messages whose size has no cheap bound).
     static func pack<Message>(
         _ message: UnsafePointer<Message>,
         size: (UnsafePointer<Message>?) -> Int,

@@ -22,52 +22,53 @@ public enum Query: Hashable, Sendable {
 
     /// The query as a frame body. A negative or too-large snapshot limit is clamped into `uint32`.
     public func encode() -> [UInt8] {
-        var arena = Arena(expectedBytes: 256)
-        var query = Receipts__V1__Query()
-        receipts__v1__query__init(&query)
-        switch self {
-        case .messageStatus(let conversation, let message, let viewer):
-            let m = arena.message(receipts__v1__message_status_query__init)
-            m.pointee.conversation_id = arena.cString(conversation)
-            m.pointee.message_id = arena.cString(message)
-            m.pointee.viewer = viewer.build(in: &arena)
-            query.message_status = m
-            query.kind_case = RECEIPTS__V1__QUERY__KIND_MESSAGE_STATUS
-        case .readDetail(let conversation, let message):
-            let m = arena.message(receipts__v1__read_detail_query__init)
-            m.pointee.conversation_id = arena.cString(conversation)
-            m.pointee.message_id = arena.cString(message)
-            query.read_detail = m
-            query.kind_case = RECEIPTS__V1__QUERY__KIND_READ_DETAIL
-        case .lastSent(let conversation, let viewer):
-            let m = arena.message(receipts__v1__last_sent_query__init)
-            m.pointee.conversation_id = arena.cString(conversation)
-            m.pointee.viewer = viewer.build(in: &arena)
-            query.last_sent = m
-            query.kind_case = RECEIPTS__V1__QUERY__KIND_LAST_SENT
-        case .unreadCounts(let user, let conversations):
-            let m = arena.message(receipts__v1__unread_counts_query__init)
-            m.pointee.user_id = arena.cString(user)
-            (m.pointee.n_conversation_ids, m.pointee.conversation_ids) = arena.cStrings(conversations)
-            query.unread_counts = m
-            query.kind_case = RECEIPTS__V1__QUERY__KIND_UNREAD_COUNTS
-        case .snapshot(let conversation, let limit):
-            let m = arena.message(receipts__v1__snapshot_query__init)
-            m.pointee.conversation_id = arena.cString(conversation)
-            m.pointee.limit = UInt32(clamping: limit)
-            query.snapshot = m
-            query.kind_case = RECEIPTS__V1__QUERY__KIND_SNAPSHOT
-        case .health:
-            query.health = arena.message(receipts__v1__health_query__init)
-            query.kind_case = RECEIPTS__V1__QUERY__KIND_HEALTH
-        case .stats:
-            query.stats = arena.message(receipts__v1__stats_query__init)
-            query.kind_case = RECEIPTS__V1__QUERY__KIND_STATS
-        case .compact:
-            query.compact = arena.message(receipts__v1__compact_query__init)
-            query.kind_case = RECEIPTS__V1__QUERY__KIND_COMPACT
+        Arena.with(expectedBytes: 256) { arena in
+            var query = Receipts__V1__Query()
+            receipts__v1__query__init(&query)
+            switch self {
+            case .messageStatus(let conversation, let message, let viewer):
+                let m = arena.message(receipts__v1__message_status_query__init)
+                m.pointee.conversation_id = arena.cString(conversation)
+                m.pointee.message_id = arena.cString(message)
+                m.pointee.viewer = viewer.build(in: &arena)
+                query.message_status = m
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_MESSAGE_STATUS
+            case .readDetail(let conversation, let message):
+                let m = arena.message(receipts__v1__read_detail_query__init)
+                m.pointee.conversation_id = arena.cString(conversation)
+                m.pointee.message_id = arena.cString(message)
+                query.read_detail = m
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_READ_DETAIL
+            case .lastSent(let conversation, let viewer):
+                let m = arena.message(receipts__v1__last_sent_query__init)
+                m.pointee.conversation_id = arena.cString(conversation)
+                m.pointee.viewer = viewer.build(in: &arena)
+                query.last_sent = m
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_LAST_SENT
+            case .unreadCounts(let user, let conversations):
+                let m = arena.message(receipts__v1__unread_counts_query__init)
+                m.pointee.user_id = arena.cString(user)
+                (m.pointee.n_conversation_ids, m.pointee.conversation_ids) = arena.cStrings(conversations)
+                query.unread_counts = m
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_UNREAD_COUNTS
+            case .snapshot(let conversation, let limit):
+                let m = arena.message(receipts__v1__snapshot_query__init)
+                m.pointee.conversation_id = arena.cString(conversation)
+                m.pointee.limit = UInt32(clamping: limit)
+                query.snapshot = m
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_SNAPSHOT
+            case .health:
+                query.health = arena.message(receipts__v1__health_query__init)
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_HEALTH
+            case .stats:
+                query.stats = arena.message(receipts__v1__stats_query__init)
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_STATS
+            case .compact:
+                query.compact = arena.message(receipts__v1__compact_query__init)
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_COMPACT
+            }
+            return ProtobufC.pack(&query, size: receipts__v1__query__get_packed_size, pack: receipts__v1__query__pack)
         }
-        return ProtobufC.pack(&query, size: receipts__v1__query__get_packed_size, pack: receipts__v1__query__pack)
     }
 
     /// Decodes a query frame.
@@ -77,8 +78,7 @@ public enum Query: Hashable, Sendable {
         try ProtobufC.unpack(
             frame,
             as: "Query",
-            unpack: receipts__v1__query__unpack,
-            free: receipts__v1__query__free_unpacked
+            unpack: receipts__v1__query__unpack
         ) { (query) throws(WireError) in
             switch query.kind_case {
             case RECEIPTS__V1__QUERY__KIND_MESSAGE_STATUS:

@@ -24,47 +24,48 @@ public enum QueryReply: Hashable, Sendable {
 
     /// The reply as a frame body.
     public func encode() -> [UInt8] {
-        var arena = Arena(expectedBytes: 1024)
-        var reply = Receipts__V1__QueryReply()
-        receipts__v1__query_reply__init(&reply)
-        switch self {
-        case .messageStatus(let status, let displayText):
-            reply.message_status = status.build(displayText: displayText, in: &arena)
-            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_MESSAGE_STATUS
-        case .readDetail(let detail):
-            reply.read_detail = detail.build(in: &arena)
-            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_READ_DETAIL
-        case .lastSent(let status, let displayText):
-            reply.last_sent = status.build(displayText: displayText, in: &arena)
-            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_LAST_SENT
-        case .unreadCounts(let counts):
-            let m = arena.message(receipts__v1__unread_counts__init)
-            (m.pointee.n_counts, m.pointee.counts) = arena.messages(counts) { $0.build(in: &$1) }
-            reply.unread_counts = m
-            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_UNREAD_COUNTS
-        case .snapshot(let snapshot, let epoch, let sequence):
-            reply.snapshot = snapshot.build(epoch: epoch, sequence: sequence, in: &arena)
-            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_SNAPSHOT
-        case .health(let health):
-            reply.health = health.build(in: &arena)
-            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_HEALTH
-        case .stats(let counters):
-            let m = arena.message(receipts__v1__stats__init)
-            (m.pointee.n_counters, m.pointee.counters) = arena.messages(counters) { $0.build(in: &$1) }
-            reply.stats = m
-            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_STATS
-        case .compact(let result):
-            reply.compact = result.build(in: &arena)
-            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_COMPACT
-        case .error(let error):
-            reply.error = error.build(in: &arena)
-            reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_ERROR
+        Arena.with(expectedBytes: 1024) { arena in
+            var reply = Receipts__V1__QueryReply()
+            receipts__v1__query_reply__init(&reply)
+            switch self {
+            case .messageStatus(let status, let displayText):
+                reply.message_status = status.build(displayText: displayText, in: &arena)
+                reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_MESSAGE_STATUS
+            case .readDetail(let detail):
+                reply.read_detail = detail.build(in: &arena)
+                reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_READ_DETAIL
+            case .lastSent(let status, let displayText):
+                reply.last_sent = status.build(displayText: displayText, in: &arena)
+                reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_LAST_SENT
+            case .unreadCounts(let counts):
+                let m = arena.message(receipts__v1__unread_counts__init)
+                (m.pointee.n_counts, m.pointee.counts) = arena.messages(counts) { $0.build(in: &$1) }
+                reply.unread_counts = m
+                reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_UNREAD_COUNTS
+            case .snapshot(let snapshot, let epoch, let sequence):
+                reply.snapshot = snapshot.build(epoch: epoch, sequence: sequence, in: &arena)
+                reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_SNAPSHOT
+            case .health(let health):
+                reply.health = health.build(in: &arena)
+                reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_HEALTH
+            case .stats(let counters):
+                let m = arena.message(receipts__v1__stats__init)
+                (m.pointee.n_counters, m.pointee.counters) = arena.messages(counters) { $0.build(in: &$1) }
+                reply.stats = m
+                reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_STATS
+            case .compact(let result):
+                reply.compact = result.build(in: &arena)
+                reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_COMPACT
+            case .error(let error):
+                reply.error = error.build(in: &arena)
+                reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_ERROR
+            }
+            return ProtobufC.pack(
+                &reply,
+                size: receipts__v1__query_reply__get_packed_size,
+                pack: receipts__v1__query_reply__pack
+            )
         }
-        return ProtobufC.pack(
-            &reply,
-            size: receipts__v1__query_reply__get_packed_size,
-            pack: receipts__v1__query_reply__pack
-        )
     }
 
     /// Decodes a reply frame (`receiptctl`, gateways, tests).
@@ -75,8 +76,7 @@ public enum QueryReply: Hashable, Sendable {
         try ProtobufC.unpack(
             frame,
             as: "QueryReply",
-            unpack: receipts__v1__query_reply__unpack,
-            free: receipts__v1__query_reply__free_unpacked
+            unpack: receipts__v1__query_reply__unpack
         ) { (reply) throws(WireError) in
             switch reply.kind_case {
             case RECEIPTS__V1__QUERY_REPLY__KIND_MESSAGE_STATUS:

@@ -23,19 +23,27 @@ public struct StatusUpdate: Hashable, Sendable {
     }
 
     /// The update as a frame body; published updates have no viewer, so no display text.
+    ///
+    /// The daemon encodes one per published change, so this is built to stay off the heap
+    /// but for the returned array: the C structs, strings and packed bytes live in the
+    /// arena's stack block (unless the ids are very long).
     public func encode() -> [UInt8] {
-        var arena = Arena(expectedBytes: 256)
-        var update = Receipts__V1__StatusUpdate()
-        receipts__v1__status_update__init(&update)
-        update.conversation_id = arena.cString(status.conversation)
-        update.epoch = epoch
-        update.sequence = sequence
-        update.status = status.build(displayText: "", in: &arena)
-        return ProtobufC.pack(
-            &update,
-            size: receipts__v1__status_update__get_packed_size,
-            pack: receipts__v1__status_update__pack
-        )
+        // About 600 bytes for ids of a few bytes; long ids get heap blocks as they need them.
+        Arena.with(expectedBytes: 0) { arena in
+            var update = Receipts__V1__StatusUpdate()
+            receipts__v1__status_update__init(&update)
+            update.conversation_id = arena.cString(status.conversation)
+            update.epoch = epoch
+            update.sequence = sequence
+            update.status = status.build(displayText: "", in: &arena)
+            return ProtobufC.pack(
+                &update,
+                fields: ProtobufC.fields(receipts__v1__status_update__descriptor)
+                    + ProtobufC.fields(receipts__v1__message_status__descriptor),
+                arena: &arena,
+                pack: receipts__v1__status_update__pack
+            )
+        }
     }
 
     /// Decodes an update frame (subscribers, tests).
@@ -47,8 +55,7 @@ public struct StatusUpdate: Hashable, Sendable {
         try ProtobufC.unpack(
             frame,
             as: "StatusUpdate",
-            unpack: receipts__v1__status_update__unpack,
-            free: receipts__v1__status_update__free_unpacked
+            unpack: receipts__v1__status_update__unpack
         ) { (update) throws(WireError) in
             var status = MessageStatus(wire: update.status?.pointee)
             if status.conversation.isEmpty {

@@ -278,6 +278,52 @@ struct EventBatchCodecTests {
         )
         #expect(try EventBatchCodec.decode(EventBatchCodec.encode([upsert])) == [upsert])
     }
+
+    /// protobuf-c unpacks into an arena whose first heap block is sized from the frame; a
+    /// string bigger than any block gets a block of its own and the events after it still
+    /// decode.
+    @Test func stringLargerThanAnyArenaBlockDecodes() throws {
+        let events = [
+            Event(
+                id: EventID(source: "gw", sequence: 1),
+                kind: .userDeleted(user: String(repeating: "x", count: 9_000_000))
+            ),
+            Event(id: EventID(source: "gw", sequence: 2), kind: .memberJoined(conversation: "c", user: "u")),
+        ]
+        #expect(try EventBatchCodec.decode(EventBatchCodec.encode(events)) == events)
+    }
+
+    /// Tens of thousands of distinct strings fill several arena blocks; none is cut or mixed up.
+    @Test func manyStringsAcrossArenaBlocks() throws {
+        let events = (0..<20_000).map { index in
+            Event(
+                id: EventID(source: "gateway-\(index % 7)", sequence: UInt64(index)),
+                kind: .messageSent(
+                    conversation: "conversation-\(index)-" + String(repeating: "c", count: index % 40),
+                    message: "message-\(index)-é",
+                    sender: "sender-\(index)-🙂",
+                    isSystem: index % 2 == 0
+                )
+            )
+        }
+        #expect(try EventBatchCodec.decode(EventBatchCodec.encode(events)) == events)
+    }
+
+    /// Every decode has its own arena, so decodes on many threads at once never share memory.
+    @Test func concurrentDecodesKeepTheirOwnArenas() async throws {
+        var random = SeededGenerator(seed: 5)
+        let batches = (0..<8).map { _ in (0..<50).map { _ in random.event() } }
+        let frames = batches.map { EventBatchCodec.encode($0) }
+        let mismatches = await withTaskGroup(of: Int.self) { group in
+            for (frame, events) in zip(frames, batches) {
+                group.addTask {
+                    (0..<200).filter { _ in (try? EventBatchCodec.decode(frame)) != events }.count
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+    }
 }
 
 extension Array {

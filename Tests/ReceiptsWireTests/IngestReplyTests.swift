@@ -91,4 +91,58 @@ struct IngestReplyTests {
         }
         #expect(throws: WireError.self) { try IngestReply.decode([0x0A, 0x7F]) }
     }
+
+    static func expectedBytes(_ reply: IngestReply) -> [UInt8] {
+        ProtoWriter.build { writer in
+            for result in reply.results {
+                writer.message(field: 1) { r in
+                    switch result {
+                    case .accepted(let held):
+                        r.varint(field: 1, 1)
+                        if held { r.varint(field: 5, 1) }
+                    case .duplicate:
+                        r.varint(field: 1, 2)
+                    case .rejected(let rejection):
+                        r.varint(field: 1, 3)
+                        r.varint(field: 2, UInt64(rejection.reason.rawValue))  // the raw values are the proto numbers
+                        if !rejection.detail.isEmpty { r.string(field: 3, rejection.detail) }
+                        if let owner = rejection.ownerWorker, owner != 0 { r.varint(field: 4, UInt64(owner)) }
+                    }
+                }
+            }
+            if let error = reply.error {
+                writer.message(field: 2) { e in
+                    e.varint(field: 1, 3)  // ERROR_CODE_FRAME_TOO_LARGE
+                    e.string(field: 2, error.message)
+                }
+            }
+        }
+    }
+
+    /// The encoder packs into room it computes up front instead of asking protobuf-c for the
+    /// size: every outcome at its widest, a few results (the stack block) or thousands with
+    /// long details (heap blocks), must come out byte for byte as the rules say.
+    @Test(arguments: [1, 3, 5_000])
+    func encodesEveryOutcomeByteForByte(rounds: Int) throws {
+        var results: [EventOutcome] = []
+        for round in 0..<rounds {
+            results += [.accepted(held: false), .accepted(held: true), .duplicate]
+            results += RejectReason.allCases.map { reason in
+                .rejected(
+                    Rejection(
+                        reason,
+                        String(repeating: "détail ", count: round % 50),
+                        ownerWorker: reason == .notOwner ? Int(UInt32.max) : nil
+                    )
+                )
+            }
+        }
+        let reply = IngestReply(
+            results: results,
+            error: ErrorReply(code: .frameTooLarge, message: String(repeating: "x", count: rounds * 10))
+        )
+        let bytes = reply.encode()
+        #expect(bytes == Self.expectedBytes(reply))
+        #expect(try IngestReply.decode(bytes) == reply)
+    }
 }

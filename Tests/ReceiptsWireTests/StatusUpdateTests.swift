@@ -71,4 +71,72 @@ struct StatusUpdateTests {
         }
         #expect(throws: WireError.self) { try StatusUpdate.decode([0x22, 0x05, 0x30]) }
     }
+
+    /// A status with every field at its widest (10-byte varints for the negative times and the
+    /// 64-bit numbers, every count at `UInt32.max`, every flag set), encoded by hand.
+    static func widestStatus(idLength: Int) -> MessageStatus {
+        MessageStatus(
+            conversation: String(repeating: "c", count: idLength),
+            message: String(repeating: "é", count: idLength),
+            sequence: .max,
+            sender: String(repeating: "🙂", count: idLength),
+            sentAt: Timestamp(milliseconds: -1),
+            status: .readByAll,
+            recipientCount: Int(UInt32.max),
+            deliveredCount: Int(UInt32.max),
+            readCount: Int(UInt32.max),
+            deliveredAt: Timestamp(milliseconds: .min),
+            readAt: Timestamp(milliseconds: -2),
+            isSystem: true,
+            isEdited: true,
+            isDeleted: true
+        )
+    }
+
+    static func expectedBytes(_ update: StatusUpdate) -> [UInt8] {
+        let status = update.status
+        return ProtoWriter.build { writer in
+            writer.string(field: 1, status.conversation)
+            writer.varint(field: 2, update.epoch)
+            writer.varint(field: 3, update.sequence)
+            writer.message(field: 4) { m in
+                m.string(field: 1, status.conversation)
+                m.string(field: 2, status.message)
+                m.varint(field: 3, status.sequence)
+                m.string(field: 4, status.sender)
+                m.varint(field: 5, UInt64(bitPattern: status.sentAt.milliseconds))
+                m.varint(field: 6, 5)  // READ_BY_ALL
+                m.varint(field: 7, UInt64(status.recipientCount))
+                m.varint(field: 8, UInt64(status.deliveredCount))
+                m.varint(field: 9, UInt64(status.readCount))
+                m.varint(field: 10, UInt64(bitPattern: status.deliveredAt?.milliseconds ?? 0))
+                m.varint(field: 11, UInt64(bitPattern: status.readAt?.milliseconds ?? 0))
+                m.varint(field: 12, 1)
+                m.varint(field: 13, 1)
+                m.varint(field: 14, 1)
+            }
+        }
+    }
+
+    /// The encoder packs into room it computes up front instead of asking protobuf-c for the
+    /// size; the widest values must still come out whole and byte for byte as the rules say,
+    /// from ids of one byte to ids far past the 1 KiB stack block.
+    @Test(arguments: [1, 100, 300, 5_000, 100_000])
+    func encodesTheWidestValuesByteForByte(idLength: Int) throws {
+        let update = StatusUpdate(epoch: .max, sequence: .max, status: Self.widestStatus(idLength: idLength))
+        let bytes = update.encode()
+        #expect(bytes == Self.expectedBytes(update))
+        #expect(try StatusUpdate.decode(bytes) == update)
+    }
+
+    @Test func embeddedNULEndsAnEncodedString() throws {
+        var random = SeededGenerator(seed: 23)
+        var status = random.messageStatus()
+        status.conversation = "conv\u{0}tail"
+        status.message = "\u{0}"
+        let decoded = try StatusUpdate.decode(StatusUpdate(epoch: 1, sequence: 1, status: status).encode())
+        #expect(decoded.status.conversation == "conv")
+        #expect(decoded.status.message == "")
+        #expect(decoded.status.sender == status.sender)
+    }
 }
