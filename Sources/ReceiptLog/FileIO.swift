@@ -17,7 +17,12 @@ enum FileIO {
     }
 
     /// Writes all of `bytes` at `offset`, looping on partial writes and EINTR.
-    static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: UInt64, path: String) throws(LogError) {
+    static func pwriteAll(
+        _ fd: Int32,
+        _ bytes: UnsafeRawBufferPointer,
+        at offset: UInt64,
+        path: String
+    ) throws(LogError) {
         var done = 0
         while done < bytes.count {
             let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
@@ -29,8 +34,12 @@ enum FileIO {
                 // n == 0 would loop forever; treat it like the ENOSPC it almost always is.
                 let code = n == 0 ? ENOSPC : errno
                 throw LogError(
-                    code: .io, message: "write failed", cause: SystemCallError(call: "pwrite", errno: code),
-                    file: path, offset: offset + UInt64(done))
+                    code: .io,
+                    message: "write failed",
+                    cause: SystemCallError(call: "pwrite", errno: code),
+                    file: path,
+                    offset: offset + UInt64(done)
+                )
             }
         }
     }
@@ -40,8 +49,11 @@ enum FileIO {
         while fdatasync(fd) != 0 {
             if errno == EINTR { continue }
             throw LogError(
-                code: .fsyncFailed, message: "fdatasync failed", cause: SystemCallError(call: "fdatasync", errno: errno),
-                file: path)
+                code: .fsyncFailed,
+                message: "fdatasync failed",
+                cause: SystemCallError(call: "fdatasync", errno: errno),
+                file: path
+            )
         }
     }
 
@@ -52,8 +64,11 @@ enum FileIO {
         while fsync(fd) != 0 {
             if errno == EINTR { continue }
             throw LogError(
-                code: .fsyncFailed, message: "fsync of directory failed",
-                cause: SystemCallError(call: "fsync", errno: errno), file: path)
+                code: .fsyncFailed,
+                message: "fsync of directory failed",
+                cause: SystemCallError(call: "fsync", errno: errno),
+                file: path
+            )
         }
     }
 
@@ -113,7 +128,8 @@ enum FileIO {
     /// Maps a whole file read-only and hands its bytes to `body`; an empty file gives an empty
     /// buffer. The mapping is gone when `body` returns.
     static func withMappedFile<R>(
-        _ path: String, _ body: (UnsafeRawBufferPointer) throws(LogError) -> R
+        _ path: String,
+        _ body: (UnsafeRawBufferPointer) throws(LogError) -> R
     ) throws(LogError) -> R {
         let file = try MappedFile(path: path)
         return try body(file.bytes)

@@ -95,7 +95,8 @@ struct LogInspection {
                         segment.recordsBeforeSnapshot = SegmentScan.recordsBefore(bytes, target: target)
                     }
                     return segment
-                })
+                }
+            )
         }
         self.findFirstProblem()
     }
@@ -112,24 +113,39 @@ struct LogInspection {
             let expected = index == 0 ? start : self.segments[index - 1].start + self.segments[index - 1].validLength
             if segment.start > start && segment.start != expected {
                 self.damage = LogDamage(
-                    file: segment.name, offset: 0, kind: .gap, isTruncatableTail: false,
-                    droppedBytes: self.bytes(from: index), droppedRecords: self.records(from: index))
+                    file: segment.name,
+                    offset: 0,
+                    kind: .gap,
+                    isTruncatableTail: false,
+                    droppedBytes: self.bytes(from: index),
+                    droppedRecords: self.records(from: index)
+                )
                 self.cut = Cut(segmentIndex: index, keepBytes: nil)
                 return
             }
-            if segment.start < start && start < segment.start + segment.validLength && segment.recordsBeforeSnapshot == nil {
+            if segment.start < start && start < segment.start + segment.validLength
+                && segment.recordsBeforeSnapshot == nil
+            {
                 self.damage = LogDamage(
-                    file: segment.name, offset: start - segment.start + UInt64(RecordFormat.segmentHeaderSize),
-                    kind: .snapshotNotOnRecordBoundary, isTruncatableTail: false, droppedBytes: 0, droppedRecords: 0)
+                    file: segment.name,
+                    offset: start - segment.start + UInt64(RecordFormat.segmentHeaderSize),
+                    kind: .snapshotNotOnRecordBoundary,
+                    isTruncatableTail: false,
+                    droppedBytes: 0,
+                    droppedRecords: 0
+                )
                 return
             }
             if let damage = segment.scan.damage {
                 let isLast = index == self.segments.count - 1
                 self.damage = LogDamage(
-                    file: segment.name, offset: UInt64(damage.offset), kind: damage.kind,
+                    file: segment.name,
+                    offset: UInt64(damage.offset),
+                    kind: damage.kind,
                     isTruncatableTail: isLast && !damage.followedByValidRecord,
                     droppedBytes: segment.fileSize - UInt64(segment.scan.validEnd) + self.bytes(from: index + 1),
-                    droppedRecords: damage.droppedRecords + self.records(from: index + 1))
+                    droppedRecords: damage.droppedRecords + self.records(from: index + 1)
+                )
                 self.cut = Cut(segmentIndex: index, keepBytes: segment.scan.validEnd)
                 return
             }

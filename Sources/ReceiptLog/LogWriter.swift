@@ -42,15 +42,29 @@ final class LogWriter: Sendable {
     private let onFatal: @Sendable (LogError) -> Void
 
     init(
-        configuration: LogConfiguration, end: UInt64, segments: [UInt64], snapshots: [UInt64], logger: Logger,
-        onDurable: @escaping @Sendable () -> Void, onFatal: @escaping @Sendable (LogError) -> Void
+        configuration: LogConfiguration,
+        end: UInt64,
+        segments: [UInt64],
+        snapshots: [UInt64],
+        logger: Logger,
+        onDurable: @escaping @Sendable () -> Void,
+        onFatal: @escaping @Sendable (LogError) -> Void
     ) {
         var pending: [UInt8] = []
         pending.reserveCapacity(min(configuration.maxPendingBytes, 1 << 20))
         self.state = Mutex(
             WriterState(
-                pending: pending, pendingStart: end, appended: end, appendSegmentStart: segments.last ?? end,
-                written: end, synced: end, syncRequested: end, segments: segments, snapshots: snapshots))
+                pending: pending,
+                pendingStart: end,
+                appended: end,
+                appendSegmentStart: segments.last ?? end,
+                written: end,
+                synced: end,
+                syncRequested: end,
+                segments: segments,
+                snapshots: snapshots
+            )
+        )
         self.durable = Atomic(end)
         self.directory = configuration.directory
         self.policy = configuration.fsyncPolicy
@@ -79,7 +93,8 @@ final class LogWriter: Sendable {
         guard payload.count <= RecordFormat.maxPayload else {
             throw LogError(
                 code: .invalidArgument,
-                message: "record payload of \(payload.count) bytes exceeds the limit of \(RecordFormat.maxPayload)")
+                message: "record payload of \(payload.count) bytes exceeds the limit of \(RecordFormat.maxPayload)"
+            )
         }
         let crc = RecordFormat.recordChecksum(type: type, payload: payload)
         let frameLength = RecordFormat.recordHeaderSize + payload.count
@@ -137,7 +152,8 @@ final class LogWriter: Sendable {
     private func waitForProgress(unless satisfied: (inout WriterState) -> Bool) {
         let semaphore = Semaphore()
         let (registered, wake) = self.state.withLock { state -> (Bool, Bool) in
-            if satisfied(&state) || state.failure != nil || state.closing && state.pending.isEmpty && state.synced == state.written
+            if satisfied(&state) || state.failure != nil
+                || state.closing && state.pending.isEmpty && state.synced == state.written
             {
                 return (false, false)
             }
@@ -173,7 +189,8 @@ final class LogWriter: Sendable {
         self.wakeup.signal()
         self.logger.critical(
             "receipt log stopped: \(error)",
-            metadata: ["log.file": "\(error.file ?? self.directory)", "log.error": "\(error.code)"])
+            metadata: ["log.file": "\(error.file ?? self.directory)", "log.error": "\(error.code)"]
+        )
         self.onFatal(error)
     }
 
@@ -197,8 +214,11 @@ final class LogWriter: Sendable {
         func syncSegment(_ segment: ActiveSegment) throws(LogError) {
             if let errno = self.faultInjection?.syncError(syncs) {
                 throw LogError(
-                    code: .fsyncFailed, message: "fdatasync failed", cause: SystemCallError(call: "fdatasync", errno: errno),
-                    file: segment.path)
+                    code: .fsyncFailed,
+                    message: "fdatasync failed",
+                    cause: SystemCallError(call: "fdatasync", errno: errno),
+                    file: segment.path
+                )
             }
             try FileIO.dataSync(segment.fd, path: segment.path)
             syncs += 1
@@ -293,7 +313,10 @@ final class LogWriter: Sendable {
     /// (each the start of a record in this group). A finished segment is synced before the next
     /// one is created, so only the last segment can ever have a torn tail.
     private func write(
-        _ group: [UInt8], from start: UInt64, rolls: [UInt64], into segment: inout ActiveSegment,
+        _ group: [UInt8],
+        from start: UInt64,
+        rolls: [UInt64],
+        into segment: inout ActiveSegment,
         sync: (ActiveSegment) throws(LogError) -> Void
     ) throws(LogError) {
         try group.withBytes { bytes throws(LogError) in

@@ -34,14 +34,18 @@ extension ReceiptLog {
             if damage.kind == .snapshotNotOnRecordBoundary {
                 throw LogError(
                     code: .invalidSnapshot,
-                    message: "snapshot position \(inspection.replayStart) is not a record boundary", file: path,
-                    offset: damage.offset)
+                    message: "snapshot position \(inspection.replayStart) is not a record boundary",
+                    file: path,
+                    offset: damage.offset
+                )
             }
             if !damage.isTruncatableTail && !configuration.cutCorruptionAtStart {
                 throw LogError(
                     code: damage.kind == .gap ? .gap : .corruption,
                     message: "\(damage); refusing to start (the operator may cut the log there explicitly)",
-                    file: path, offset: damage.offset)
+                    file: path,
+                    offset: damage.offset
+                )
             }
             if let cut = inspection.cut {
                 try Self.apply(cut, inspection)
@@ -55,7 +59,8 @@ extension ReceiptLog {
                 metadata: [
                     "log.file": "\(path)", "log.offset": "\(damage.offset)", "log.damage": "\(damage.kind)",
                     "log.truncated_bytes": "\(damage.droppedBytes)", "log.dropped_records": "\(damage.droppedRecords)",
-                ])
+                ]
+            )
         }
 
         for snapshot in inspection.snapshots where !snapshot.isValid {
@@ -63,7 +68,9 @@ extension ReceiptLog {
             try FileIO.rename(path, to: inspection.path(LogFileName.quarantined(forSnapshot: snapshot.name)))
             report.invalidSnapshots.append(snapshot.name)
             logger.warning(
-                "set aside a corrupt snapshot", metadata: ["log.file": "\(path)", "log.position": "\(snapshot.position)"])
+                "set aside a corrupt snapshot",
+                metadata: ["log.file": "\(path)", "log.position": "\(snapshot.position)"]
+            )
         }
         for name in inspection.temporaryFiles {
             try FileIO.unlink(inspection.path(name))
@@ -99,11 +106,16 @@ extension ReceiptLog {
             (position: LogPosition(offset: $0.position), payload: inspection.snapshotPayload ?? [])
         }
         return Recovered(
-            report: report, snapshot: snapshot, replayStart: inspection.replayStart,
+            report: report,
+            snapshot: snapshot,
+            replayStart: inspection.replayStart,
             replaySegments: survivors.map {
                 ReplaySegment(path: inspection.path($0.name), start: $0.start, length: $0.validLength)
             },
-            segments: segments, snapshots: inspection.snapshots.filter(\.isValid).map(\.position), active: active)
+            segments: segments,
+            snapshots: inspection.snapshots.filter(\.isValid).map(\.position),
+            active: active
+        )
     }
 
     /// Truncates the damaged segment (or deletes it, for a gap) and deletes every later one.

@@ -19,20 +19,31 @@ extension ReceiptLog {
             let end = headerSize + Int(segment.length)
             guard bytes.count >= end else {
                 throw LogError(
-                    code: .corruption, message: "segment shrank after recovery", file: segment.path,
-                    offset: UInt64(bytes.count))
+                    code: .corruption,
+                    message: "segment shrank after recovery",
+                    file: segment.path,
+                    offset: UInt64(bytes.count)
+                )
             }
             var offset = headerSize + Int(self.replayStart > segment.start ? self.replayStart - segment.start : 0)
             while offset < end {
                 guard case .valid(let length) = SegmentScan.frame(bytes, at: offset), offset + length <= end else {
                     throw LogError(
-                        code: .corruption, message: "record changed after recovery", file: segment.path,
-                        offset: UInt64(offset))
+                        code: .corruption,
+                        message: "record changed after recovery",
+                        file: segment.path,
+                        offset: UInt64(offset)
+                    )
                 }
                 let payload = UnsafeRawBufferPointer(
-                    rebasing: bytes[(offset + RecordFormat.recordHeaderSize)..<(offset + length)])
+                    rebasing: bytes[(offset + RecordFormat.recordHeaderSize)..<(offset + length)]
+                )
                 offset += length
-                try body(bytes[offset - length + 4], payload, LogPosition(offset: segment.start + UInt64(offset - headerSize)))
+                try body(
+                    bytes[offset - length + 4],
+                    payload,
+                    LogPosition(offset: segment.start + UInt64(offset - headerSize))
+                )
             }
         }
     }

@@ -29,7 +29,8 @@ extension ReceiptLog {
             guard target <= appended, target >= newest ?? 0 else {
                 throw LogError(
                     code: .invalidArgument,
-                    message: "snapshot position \(target) is outside the log (appended \(appended), newest snapshot \(newest ?? 0))"
+                    message:
+                        "snapshot position \(target) is outside the log (appended \(appended), newest snapshot \(newest ?? 0))"
                 )
             }
             try self.writer.waitUntilSynced(target)
@@ -83,16 +84,24 @@ extension ReceiptLog {
                     "log.file": "\(directory)/\(name)", "log.position": "\(target)", "log.snapshot_bytes": "\(bytes)",
                     "log.previous_snapshot": "\(previous.map(String.init) ?? "none")",
                     "log.segments_removed": "\(oldSegments.count)", "log.bytes_removed": "\(bytesRemoved)",
-                ])
+                ]
+            )
             return CompactionReport(
-                position: position, snapshotBytes: bytes, segmentsRemoved: oldSegments.count, bytesRemoved: bytesRemoved,
-                snapshotsRemoved: oldSnapshots.count)
+                position: position,
+                snapshotBytes: bytes,
+                segmentsRemoved: oldSegments.count,
+                bytesRemoved: bytesRemoved,
+                snapshotsRemoved: oldSnapshots.count
+            )
         }
     }
 
     /// Writes `<name>.tmp`, syncs it, renames it to `name` and syncs the directory.
     private static func writeSnapshotFile(
-        _ payload: [UInt8], position: UInt64, directory: String, name: String
+        _ payload: [UInt8],
+        position: UInt64,
+        directory: String,
+        name: String
     ) throws(LogError) -> UInt64 {
         let path = directory + "/" + name
         let temporary = directory + "/" + LogFileName.temporary(forSnapshot: name)

@@ -17,12 +17,17 @@ extension ReceiptLog {
             bytes: inspection.segments.reduce(0) { $0 + $1.fileSize },
             snapshots: inspection.snapshots.map {
                 VerifyReport.Snapshot(
-                    file: $0.name, position: LogPosition(offset: $0.position), bytes: $0.fileSize, isValid: $0.isValid)
+                    file: $0.name,
+                    position: LogPosition(offset: $0.position),
+                    bytes: $0.fileSize,
+                    isValid: $0.isValid
+                )
             },
             recoverySnapshot: inspection.recoverySnapshot.map { LogPosition(offset: $0.position) },
             recordsToReplay: inspection.recordsToReplay,
             endPosition: LogPosition(offset: inspection.endPosition),
             problem: inspection.damage,
-            temporaryFiles: inspection.temporaryFiles)
+            temporaryFiles: inspection.temporaryFiles
+        )
     }
 }

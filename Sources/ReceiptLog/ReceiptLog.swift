@@ -47,7 +47,9 @@ public final class ReceiptLog: Sendable {
     /// - Throws: ``LogError`` with code `.corruption`, `.gap`, `.invalidSnapshot`, `.locked`,
     ///   `.invalidArgument` or `.io`.
     public init(
-        configuration: LogConfiguration, logger: Logger, onDurable: @escaping @Sendable () -> Void,
+        configuration: LogConfiguration,
+        logger: Logger,
+        onDurable: @escaping @Sendable () -> Void,
         onFatal: @escaping @Sendable (LogError) -> Void
     ) throws(LogError) {
         try Self.validate(configuration)
@@ -67,23 +69,35 @@ public final class ReceiptLog: Sendable {
         self.replayStart = recovered.replayStart
         self.lockDescriptor = Mutex(lockDescriptor)
         let writer = LogWriter(
-            configuration: configuration, end: recovered.report.endPosition.offset, segments: recovered.segments,
-            snapshots: recovered.snapshots, logger: logger, onDurable: onDurable, onFatal: onFatal)
+            configuration: configuration,
+            end: recovered.report.endPosition.offset,
+            segments: recovered.segments,
+            snapshots: recovered.snapshots,
+            logger: logger,
+            onDurable: onDurable,
+            onFatal: onFatal
+        )
         self.writer = writer
         let active = recovered.active
         let body = ThreadBody { writer.run(active) }
         var thread = pthread_t()
         let started = pthread_create(
-            &thread, nil, { context in
+            &thread,
+            nil,
+            { context in
                 Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue().run()
                 return nil
-            }, Unmanaged.passRetained(body).toOpaque())
+            },
+            Unmanaged.passRetained(body).toOpaque()
+        )
         guard started == 0 else {
             FileIO.close(active.fd)
             FileIO.close(lockDescriptor)
             throw LogError(
-                code: .io, message: "cannot start the writer thread",
-                cause: SystemCallError(call: "pthread_create", errno: started))
+                code: .io,
+                message: "cannot start the writer thread",
+                cause: SystemCallError(call: "pthread_create", errno: started)
+            )
         }
         self.thread = Mutex(thread)
         logger.debug(
@@ -91,7 +105,8 @@ public final class ReceiptLog: Sendable {
             metadata: [
                 "log.directory": "\(directory)", "log.end": "\(recovered.report.endPosition.offset)",
                 "log.replay_records": "\(recovered.report.recordsToReplay)",
-            ])
+            ]
+        )
     }
 
     deinit {
@@ -186,7 +201,12 @@ public final class ReceiptLog: Sendable {
             if error == EWOULDBLOCK {
                 throw LogError(code: .locked, message: "the log directory is in use by another open log", file: path)
             }
-            throw LogError(code: .io, message: "flock failed", cause: SystemCallError(call: "flock", errno: error), file: path)
+            throw LogError(
+                code: .io,
+                message: "flock failed",
+                cause: SystemCallError(call: "flock", errno: error),
+                file: path
+            )
         }
         return fd
     }

@@ -21,13 +21,17 @@ struct SegmentScan {
     /// Checks a segment's bytes: header, then every record's length and crc32.
     init(_ bytes: UnsafeRawBufferPointer, start: UInt64) {
         guard RecordFormat.isValidSegmentHeader(bytes, start: start) else {
-            let records = bytes.count > RecordFormat.segmentHeaderSize
+            let records =
+                bytes.count > RecordFormat.segmentHeaderSize
                 ? Self.countFrames(bytes, from: RecordFormat.segmentHeaderSize) : 0
             self.records = 0
             self.validEnd = 0
             self.damage = Damage(
-                offset: 0, kind: Self.isZero(bytes, from: 0) ? .zeroFill : .badSegmentHeader,
-                followedByValidRecord: Self.hasValidFrame(bytes, after: 0), droppedRecords: records)
+                offset: 0,
+                kind: Self.isZero(bytes, from: 0) ? .zeroFill : .badSegmentHeader,
+                followedByValidRecord: Self.hasValidFrame(bytes, after: 0),
+                droppedRecords: records
+            )
             return
         }
         var offset = RecordFormat.segmentHeaderSize
@@ -40,8 +44,11 @@ struct SegmentScan {
                 records += 1
             case .damaged(let kind):
                 damage = Damage(
-                    offset: offset, kind: kind, followedByValidRecord: Self.hasValidFrame(bytes, after: offset),
-                    droppedRecords: Self.countFrames(bytes, from: offset))
+                    offset: offset,
+                    kind: kind,
+                    followedByValidRecord: Self.hasValidFrame(bytes, after: offset),
+                    droppedRecords: Self.countFrames(bytes, from: offset)
+                )
             }
             if damage != nil { break }
         }
@@ -72,7 +79,8 @@ struct SegmentScan {
         let typeCRC = RecordFormat.crc32(UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 5)]))
         let crc = RecordFormat.crc32(
             UnsafeRawBufferPointer(rebasing: bytes[(offset + headerSize)..<(offset + headerSize + length)]),
-            continuing: typeCRC)
+            continuing: typeCRC
+        )
         guard crc == stored else { return .damaged(.checksumMismatch) }
         return .valid(length: headerSize + length)
     }

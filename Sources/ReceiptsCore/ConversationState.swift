@@ -75,9 +75,13 @@ struct ConversationState: Sendable {
     mutating func appendMessage(id: String, sender: UInt32, isSystem: Bool, sentAt: Int64) -> UInt32 {
         let recipients = isSystem ? 0 : memberCount - 1
         let record = MessageRecord(
-            sentAt: sentAt, sender: sender, counted: recipients,
-            flags: (isSystem ? MessageRecord.Flag.system : 0) | (recipients == 0 ? 0 : MessageRecord.Flag.hasRecipients),
-            status: recipients == 0 ? ReceiptStatus.none.rawValue : ReceiptStatus.notDelivered.rawValue)
+            sentAt: sentAt,
+            sender: sender,
+            counted: recipients,
+            flags: (isSystem ? MessageRecord.Flag.system : 0)
+                | (recipients == 0 ? 0 : MessageRecord.Flag.hasRecipients),
+            status: recipients == 0 ? ReceiptStatus.none.rawValue : ReceiptStatus.notDelivered.rawValue
+        )
         if messages.isEmpty { base = lastSequence + 1 }
         lastSequence += 1
         messages.reserveGently(1)
@@ -184,9 +188,14 @@ struct ConversationState: Sendable {
         guard member.isMember else { return }
         formerMemberships.append(
             FormerMembership(
-                member: slot, joinedAfter: member.joinedAfter, leftAfter: lastSequence,
-                deliveredUpTo: member.deliveredUpTo, visibleReadUpTo: member.visibleReadUpTo,
-                byDeletion: byDeletion))
+                member: slot,
+                joinedAfter: member.joinedAfter,
+                leftAfter: lastSequence,
+                deliveredUpTo: member.deliveredUpTo,
+                visibleReadUpTo: member.visibleReadUpTo,
+                byDeletion: byDeletion
+            )
+        )
         let from = max(member.joinedAfter, member.visibleReadUpTo, base &- 1)
         if from < lastSequence {
             for s in (from + 1)...lastSequence {
@@ -228,8 +237,10 @@ struct ConversationState: Sendable {
         for former in formerMemberships
         where former.member == slot && former.joinedAfter < s && s <= former.leftAfter {
             return .former(
-                deliveredUpTo: former.deliveredUpTo, visibleReadUpTo: former.visibleReadUpTo,
-                byDeletion: former.byDeletion)
+                deliveredUpTo: former.deliveredUpTo,
+                visibleReadUpTo: former.visibleReadUpTo,
+                byDeletion: former.byDeletion
+            )
         }
         return .none
     }
@@ -249,7 +260,12 @@ struct ConversationState: Sendable {
     /// - Returns: Whether any watermark moved.
     @discardableResult
     mutating func advance(
-        slot: UInt32, to target: UInt32, isRead: Bool, visible: Bool, time: Int64, changes: inout ChangeSet
+        slot: UInt32,
+        to target: UInt32,
+        isRead: Bool,
+        visible: Bool,
+        time: Int64,
+        changes: inout ChangeSet
     ) -> Bool {
         var member = members[Int(slot)]
         let floor = max(member.joinedAfter, base &- 1)
@@ -327,7 +343,9 @@ struct ConversationState: Sendable {
             guard from < upTo else { continue }
             for s in (from + 1)...upTo {
                 let message = messages[Int(s - base)]
-                if message.sender != slot && message.flags & (MessageRecord.Flag.system | MessageRecord.Flag.deleted) == 0 {
+                if message.sender != slot
+                    && message.flags & (MessageRecord.Flag.system | MessageRecord.Flag.deleted) == 0
+                {
                     unread += 1
                 }
             }

@@ -49,7 +49,8 @@ public enum DisplayText {
             formatter.dateStyle = .none
             formatter.timeStyle = .short
             formatter.locale = Locale(identifier: locale.isEmpty ? "en_US" : locale)
-            formatter.timeZone = TimeZone(identifier: timeZone.isEmpty ? "UTC" : timeZone) ?? TimeZone(identifier: "UTC")
+            formatter.timeZone =
+                TimeZone(identifier: timeZone.isEmpty ? "UTC" : timeZone) ?? TimeZone(identifier: "UTC")
             if cache.count >= 1024 { cache.removeAll() }
             cache[key] = formatter
             return formatter.string(from: date)

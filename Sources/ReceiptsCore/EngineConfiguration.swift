@@ -24,8 +24,11 @@ public struct EngineConfiguration: Sendable, Hashable {
     ///   - pendingReceiptLifetime: Milliseconds a held receipt waits.
     ///   - duplicateWindow: Per-source anti-replay window in sequence numbers (rounded up to 64).
     public init(
-        workerIndex: Int = 0, workerCount: Int = 1, pendingReceiptLimit: Int = 100_000,
-        pendingReceiptLifetime: Int64 = 60_000, duplicateWindow: UInt64 = 4096
+        workerIndex: Int = 0,
+        workerCount: Int = 1,
+        pendingReceiptLimit: Int = 100_000,
+        pendingReceiptLifetime: Int64 = 60_000,
+        duplicateWindow: UInt64 = 4096
     ) {
         self.workerIndex = workerIndex
         self.workerCount = workerCount

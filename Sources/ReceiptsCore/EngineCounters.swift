@@ -21,9 +21,15 @@ public struct EngineCounters: Sendable, Hashable {
 
     /// Creates counters.
     public init(
-        heldReceipts: Int = 0, droppedPendingReceipts: Int = 0, discardedHeldReceipts: Int = 0,
-        conversations: Int = 0, messages: Int = 0, members: Int = 0, users: Int = 0,
-        eventSources: Int = 0, expiredMessages: Int = 0
+        heldReceipts: Int = 0,
+        droppedPendingReceipts: Int = 0,
+        discardedHeldReceipts: Int = 0,
+        conversations: Int = 0,
+        messages: Int = 0,
+        members: Int = 0,
+        users: Int = 0,
+        eventSources: Int = 0,
+        expiredMessages: Int = 0
     ) {
         self.heldReceipts = heldReceipts
         self.droppedPendingReceipts = droppedPendingReceipts

@@ -76,7 +76,9 @@ struct IDTable: Sendable {
 
     private static func hash(_ bytes: [UInt8], _ ends: [UInt32], _ position: Int) -> UInt64 {
         let start = position == 0 ? 0 : Int(ends[position - 1])
-        return bytes.withUnsafeBytes { ByteHash.hash(UnsafeRawBufferPointer(rebasing: $0[start..<Int(ends[position])])) }
+        return bytes.withUnsafeBytes {
+            ByteHash.hash(UnsafeRawBufferPointer(rebasing: $0[start..<Int(ends[position])]))
+        }
     }
 
     @inline(__always)
@@ -90,7 +92,8 @@ struct IDTable: Sendable {
                     return count == key.count
                         && ByteHash.equal(
                             UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(arena)[start..<start + count]),
-                            UnsafeRawBufferPointer(key))
+                            UnsafeRawBufferPointer(key)
+                        )
                 }
             }
         }

@@ -31,9 +31,15 @@ struct MemberRecord: Sendable, Hashable {
     static let userLimit = 1 << 29
 
     init(
-        user: UInt32, joinedAfter: UInt32, deliveredUpTo: UInt32 = 0, readUpTo: UInt32 = 0,
-        visibleReadUpTo: UInt32 = 0, lastNormalSent: UInt32 = 0, deliveredHead: UInt32 = 0,
-        visibleHead: UInt32 = 0, flags: UInt8
+        user: UInt32,
+        joinedAfter: UInt32,
+        deliveredUpTo: UInt32 = 0,
+        readUpTo: UInt32 = 0,
+        visibleReadUpTo: UInt32 = 0,
+        lastNormalSent: UInt32 = 0,
+        deliveredHead: UInt32 = 0,
+        visibleHead: UInt32 = 0,
+        flags: UInt8
     ) {
         self.userAndFlags = user & 0x1fff_ffff | UInt32(flags & 7) << 29
         self.joinedAfter = joinedAfter

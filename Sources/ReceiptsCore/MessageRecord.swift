@@ -48,7 +48,15 @@ struct MessageRecord: Sendable, Hashable {
     }
 
     /// A record; `sentAt` outside the 48-bit range is stored as `farSentAt`.
-    init(sentAt: Int64, sender: UInt32, counted: UInt32, deliveredCount: UInt32 = 0, readCount: UInt32 = 0, flags: UInt8, status: UInt8) {
+    init(
+        sentAt: Int64,
+        sender: UInt32,
+        counted: UInt32,
+        deliveredCount: UInt32 = 0,
+        readCount: UInt32 = 0,
+        flags: UInt8,
+        status: UInt8
+    ) {
         let stored = Self.fitsInline(sentAt) ? sentAt : Self.farSentAt
         self.sentAtLow = UInt32(truncatingIfNeeded: stored)
         self.sentAtHigh = Int16(truncatingIfNeeded: stored >> 32)

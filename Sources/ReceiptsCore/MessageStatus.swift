@@ -32,9 +32,20 @@ public struct MessageStatus: Hashable, Sendable {
     public var isDeleted: Bool
 
     public init(
-        conversation: String, message: String, sequence: UInt64, sender: String, sentAt: Timestamp,
-        status: ReceiptStatus, recipientCount: Int, deliveredCount: Int, readCount: Int,
-        deliveredAt: Timestamp?, readAt: Timestamp?, isSystem: Bool, isEdited: Bool, isDeleted: Bool
+        conversation: String,
+        message: String,
+        sequence: UInt64,
+        sender: String,
+        sentAt: Timestamp,
+        status: ReceiptStatus,
+        recipientCount: Int,
+        deliveredCount: Int,
+        readCount: Int,
+        deliveredAt: Timestamp?,
+        readAt: Timestamp?,
+        isSystem: Bool,
+        isEdited: Bool,
+        isDeleted: Bool
     ) {
         self.conversation = conversation
         self.message = message

@@ -62,7 +62,8 @@ struct PendingReceipts: Sendable {
 
     /// Drops the entries of receipts already applied (amortised O(1) per hold).
     private mutating func compactOrder() {
-        let live = order[head...].filter { entry in byMessage[entry.key]?.contains { $0.serial == entry.serial } == true }
+        let live = order[head...].filter { entry in byMessage[entry.key]?.contains { $0.serial == entry.serial } == true
+        }
         order = Array(live)
         head = 0
     }

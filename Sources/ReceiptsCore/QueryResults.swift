@@ -24,8 +24,12 @@ public struct RecipientReceipt: Hashable, Sendable {
     public var hasLeft: Bool
 
     public init(
-        user: String, state: RecipientState, deliveredAt: Timestamp?, readAt: Timestamp?,
-        isUserDeleted: Bool, hasLeft: Bool
+        user: String,
+        state: RecipientState,
+        deliveredAt: Timestamp?,
+        readAt: Timestamp?,
+        isUserDeleted: Bool,
+        hasLeft: Bool
     ) {
         self.user = user
         self.state = state
@@ -47,7 +51,12 @@ public struct ReadDetail: Hashable, Sendable {
     /// Recipients who do not have it yet.
     public var notDelivered: [RecipientReceipt]
 
-    public init(status: MessageStatus, read: [RecipientReceipt], delivered: [RecipientReceipt], notDelivered: [RecipientReceipt]) {
+    public init(
+        status: MessageStatus,
+        read: [RecipientReceipt],
+        delivered: [RecipientReceipt],
+        notDelivered: [RecipientReceipt]
+    ) {
         self.status = status
         self.read = read
         self.delivered = delivered

@@ -32,20 +32,42 @@ extension ReceiptEngine {
         case .messageSent(let conversation, let message, let sender, let isSystem):
             let (c, refusal) = place(conversation, &changes)
             if let refusal { return refusal }
-            return send(conversation, c, message: message, sender: sender, isSystem: isSystem, now: now, changes: &changes)
+            return send(
+                conversation,
+                c,
+                message: message,
+                sender: sender,
+                isSystem: isSystem,
+                now: now,
+                changes: &changes
+            )
         case .delivered(let conversation, let user, let message):
             let (c, refusal) = place(conversation, &changes)
             if let refusal { return refusal }
             guard !message.isEmpty else { return reject(.invalidEvent, "a delivery needs a message id") }
             return receipt(
-                conversation, c, user: user, message: message, isRead: false, clientTime: event.clientTime, now: now,
-                changes: &changes)
+                conversation,
+                c,
+                user: user,
+                message: message,
+                isRead: false,
+                clientTime: event.clientTime,
+                now: now,
+                changes: &changes
+            )
         case .read(let conversation, let user, let message):
             let (c, refusal) = place(conversation, &changes)
             if let refusal { return refusal }
             return receipt(
-                conversation, c, user: user, message: message?.isEmpty == true ? nil : message, isRead: true,
-                clientTime: event.clientTime, now: now, changes: &changes)
+                conversation,
+                c,
+                user: user,
+                message: message?.isEmpty == true ? nil : message,
+                isRead: true,
+                clientTime: event.clientTime,
+                now: now,
+                changes: &changes
+            )
         case .messageEdited(let conversation, let message):
             let (c, refusal) = place(conversation, &changes)
             if let refusal { return refusal }
@@ -78,8 +100,16 @@ extension ReceiptEngine {
         if configuration.workerCount > 1 && (c.map { conversations[Int($0)].ownedElsewhere } ?? true) {
             let owner = Partitioning.owner(of: conversation, workerCount: configuration.workerCount)
             if owner != configuration.workerIndex {
-                return (nil, .rejected(
-                    Rejection(.notOwner, "conversation \(conversation) is owned by worker \(owner)", ownerWorker: owner)))
+                return (
+                    nil,
+                    .rejected(
+                        Rejection(
+                            .notOwner,
+                            "conversation \(conversation) is owned by worker \(owner)",
+                            ownerWorker: owner
+                        )
+                    )
+                )
             }
         }
         if let c { changes.conversation = c }
@@ -89,7 +119,11 @@ extension ReceiptEngine {
     // MARK: - Messages flags and unread marks
 
     private mutating func flag(
-        _ conversation: String, _ c: UInt32?, message: String, _ bit: UInt8, changes: inout ChangeSet
+        _ conversation: String,
+        _ c: UInt32?,
+        message: String,
+        _ bit: UInt8,
+        changes: inout ChangeSet
     ) -> EventOutcome {
         guard !message.isEmpty else { return reject(.invalidEvent, "the event needs a message id") }
         guard let c else { return unknownConversation(conversation) }
@@ -117,7 +151,11 @@ extension ReceiptEngine {
     // MARK: - Membership
 
     private mutating func upsert(
-        _ conversation: String, _ existing: UInt32?, kind: ConversationKind, members: [String], now: Int64,
+        _ conversation: String,
+        _ existing: UInt32?,
+        kind: ConversationKind,
+        members: [String],
+        now: Int64,
         changes: inout ChangeSet
     ) -> EventOutcome {
         var distinct: [String] = []
@@ -128,10 +166,15 @@ extension ReceiptEngine {
         }
         if kind == .direct && distinct.count != 2 {
             return reject(
-                .invalidEvent, "a direct conversation has exactly two distinct members, not \(distinct.count)")
+                .invalidEvent,
+                "a direct conversation has exactly two distinct members, not \(distinct.count)"
+            )
         }
         if let existing, conversations[Int(existing)].kind != kind {
-            return reject(.invalidEvent, "conversation \(conversation) is \(conversations[Int(existing)].kind), its kind cannot change")
+            return reject(
+                .invalidEvent,
+                "conversation \(conversation) is \(conversations[Int(existing)].kind), its kind cannot change"
+            )
         }
         for member in distinct where isDeleted(member) {
             return reject(.userDeleted, "user \(member) was deleted and cannot join")
@@ -175,7 +218,11 @@ extension ReceiptEngine {
     }
 
     private mutating func leave(
-        _ conversation: String, _ c: UInt32?, user: String, now: Int64, changes: inout ChangeSet
+        _ conversation: String,
+        _ c: UInt32?,
+        user: String,
+        now: Int64,
+        changes: inout ChangeSet
     ) -> EventOutcome {
         guard !user.isEmpty else { return reject(.invalidEvent, "member left needs a user id") }
         guard let c else { return unknownConversation(conversation) }
@@ -214,7 +261,12 @@ extension ReceiptEngine {
     // MARK: - Messages and receipts
 
     private mutating func send(
-        _ conversation: String, _ c: UInt32?, message: String, sender: String, isSystem: Bool, now: Int64,
+        _ conversation: String,
+        _ c: UInt32?,
+        message: String,
+        sender: String,
+        isSystem: Bool,
+        now: Int64,
         changes: inout ChangeSet
     ) -> EventOutcome {
         guard !message.isEmpty, !sender.isEmpty else {
@@ -247,7 +299,12 @@ extension ReceiptEngine {
 
     /// Applies a receipt that waited for message `s`, at its recorded time (but not before the
     /// message was sent); discards it if the user turned out not to be a recipient.
-    private mutating func applyHeld(_ held: PendingReceipts.Receipt, conversation c: UInt32, sequence s: UInt32, changes: inout ChangeSet) {
+    private mutating func applyHeld(
+        _ held: PendingReceipts.Receipt,
+        conversation c: UInt32,
+        sequence s: UInt32,
+        changes: inout ChangeSet
+    ) {
         guard let u = userIndex(of: held.user), !users[Int(u)].isDeleted, let slot = slot(Int(c), of: u) else {
             discardedHeldReceipts += 1
             return
@@ -259,14 +316,24 @@ extension ReceiptEngine {
         }
         let kind = PendingReceipts.Kind(rawValue: held.kind) ?? .delivered
         conversations[Int(c)].advance(
-            slot: slot, to: s, isRead: kind != .delivered,
+            slot: slot,
+            to: s,
+            isRead: kind != .delivered,
             visible: kind == .visibleRead && users[Int(u)].sharesReads,
-            time: max(held.time, sentAt(Int(c), position: Int(s - conversations[Int(c)].base))), changes: &changes)
+            time: max(held.time, sentAt(Int(c), position: Int(s - conversations[Int(c)].base))),
+            changes: &changes
+        )
     }
 
     private mutating func receipt(
-        _ conversation: String, _ c: UInt32?, user: String, message: String?, isRead: Bool, clientTime: Timestamp?,
-        now: Int64, changes: inout ChangeSet
+        _ conversation: String,
+        _ c: UInt32?,
+        user: String,
+        message: String?,
+        isRead: Bool,
+        clientTime: Timestamp?,
+        now: Int64,
+        changes: inout ChangeSet
     ) -> EventOutcome {
         guard !user.isEmpty else { return reject(.invalidEvent, "a receipt needs a user id") }
         guard let c else { return unknownConversation(conversation) }
@@ -288,13 +355,17 @@ extension ReceiptEngine {
                 target = s
             case .former:
                 return reject(
-                    .notARecipient, "user \(user) left conversation \(conversation) and can add no new receipts to message \(message)")
+                    .notARecipient,
+                    "user \(user) left conversation \(conversation) and can add no new receipts to message \(message)"
+                )
             case .none:
                 if let slot, slot == sender {
                     return reject(.notARecipient, "user \(user) sent message \(message) and cannot add a receipt to it")
                 }
                 return reject(
-                    .notARecipient, "user \(user) was not a member of conversation \(conversation) when message \(message) was sent")
+                    .notARecipient,
+                    "user \(user) was not a member of conversation \(conversation) when message \(message) was sent"
+                )
             }
         } else {
             guard let slot, conversations[ci].members[Int(slot)].isMember else {
@@ -311,24 +382,44 @@ extension ReceiptEngine {
         if let clientTime { time = min(clientTime.milliseconds, now) }
         time = max(time, sent)
         let visible = isRead && users[Int(u)].sharesReads
-        conversations[ci].advance(slot: slot, to: target, isRead: isRead, visible: visible, time: time, changes: &changes)
+        conversations[ci].advance(
+            slot: slot,
+            to: target,
+            isRead: isRead,
+            visible: visible,
+            time: time,
+            changes: &changes
+        )
         return .accepted(held: false)
     }
 
     private mutating func hold(
-        _ c: UInt32, user: String, message: String, isRead: Bool, clientTime: Timestamp?, now: Int64
+        _ c: UInt32,
+        user: String,
+        message: String,
+        isRead: Bool,
+        clientTime: Timestamp?,
+        now: Int64
     ) -> EventOutcome {
         guard pending.count < configuration.pendingReceiptLimit else {
             return reject(
                 .pendingFull,
-                "message \(message) is unknown and \(pending.count) receipts already wait for their messages")
+                "message \(message) is unknown and \(pending.count) receipts already wait for their messages"
+            )
         }
         let shares = userIndex(of: user).map { users[Int($0)].sharesReads } ?? true
         let kind: PendingReceipts.Kind = isRead ? (shares ? .visibleRead : .privateRead) : .delivered
         pending.hold(
             PendingReceipts.Receipt(
-                serial: 0, conversation: c, message: message, user: user, kind: kind.rawValue,
-                time: clientTime.map { min($0.milliseconds, now) } ?? now, heldAt: now))
+                serial: 0,
+                conversation: c,
+                message: message,
+                user: user,
+                kind: kind.rawValue,
+                time: clientTime.map { min($0.milliseconds, now) } ?? now,
+                heldAt: now
+            )
+        )
         return .accepted(held: true)
     }
 

@@ -55,9 +55,13 @@ extension ReceiptEngine {
                 let deliveredAt = deliveredUpTo >= s ? state.firstCovering(s, head: member.deliveredHead) : nil
                 let readAt = visibleReadUpTo >= s ? state.firstCovering(s, head: member.visibleHead) : nil
                 let line = RecipientReceipt(
-                    user: user.id, state: readAt != nil ? .read : deliveredAt != nil ? .delivered : .notDelivered,
-                    deliveredAt: deliveredAt.map(Timestamp.init), readAt: readAt.map(Timestamp.init),
-                    isUserDeleted: user.isDeleted, hasLeft: hasLeft)
+                    user: user.id,
+                    state: readAt != nil ? .read : deliveredAt != nil ? .delivered : .notDelivered,
+                    deliveredAt: deliveredAt.map(Timestamp.init),
+                    readAt: readAt.map(Timestamp.init),
+                    isUserDeleted: user.isDeleted,
+                    hasLeft: hasLeft
+                )
                 switch line.state {
                 case .read: read.append(line)
                 case .delivered: delivered.append(line)
@@ -69,7 +73,11 @@ extension ReceiptEngine {
         delivered.sort { $0.user < $1.user }
         notDelivered.sort { $0.user < $1.user }
         return ReadDetail(
-            status: messageStatus(conversation: c, position: p), read: read, delivered: delivered, notDelivered: notDelivered)
+            status: messageStatus(conversation: c, position: p),
+            read: read,
+            delivered: delivered,
+            notDelivered: notDelivered
+        )
     }
 
     /// The status of the sender's latest normal (non-system) message in a conversation, the one
@@ -114,9 +122,11 @@ extension ReceiptEngine {
             }
             let member = state.members[Int(slot)]
             return UnreadCount(
-                conversation: state.id, unread: state.unreadCount(slot: slot),
+                conversation: state.id,
+                unread: state.unreadCount(slot: slot),
                 isMarkedUnread: member.flags & MemberRecord.Flag.markedUnread != 0,
-                readUpTo: UInt64(member.readUpTo))
+                readUpTo: UInt64(member.readUpTo)
+            )
         }
     }
 
@@ -131,9 +141,11 @@ extension ReceiptEngine {
         let state = conversations[Int(c)]
         let first = limit > 0 ? max(0, state.messages.count - limit) : 0
         return ConversationSnapshot(
-            conversation: state.id, kind: state.kind,
+            conversation: state.id,
+            kind: state.kind,
             members: state.members.filter(\.isMember).map { users[Int($0.user)].id },
-            messages: (first..<state.messages.count).map { messageStatus(conversation: Int(c), position: $0) })
+            messages: (first..<state.messages.count).map { messageStatus(conversation: Int(c), position: $0) }
+        )
     }
 
     /// Direct or group, or nil if the conversation is unknown.
@@ -145,7 +157,8 @@ extension ReceiptEngine {
 
     /// (conversation index, message position) of a retained message.
     func locate(conversation: String, message: String) -> (Int, Int)? {
-        guard let c = conversationIndex(of: conversation), let s = conversations[Int(c)].sequence(ofMessage: message) else {
+        guard let c = conversationIndex(of: conversation), let s = conversations[Int(c)].sequence(ofMessage: message)
+        else {
             return nil
         }
         return (Int(c), Int(s - conversations[Int(c)].base))
@@ -175,16 +188,21 @@ extension ReceiptEngine {
                 }
             }
             return MessageStatus(
-                conversation: all[c].id, message: message, sequence: UInt64(sequence),
-                sender: users[Int(all[c].members[Int(record.sender)].user)].id, sentAt: Timestamp(milliseconds: sent),
+                conversation: all[c].id,
+                message: message,
+                sequence: UInt64(sequence),
+                sender: users[Int(all[c].members[Int(record.sender)].user)].id,
+                sentAt: Timestamp(milliseconds: sent),
                 status: ReceiptStatus(rawValue: record.status) ?? .none,
-                recipientCount: Int(record.counted), deliveredCount: Int(record.deliveredCount),
+                recipientCount: Int(record.counted),
+                deliveredCount: Int(record.deliveredCount),
                 readCount: Int(record.readCount),
                 deliveredAt: time(record.deliveredOffset, isRead: false),
                 readAt: time(record.readOffset, isRead: true),
                 isSystem: record.flags & MessageRecord.Flag.system != 0,
                 isEdited: record.flags & MessageRecord.Flag.edited != 0,
-                isDeleted: record.flags & MessageRecord.Flag.deleted != 0)
+                isDeleted: record.flags & MessageRecord.Flag.deleted != 0
+            )
         }
     }
 }

@@ -125,20 +125,26 @@ extension ReceiptEngine {
         let version = UInt16(bytes[magic.count]) | UInt16(bytes[magic.count + 1]) << 8
         guard version == Self.snapshotVersion else {
             throw SnapshotDecodingError(
-                .unsupportedVersion, "snapshot format version \(version); this build reads version \(Self.snapshotVersion)")
+                .unsupportedVersion,
+                "snapshot format version \(version); this build reads version \(Self.snapshotVersion)"
+            )
         }
         let result: Result<ReceiptEngine, SnapshotDecodingError> = bytes.withUnsafeBytes { raw in
             let body = UnsafeRawBufferPointer(rebasing: raw[0..<raw.count - 8])
             let stored = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: raw.count - 8, as: UInt64.self))
             guard SnapshotWriter.checksum(body) == stored else {
-                return .failure(SnapshotDecodingError(.corrupt, "the snapshot checksum does not match: torn or damaged bytes"))
+                return .failure(
+                    SnapshotDecodingError(.corrupt, "the snapshot checksum does not match: torn or damaged bytes")
+                )
             }
             var reader = SnapshotReader(body)
             do throws(SnapshotDecodingError) {
                 for _ in 0..<magic.count + 2 { _ = try reader.read(UInt8.self) }
                 var engine = ReceiptEngine(configuration: configuration)
                 try engine.decode(&reader)
-                guard reader.remaining == 0 else { throw reader.corrupt("\(reader.remaining) unexpected bytes after the state") }
+                guard reader.remaining == 0 else {
+                    throw reader.corrupt("\(reader.remaining) unexpected bytes after the state")
+                }
                 return .success(engine)
             } catch {
                 return .failure(error)
@@ -179,7 +185,8 @@ extension ReceiptEngine {
             var state = try decodeConversation(&r)
             if configuration.workerCount > 1 {
                 state.ownedElsewhere =
-                    Partitioning.owner(of: state.id, workerCount: configuration.workerCount) != configuration.workerIndex
+                    Partitioning.owner(of: state.id, workerCount: configuration.workerCount)
+                    != configuration.workerIndex
             }
             guard conversationIndex(of: state.id) == nil else {
                 throw r.corrupt("conversation \(state.id) appears twice")
@@ -235,8 +242,15 @@ extension ReceiptEngine {
             lastSerial = serial
             held.append(
                 PendingReceipts.Receipt(
-                    serial: serial, conversation: conversation, message: message, user: user, kind: kind, time: time,
-                    heldAt: heldAt))
+                    serial: serial,
+                    conversation: conversation,
+                    message: message,
+                    user: user,
+                    kind: kind,
+                    time: time,
+                    heldAt: heldAt
+                )
+            )
         }
         pending = PendingReceipts(receipts: held, nextSerial: max(nextSerial, 1))
     }
@@ -251,7 +265,9 @@ extension ReceiptEngine {
         state.lastSequence = try r.read(UInt32.self)
         let messageCount = try r.readCount(itemSize: 42)
         guard state.base >= 1, UInt64(state.base) + UInt64(messageCount) == UInt64(state.lastSequence) + 1 else {
-            throw r.corrupt("conversation \(id) holds \(messageCount) messages from \(state.base) to \(state.lastSequence)")
+            throw r.corrupt(
+                "conversation \(id) holds \(messageCount) messages from \(state.base) to \(state.lastSequence)"
+            )
         }
         state.messages.reserveCapacity(messageCount)
         for p in 0..<messageCount {
@@ -259,8 +275,14 @@ extension ReceiptEngine {
             let deliveredAt: Int64 = try r.read()
             let readAt: Int64 = try r.read()
             let message = MessageRecord(
-                sentAt: sentAt, sender: try r.read(), counted: try r.read(), deliveredCount: try r.read(),
-                readCount: try r.read(), flags: try r.read(), status: try r.read())
+                sentAt: sentAt,
+                sender: try r.read(),
+                counted: try r.read(),
+                deliveredCount: try r.read(),
+                readCount: try r.read(),
+                flags: try r.read(),
+                status: try r.read()
+            )
             guard message.flags & ~MessageRecord.Flag.all == 0,
                 message.flags & MessageRecord.Flag.hasRecipients != 0 || message.counted == 0,
                 message.deliveredCount <= message.counted,
@@ -297,11 +319,24 @@ extension ReceiptEngine {
                 throw r.corrupt("a member of conversation \(id) is inconsistent")
             }
             let member = MemberRecord(
-                user: user, joinedAfter: joinedAfter, deliveredUpTo: deliveredUpTo, readUpTo: readUpTo,
-                visibleReadUpTo: visibleReadUpTo, lastNormalSent: lastNormalSent, deliveredHead: deliveredHead,
-                visibleHead: visibleHead, flags: flags)
+                user: user,
+                joinedAfter: joinedAfter,
+                deliveredUpTo: deliveredUpTo,
+                readUpTo: readUpTo,
+                visibleReadUpTo: visibleReadUpTo,
+                lastNormalSent: lastNormalSent,
+                deliveredHead: deliveredHead,
+                visibleHead: visibleHead,
+                flags: flags
+            )
             guard
-                max(member.joinedAfter, member.deliveredUpTo, member.readUpTo, member.visibleReadUpTo, member.lastNormalSent)
+                max(
+                    member.joinedAfter,
+                    member.deliveredUpTo,
+                    member.readUpTo,
+                    member.visibleReadUpTo,
+                    member.lastNormalSent
+                )
                     <= state.lastSequence,
                 state.slot(of: member.user) == nil
             else { throw r.corrupt("a member of conversation \(id) is inconsistent") }
@@ -330,8 +365,13 @@ extension ReceiptEngine {
         let formerCount = try r.readCount(itemSize: 21)
         for _ in 0..<formerCount {
             let former = FormerMembership(
-                member: try r.read(), joinedAfter: try r.read(), leftAfter: try r.read(), deliveredUpTo: try r.read(),
-                visibleReadUpTo: try r.read(), byDeletion: try r.readBool())
+                member: try r.read(),
+                joinedAfter: try r.read(),
+                leftAfter: try r.read(),
+                deliveredUpTo: try r.read(),
+                visibleReadUpTo: try r.read(),
+                byDeletion: try r.readBool()
+            )
             guard Int(former.member) < memberCount, former.joinedAfter <= former.leftAfter,
                 former.leftAfter <= state.lastSequence,
                 state.members[Int(former.member)].flags & MemberRecord.Flag.hasFormerMemberships != 0

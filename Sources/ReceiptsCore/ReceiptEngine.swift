@@ -80,7 +80,10 @@ public struct ReceiptEngine: Sendable {
         droppedPendingReceipts += pending.expire(now: now.milliseconds, lifetime: configuration.pendingReceiptLifetime)
         guard !event.id.source.isEmpty, event.id.sequence != 0 else {
             return ApplyResult(
-                outcome: .rejected(Rejection(.invalidEventID, "an event id needs a non-empty source and a sequence from 1")))
+                outcome: .rejected(
+                    Rejection(.invalidEventID, "an event id needs a non-empty source and a sequence from 1")
+                )
+            )
         }
         let window = replayWindows.find(event.id.source)
         if replayWindows.isDuplicate(event.id.sequence, at: window) {
@@ -92,7 +95,11 @@ public struct ReceiptEngine: Sendable {
         let outcome = handle(event, now: now.milliseconds, changes: &changes)
         if case .accepted = outcome {
             replayWindows.record(
-                event.id.sequence, at: window, source: event.id.source, size: configuration.duplicateWindow)
+                event.id.sequence,
+                at: window,
+                source: event.id.source,
+                size: configuration.duplicateWindow
+            )
         }
         let changed = !changes.isEmpty
         if changed { statuses(of: &changes) }
@@ -103,10 +110,16 @@ public struct ReceiptEngine: Sendable {
     /// Sizes and totals.
     public var counters: EngineCounters {
         EngineCounters(
-            heldReceipts: pending.count, droppedPendingReceipts: droppedPendingReceipts,
-            discardedHeldReceipts: discardedHeldReceipts, conversations: conversations.count,
-            messages: messageCount, members: memberSlotCount, users: users.count,
-            eventSources: replayWindows.count, expiredMessages: expiredMessageTotal)
+            heldReceipts: pending.count,
+            droppedPendingReceipts: droppedPendingReceipts,
+            discardedHeldReceipts: discardedHeldReceipts,
+            conversations: conversations.count,
+            messages: messageCount,
+            members: memberSlotCount,
+            users: users.count,
+            eventSources: replayWindows.count,
+            expiredMessages: expiredMessageTotal
+        )
     }
 
     /// Removes messages sent before `cutoff` (retention, run at compaction).

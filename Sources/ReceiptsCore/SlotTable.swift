@@ -79,7 +79,9 @@ struct SlotTable: Sendable {
 
     @inline(__always)
     private static func find<Entry: FixedWidthInteger & UnsignedInteger>(
-        _ entries: UnsafeBufferPointer<Entry>, hash: UInt64, _ matches: (Int) -> Bool
+        _ entries: UnsafeBufferPointer<Entry>,
+        hash: UInt64,
+        _ matches: (Int) -> Bool
     ) -> Int? {
         let capacity = entries.count
         var i = bucket(hash, capacity: capacity)
@@ -93,7 +95,9 @@ struct SlotTable: Sendable {
     }
 
     private static func insert<Entry: FixedWidthInteger & UnsignedInteger>(
-        _ entries: UnsafeMutableBufferPointer<Entry>, hash: UInt64, position: Int
+        _ entries: UnsafeMutableBufferPointer<Entry>,
+        hash: UInt64,
+        position: Int
     ) {
         let capacity = entries.count
         var i = bucket(hash, capacity: capacity)

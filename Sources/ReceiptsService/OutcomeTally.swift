@@ -21,7 +21,8 @@ struct OutcomeTally {
             rejected[rejection.reason, default: 0] += 1
             logger.debug(
                 "event rejected",
-                metadata: ["event.reason": "\(rejection.reason.name)", "event.detail": "\(rejection.detail)"])
+                metadata: ["event.reason": "\(rejection.reason.name)", "event.detail": "\(rejection.detail)"]
+            )
         }
     }
 

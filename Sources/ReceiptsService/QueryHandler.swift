@@ -49,7 +49,10 @@ struct QueryHandler {
         let owner = Partitioning.owner(of: conversation, workerCount: workerCount)
         guard owner != workerIndex else { return nil }
         return ErrorReply(
-            code: .notOwner, message: "conversation \(conversation) belongs to worker \(owner)", ownerWorker: owner)
+            code: .notOwner,
+            message: "conversation \(conversation) belongs to worker \(owner)",
+            ownerWorker: owner
+        )
     }
 
     private func notFound(_ what: String) -> QueryReply {

@@ -50,7 +50,8 @@ struct ReplaySettings: Equatable {
                 \(recorded.split(separator: "\n").joined(separator: ", ")); now: \
                 \(text.split(separator: "\n").joined(separator: ", ")). Start with the recorded settings, \
                 or pass --accept-settings-change to replay with the new ones.
-                """)
+                """
+            )
         }
         do {
             let temporary = path + ".tmp"

@@ -1,7 +1,8 @@
+import ReceiptsCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ReceiptsCore
 
 /// The loop's clocks: wall time for the engine (never going backwards, so sent times and
 /// receipts stay ordered even if the system clock steps back) and monotonic time for timers.

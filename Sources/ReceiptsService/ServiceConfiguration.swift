@@ -70,15 +70,28 @@ public struct ServiceConfiguration: Sendable {
         try check(workerCount >= 1, "worker count must be at least 1, got \(workerCount)")
         try check((0..<workerCount).contains(workerIndex), "worker index \(workerIndex) is outside 0..<\(workerCount)")
         // A log record holds one frame plus 8 bytes of time; the log takes records up to 256 MiB.
-        try check((1...(64 << 20)).contains(maxFrameBytes), "max frame bytes must be in 1...67108864, got \(maxFrameBytes)")
-        try check((0...60_000).contains(coalesceMilliseconds), "coalescing window must be in 0...60000 ms, got \(coalesceMilliseconds)")
+        try check(
+            (1...(64 << 20)).contains(maxFrameBytes),
+            "max frame bytes must be in 1...67108864, got \(maxFrameBytes)"
+        )
+        try check(
+            (0...60_000).contains(coalesceMilliseconds),
+            "coalescing window must be in 0...60000 ms, got \(coalesceMilliseconds)"
+        )
         try check(compactAfterBytes >= 4096, "compact-after bytes must be at least 4096, got \(compactAfterBytes)")
-        try check((0...31_536_000).contains(compactIntervalSeconds), "compaction interval must be in 0...31536000 s, got \(compactIntervalSeconds)")
-        try check((0...3_153_600_000).contains(retentionSeconds), "retention must be in 0...3153600000 s (100 years), got \(retentionSeconds)")
+        try check(
+            (0...31_536_000).contains(compactIntervalSeconds),
+            "compaction interval must be in 0...31536000 s, got \(compactIntervalSeconds)"
+        )
+        try check(
+            (0...3_153_600_000).contains(retentionSeconds),
+            "retention must be in 0...3153600000 s (100 years), got \(retentionSeconds)"
+        )
         try check(pendingReceiptLimit >= 0, "pending receipt limit must not be negative")
         try check(
             (0...86_400_000).contains(pendingReceiptLifetimeMilliseconds),
-            "pending receipt lifetime must be in 0...86400000 ms, got \(pendingReceiptLifetimeMilliseconds)")
+            "pending receipt lifetime must be in 0...86400000 ms, got \(pendingReceiptLifetimeMilliseconds)"
+        )
         try check(publishHighWaterMark >= 0, "publish high-water mark must not be negative")
     }
 }

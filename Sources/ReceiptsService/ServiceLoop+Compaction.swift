@@ -39,7 +39,10 @@ extension ServiceLoop {
         let position = log.appendedPosition
         let log = self.log
         let control = self.control
-        logger.debug("compaction started", metadata: ["compaction.reason": "\(reason)", "compaction.position": "\(position.offset)"])
+        logger.debug(
+            "compaction started",
+            metadata: ["compaction.reason": "\(reason)", "compaction.position": "\(position.offset)"]
+        )
         let thread = Thread {
             let payload = state.encodedState()
             let result = Result { () throws(LogError) in try log.writeSnapshot(payload, covering: position) }
@@ -64,11 +67,15 @@ extension ServiceLoop {
                     "compaction.snapshot_bytes": "\(report.snapshotBytes)",
                     "compaction.segments_removed": "\(report.segmentsRemoved)",
                     "compaction.messages_expired": "\(outcome.messagesExpired)",
-                ])
+                ]
+            )
             result = .compact(
                 CompactResult(
-                    snapshotBytes: report.snapshotBytes, segmentsRemoved: report.segmentsRemoved,
-                    messagesExpired: UInt64(outcome.messagesExpired)))
+                    snapshotBytes: report.snapshotBytes,
+                    segmentsRemoved: report.segmentsRemoved,
+                    messagesExpired: UInt64(outcome.messagesExpired)
+                )
+            )
         case .failure(let error):
             compaction.failed(now: ServiceClock.monotonicMilliseconds())
             counters.increment("receiptd.compactions.failed")

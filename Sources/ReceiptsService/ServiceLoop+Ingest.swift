@@ -33,13 +33,23 @@ extension ServiceLoop {
         counters.increment(hot.ingestFrames)
         guard let (envelope, body) = RequestEnvelope.split(frames) else { return }
         guard body.count == 1, let frame = body.first else {
-            refuse(envelope: envelope, code: .wrongFrameCount, "expected one EventBatch frame after the envelope, got \(body.count)")
+            refuse(
+                envelope: envelope,
+                code: .wrongFrameCount,
+                "expected one EventBatch frame after the envelope, got \(body.count)"
+            )
             return
         }
         switch ingestFrame(frame, recordType: IngestRecord.acknowledgedBatch) {
         case .success(let (position, results, changes)):
             let reply = envelope.reply(IngestReply(results: results).encode())
-            awaiting.append(AwaitingDurability(position: position, changes: changes, reply: PendingReply(socket: .ingest, frames: reply)))
+            awaiting.append(
+                AwaitingDurability(
+                    position: position,
+                    changes: changes,
+                    reply: PendingReply(socket: .ingest, frames: reply)
+                )
+            )
         case .failure(let error):
             refuse(envelope: envelope, code: error.code, error.message)
         }
@@ -63,10 +73,16 @@ extension ServiceLoop {
     /// Decodes, applies and logs one batch frame.
     /// - Returns: the log position the outcome waits for, the per-event outcomes, the status changes.
     private func ingestFrame(
-        _ frame: UnsafeRawBufferPointer, recordType: UInt8
+        _ frame: UnsafeRawBufferPointer,
+        recordType: UInt8
     ) -> Result<(LogPosition, [EventOutcome], [MessageStatus]), FrameRefusal> {
         guard frame.count <= configuration.maxFrameBytes else {
-            return .failure(FrameRefusal(code: .frameTooLarge, message: "frame of \(frame.count) bytes exceeds the limit of \(configuration.maxFrameBytes)"))
+            return .failure(
+                FrameRefusal(
+                    code: .frameTooLarge,
+                    message: "frame of \(frame.count) bytes exceeds the limit of \(configuration.maxFrameBytes)"
+                )
+            )
         }
         let events: [Event]
         do {
@@ -127,6 +143,9 @@ extension ServiceLoop {
     /// Answers a bad ingest frame: nothing of it was applied, so only earlier batches must be durable first.
     private func refuse(envelope: RequestEnvelope, code: ErrorReply.Code, _ message: String) {
         countInvalidFrame(code, message)
-        reply(envelope.reply(IngestReply(results: [], error: ErrorReply(code: code, message: message)).encode()), on: .ingest)
+        reply(
+            envelope.reply(IngestReply(results: [], error: ErrorReply(code: code, message: message)).encode()),
+            on: .ingest
+        )
     }
 }

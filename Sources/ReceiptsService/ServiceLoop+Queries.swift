@@ -48,9 +48,13 @@ extension ServiceLoop {
         case .health:
             return .health(
                 Health(
-                    state: "serving", workerIndex: configuration.workerIndex, workerCount: configuration.workerCount,
+                    state: "serving",
+                    workerIndex: configuration.workerIndex,
+                    workerCount: configuration.workerCount,
                     uptimeMilliseconds: UInt64(ServiceClock.monotonicMilliseconds() - startedMonotonic),
-                    epoch: statusPublisher.epoch))
+                    epoch: statusPublisher.epoch
+                )
+            )
         case .stats:
             return .stats(statistics())
         case .compact:
@@ -59,7 +63,10 @@ extension ServiceLoop {
             return nil
         case .messageStatus, .readDetail, .lastSent, .unreadCounts, .snapshot:
             let handler = QueryHandler(
-                engine: engine, workerIndex: configuration.workerIndex, workerCount: configuration.workerCount)
+                engine: engine,
+                workerIndex: configuration.workerIndex,
+                workerCount: configuration.workerCount
+            )
             return handler.answer(query, epoch: statusPublisher.epoch, publishedSequence: statusPublisher.sequence(of:))
         }
     }
@@ -68,7 +75,10 @@ extension ServiceLoop {
         let engineCounters = engine.counters
         return counters.snapshot() + [
             ReceiptsWire.Counter(name: "receiptd.pending.held", value: UInt64(engineCounters.heldReceipts)),
-            ReceiptsWire.Counter(name: "receiptd.pending.dropped", value: UInt64(engineCounters.droppedPendingReceipts)),
+            ReceiptsWire.Counter(
+                name: "receiptd.pending.dropped",
+                value: UInt64(engineCounters.droppedPendingReceipts)
+            ),
             ReceiptsWire.Counter(name: "receiptd.state.conversations", value: UInt64(engineCounters.conversations)),
             ReceiptsWire.Counter(name: "receiptd.state.messages", value: UInt64(engineCounters.messages)),
             ReceiptsWire.Counter(name: "receiptd.log.bytes_since_snapshot", value: log.bytesSinceSnapshot),

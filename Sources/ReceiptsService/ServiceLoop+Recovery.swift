@@ -7,8 +7,11 @@ extension ServiceLoop {
     /// Loads the newest snapshot and replays the log after it through the same engine code
     /// as live ingest, at the times recorded in the log.
     static func recover(
-        log: ReceiptLog, configuration: EngineConfiguration, clock: inout ServiceClock,
-        counters: ServiceCounters, logger: Logger
+        log: ReceiptLog,
+        configuration: EngineConfiguration,
+        clock: inout ServiceClock,
+        counters: ServiceCounters,
+        logger: Logger
     ) throws(ServiceError) -> ReceiptEngine {
         let report = log.recovery
         if report.truncatedBytes > 0 {
@@ -20,7 +23,11 @@ extension ServiceLoop {
             do {
                 engine = try ReceiptEngine(restoringFrom: snapshot.payload, configuration: configuration)
             } catch {
-                throw ServiceError(.recovery, "snapshot at log position \(snapshot.position.offset) cannot be decoded", cause: error)
+                throw ServiceError(
+                    .recovery,
+                    "snapshot at log position \(snapshot.position.offset) cannot be decoded",
+                    cause: error
+                )
             }
         }
         var replayed = 0
@@ -58,7 +65,8 @@ extension ServiceLoop {
                 "recovery.milliseconds": "\(ServiceClock.monotonicMilliseconds() - started)",
                 "recovery.truncated_bytes": "\(report.truncatedBytes)",
                 "recovery.dropped_records": "\(report.droppedRecords)",
-            ])
+            ]
+        )
         return engine
     }
 }

@@ -66,9 +66,11 @@ final class ServiceLoop {
         logConfiguration.cutCorruptionAtStart = configuration.cutCorruptionAtStart
         do {
             log = try ReceiptLog(
-                configuration: logConfiguration, logger: logger,
+                configuration: logConfiguration,
+                logger: logger,
                 onDurable: { [doorbell = control.doorbell] in doorbell.ring() },
-                onFatal: { [control] error in control.reportFatal(error) })
+                onFatal: { [control] error in control.reportFatal(error) }
+            )
         } catch {
             throw ServiceError(.storage, "cannot open the log in \(configuration.dataDirectory)", cause: error)
         }
@@ -77,10 +79,19 @@ final class ServiceLoop {
             workerIndex: configuration.workerIndex,
             workerCount: configuration.workerCount,
             pendingReceiptLimit: configuration.pendingReceiptLimit,
-            pendingReceiptLifetime: configuration.pendingReceiptLifetimeMilliseconds)
+            pendingReceiptLifetime: configuration.pendingReceiptLifetimeMilliseconds
+        )
         try ReplaySettings(engineConfiguration).reconcile(
-            directory: configuration.dataDirectory, acceptChange: configuration.acceptSettingsChange)
-        engine = try Self.recover(log: log, configuration: engineConfiguration, clock: &clock, counters: counters, logger: logger)
+            directory: configuration.dataDirectory,
+            acceptChange: configuration.acceptSettingsChange
+        )
+        engine = try Self.recover(
+            log: log,
+            configuration: engineConfiguration,
+            clock: &clock,
+            counters: counters,
+            logger: logger
+        )
 
         do {
             context = try ZMQContext()
@@ -93,10 +104,13 @@ final class ServiceLoop {
         }
         let epoch = UInt64(bitPattern: Int64(Date().timeIntervalSince1970 * 1_000_000))
         statusPublisher = StatusPublisher(
-            socket: publisher, windowMilliseconds: configuration.coalesceMilliseconds, epoch: epoch,
+            socket: publisher,
+            windowMilliseconds: configuration.coalesceMilliseconds,
+            epoch: epoch,
             onPublished: { [counters, updatesPublished = hot.updatesPublished] count in
                 counters.increment(updatesPublished, by: count)
-            })
+            }
+        )
     }
 
     // MARK: - Running
@@ -113,7 +127,8 @@ final class ServiceLoop {
                 "endpoint.query": "\(configuration.queryEndpoint)",
                 "worker.index": "\(configuration.workerIndex)",
                 "worker.count": "\(configuration.workerCount)",
-            ])
+            ]
+        )
         onReady()
 
         // Two pollers: while too many batches wait for the log, ingest is left unread (and
@@ -208,7 +223,9 @@ final class ServiceLoop {
         if awaiting.isEmpty, position <= log.durablePosition {
             send(frames, on: socket)
         } else {
-            awaiting.append(AwaitingDurability(position: position, changes: [], reply: PendingReply(socket: socket, frames: frames)))
+            awaiting.append(
+                AwaitingDurability(position: position, changes: [], reply: PendingReply(socket: socket, frames: frames))
+            )
         }
     }
 

@@ -42,31 +42,62 @@ struct EventSpec: Codable {
             case "group": conversationKind = .group
             case let other: throw CtlError("conversation kind must be direct or group, got \(other)")
             }
-            return .conversationUpserted(conversation: try required(conversation, "conversation"), kind: conversationKind, members: members ?? [])
+            return .conversationUpserted(
+                conversation: try required(conversation, "conversation"),
+                kind: conversationKind,
+                members: members ?? []
+            )
         case .join:
-            return .memberJoined(conversation: try required(conversation, "conversation"), user: try required(user, "user"))
+            return .memberJoined(
+                conversation: try required(conversation, "conversation"),
+                user: try required(user, "user")
+            )
         case .leave:
-            return .memberLeft(conversation: try required(conversation, "conversation"), user: try required(user, "user"))
+            return .memberLeft(
+                conversation: try required(conversation, "conversation"),
+                user: try required(user, "user")
+            )
         case .message:
             return .messageSent(
-                conversation: try required(conversation, "conversation"), message: try required(message, "message"),
-                sender: try required(sender, "sender"), isSystem: system ?? false)
+                conversation: try required(conversation, "conversation"),
+                message: try required(message, "message"),
+                sender: try required(sender, "sender"),
+                isSystem: system ?? false
+            )
         case .delivered:
             return .delivered(
-                conversation: try required(conversation, "conversation"), user: try required(user, "user"),
-                message: try required(message, "message"))
+                conversation: try required(conversation, "conversation"),
+                user: try required(user, "user"),
+                message: try required(message, "message")
+            )
         case .read:
-            return .read(conversation: try required(conversation, "conversation"), user: try required(user, "user"), message: message)
+            return .read(
+                conversation: try required(conversation, "conversation"),
+                user: try required(user, "user"),
+                message: message
+            )
         case .edit:
-            return .messageEdited(conversation: try required(conversation, "conversation"), message: try required(message, "message"))
+            return .messageEdited(
+                conversation: try required(conversation, "conversation"),
+                message: try required(message, "message")
+            )
         case .delete:
-            return .messageDeleted(conversation: try required(conversation, "conversation"), message: try required(message, "message"))
+            return .messageDeleted(
+                conversation: try required(conversation, "conversation"),
+                message: try required(message, "message")
+            )
         case .userDeleted:
             return .userDeleted(user: try required(user, "user"))
         case .privacy:
-            return .receiptPrivacy(user: try required(user, "user"), shareReads: try required(shareReads, "share-reads"))
+            return .receiptPrivacy(
+                user: try required(user, "user"),
+                shareReads: try required(shareReads, "share-reads")
+            )
         case .markUnread:
-            return .markedUnread(conversation: try required(conversation, "conversation"), user: try required(user, "user"))
+            return .markedUnread(
+                conversation: try required(conversation, "conversation"),
+                user: try required(user, "user")
+            )
         }
     }
 

@@ -7,21 +7,29 @@ struct LogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
         abstract: "Inspect or compact receiptd's log.",
-        subcommands: [Verify.self, Compact.self])
+        subcommands: [Verify.self, Compact.self]
+    )
 
     /// Reads the whole log and snapshots without changing anything (safe on a live directory).
     struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check every segment and snapshot; exit 1 if start-up would refuse the log.")
+            abstract: "Check every segment and snapshot; exit 1 if start-up would refuse the log."
+        )
         @OptionGroup var endpoints: Endpoints
 
         func run() throws {
             let report = try ReceiptLog.verify(directory: endpoints.dataDirectory)
-            print("segments \(report.segments), records \(report.records), bytes \(report.bytes), end position \(report.endPosition.offset)")
+            print(
+                "segments \(report.segments), records \(report.records), bytes \(report.bytes), end position \(report.endPosition.offset)"
+            )
             for snapshot in report.snapshots {
-                print("snapshot \(snapshot.file) at \(snapshot.position.offset): \(snapshot.bytes) bytes, \(snapshot.isValid ? "valid" : "INVALID")")
+                print(
+                    "snapshot \(snapshot.file) at \(snapshot.position.offset): \(snapshot.bytes) bytes, \(snapshot.isValid ? "valid" : "INVALID")"
+                )
             }
-            print("recovery starts from \(report.recoverySnapshot.map { "snapshot at \($0.offset)" } ?? "the first segment") and replays \(report.recordsToReplay) records")
+            print(
+                "recovery starts from \(report.recoverySnapshot.map { "snapshot at \($0.offset)" } ?? "the first segment") and replays \(report.recordsToReplay) records"
+            )
             for file in report.temporaryFiles { print("leftover temporary file \(file) (removed at start-up)") }
             guard let problem = report.problem else {
                 print(report.isClean ? "clean" : "start-up will tidy up (see above)")

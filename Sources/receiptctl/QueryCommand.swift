@@ -14,7 +14,8 @@ struct QueryCommand: ParsableCommand {
               receiptctl query last-sent --conversation c1 --viewer alice
               receiptctl query unread --user bob
               receiptctl query snapshot --conversation c1
-            """)
+            """
+    )
 
     enum Kind: String, ExpressibleByArgument, CaseIterable {
         case status, detail
@@ -42,9 +43,16 @@ struct QueryCommand: ParsableCommand {
         let query: Query
         switch kind {
         case .status:
-            query = .messageStatus(conversation: try required(conversation, "conversation"), message: try required(message, "message"), viewer: viewerValue)
+            query = .messageStatus(
+                conversation: try required(conversation, "conversation"),
+                message: try required(message, "message"),
+                viewer: viewerValue
+            )
         case .detail:
-            query = .readDetail(conversation: try required(conversation, "conversation"), message: try required(message, "message"))
+            query = .readDetail(
+                conversation: try required(conversation, "conversation"),
+                message: try required(message, "message")
+            )
         case .lastSent:
             _ = try required(viewer, "viewer")
             query = .lastSent(conversation: try required(conversation, "conversation"), viewer: viewerValue)

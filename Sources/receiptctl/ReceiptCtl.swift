@@ -6,5 +6,6 @@ struct ReceiptCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receiptctl",
         abstract: "Talk to a running receiptd, or inspect its data directory.",
-        subcommands: [Send.self, QueryCommand.self, Tail.self, Health.self, Stats.self, LogCommand.self])
+        subcommands: [Send.self, QueryCommand.self, Tail.self, Health.self, Stats.self, LogCommand.self]
+    )
 }

@@ -34,8 +34,10 @@ enum Rendering {
     }
 
     static func text(_ status: MessageStatus, displayText: String?) -> String {
-        var line = "\(status.conversation)/\(status.message) #\(status.sequence) from \(status.sender): \(name(status.status))"
-        line += " delivered \(status.deliveredCount)/\(status.recipientCount) read \(status.readCount)/\(status.recipientCount)"
+        var line =
+            "\(status.conversation)/\(status.message) #\(status.sequence) from \(status.sender): \(name(status.status))"
+        line +=
+            " delivered \(status.deliveredCount)/\(status.recipientCount) read \(status.readCount)/\(status.recipientCount)"
         if let deliveredAt = status.deliveredAt { line += " deliveredAt \(iso(deliveredAt))" }
         if let readAt = status.readAt { line += " readAt \(iso(readAt))" }
         if status.isEdited { line += " edited" }
@@ -58,7 +60,9 @@ enum Rendering {
     }
 
     static func object(_ receipt: RecipientReceipt) -> [String: Any] {
-        var object: [String: Any] = ["user": receipt.user, "deletedUser": receipt.isUserDeleted, "left": receipt.hasLeft]
+        var object: [String: Any] = [
+            "user": receipt.user, "deletedUser": receipt.isUserDeleted, "left": receipt.hasLeft,
+        ]
         if let deliveredAt = receipt.deliveredAt { object["deliveredAt"] = deliveredAt.milliseconds }
         if let readAt = receipt.readAt { object["readAt"] = readAt.milliseconds }
         return object
@@ -80,7 +84,12 @@ enum Rendering {
     }
 
     static func encode(_ object: [String: Any]) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: object,
+                options: [.sortedKeys, .withoutEscapingSlashes]
+            )
+        else { return "{}" }
         return String(decoding: data, as: UTF8.self)
     }
 
@@ -88,7 +97,9 @@ enum Rendering {
     static func print(_ reply: QueryReply, json: Bool) throws {
         switch reply {
         case .messageStatus(let status, let displayText), .lastSent(let status, let displayText):
-            Swift.print(json ? encode(object(status, displayText: displayText)) : text(status, displayText: displayText))
+            Swift.print(
+                json ? encode(object(status, displayText: displayText)) : text(status, displayText: displayText)
+            )
         case .readDetail(let detail):
             if json {
                 Swift.print(
@@ -96,10 +107,13 @@ enum Rendering {
                         "status": object(detail.status, displayText: nil),
                         "read": detail.read.map(object), "delivered": detail.delivered.map(object),
                         "notDelivered": detail.notDelivered.map(object),
-                    ]))
+                    ])
+                )
             } else {
                 Swift.print(text(detail.status, displayText: nil))
-                for (title, receipts) in [("Read", detail.read), ("Delivered", detail.delivered), ("Not delivered", detail.notDelivered)] {
+                for (title, receipts) in [
+                    ("Read", detail.read), ("Delivered", detail.delivered), ("Not delivered", detail.notDelivered),
+                ] {
                     Swift.print("\(title):")
                     for receipt in receipts {
                         let name = receipt.isUserDeleted ? "\(receipt.user) (Deleted User)" : receipt.user
@@ -115,9 +129,12 @@ enum Rendering {
                         encode([
                             "conversation": count.conversation, "unread": count.unread,
                             "markedUnread": count.isMarkedUnread, "readUpTo": count.readUpTo,
-                        ]))
+                        ])
+                    )
                 } else {
-                    Swift.print("\(count.conversation): \(count.unread) unread\(count.isMarkedUnread ? " (marked unread)" : "") readUpTo #\(count.readUpTo)")
+                    Swift.print(
+                        "\(count.conversation): \(count.unread) unread\(count.isMarkedUnread ? " (marked unread)" : "") readUpTo #\(count.readUpTo)"
+                    )
                 }
             }
         case .snapshot(let snapshot, let epoch, let sequence):
@@ -127,10 +144,13 @@ enum Rendering {
                         "conversation": snapshot.conversation, "kind": snapshot.kind == .direct ? "direct" : "group",
                         "members": snapshot.members, "epoch": epoch, "sequence": sequence,
                         "messages": snapshot.messages.map { object($0, displayText: nil) },
-                    ]))
+                    ])
+                )
             } else {
-                Swift.print("\(snapshot.conversation) (\(snapshot.kind == .direct ? "direct" : "group")) members \(snapshot.members.joined(separator: ",")) epoch \(epoch) sequence \(sequence)")
-                snapshot.messages.forEach { Swift.print("  " + text($0, displayText: nil)) }
+                Swift.print(
+                    "\(snapshot.conversation) (\(snapshot.kind == .direct ? "direct" : "group")) members \(snapshot.members.joined(separator: ",")) epoch \(epoch) sequence \(sequence)"
+                )
+                for message in snapshot.messages { Swift.print("  " + text(message, displayText: nil)) }
             }
         case .health(let health):
             Swift.print(
@@ -139,11 +159,16 @@ enum Rendering {
                         "state": health.state, "workerIndex": health.workerIndex, "workerCount": health.workerCount,
                         "uptimeMs": health.uptimeMilliseconds, "epoch": health.epoch,
                     ])
-                    : "\(health.state) worker \(health.workerIndex)/\(health.workerCount) up \(health.uptimeMilliseconds) ms epoch \(health.epoch)")
+                    : "\(health.state) worker \(health.workerIndex)/\(health.workerCount) up \(health.uptimeMilliseconds) ms epoch \(health.epoch)"
+            )
         case .stats(let counters):
             for counter in counters {
                 let name = counter.label.isEmpty ? counter.name : "\(counter.name){\(counter.label)}"
-                Swift.print(json ? encode(["name": counter.name, "label": counter.label, "value": counter.value]) : "\(name) \(counter.value)")
+                Swift.print(
+                    json
+                        ? encode(["name": counter.name, "label": counter.label, "value": counter.value])
+                        : "\(name) \(counter.value)"
+                )
             }
         case .compact(let result):
             Swift.print(
@@ -152,7 +177,8 @@ enum Rendering {
                         "snapshotBytes": result.snapshotBytes, "segmentsRemoved": result.segmentsRemoved,
                         "messagesExpired": result.messagesExpired,
                     ])
-                    : "compacted: snapshot \(result.snapshotBytes) bytes, \(result.segmentsRemoved) segments removed, \(result.messagesExpired) messages expired")
+                    : "compacted: snapshot \(result.snapshotBytes) bytes, \(result.segmentsRemoved) segments removed, \(result.messagesExpired) messages expired"
+            )
         case .error(let error):
             throw CtlError("\(error.code): \(error.message)")
         }

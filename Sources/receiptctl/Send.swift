@@ -13,7 +13,8 @@ struct Send: ParsableCommand {
               receiptctl send message --conversation c1 --message m1 --sender alice
               receiptctl send read --conversation c1 --user bob --message m1
               echo '{"kind":"delivered","conversation":"c1","user":"bob","message":"m1"}' | receiptctl send --json
-            """)
+            """
+    )
 
     @OptionGroup var endpoints: Endpoints
 
@@ -26,7 +27,9 @@ struct Send: ParsableCommand {
     @Option(help: "Event source id (default: receiptctl-<pid>).")
     var source: String?
 
-    @Option(help: "Event sequence of the first event (default: milliseconds since the epoch, so reruns are new events).")
+    @Option(
+        help: "Event sequence of the first event (default: milliseconds since the epoch, so reruns are new events)."
+    )
     var sequence: UInt64?
 
     @Option var conversation: String?
@@ -50,9 +53,17 @@ struct Send: ParsableCommand {
             guard let kind else { throw CtlError("give an event kind, or --json to read events from stdin") }
             specs = [
                 EventSpec(
-                    kind: kind, conversation: conversation, conversationKind: conversationKind,
-                    members: members?.split(separator: ",").map(String.init), message: message, sender: sender,
-                    user: user, system: system, shareReads: shareReads, clientTimeMs: clientTimeMs)
+                    kind: kind,
+                    conversation: conversation,
+                    conversationKind: conversationKind,
+                    members: members?.split(separator: ",").map(String.init),
+                    message: message,
+                    sender: sender,
+                    user: user,
+                    system: system,
+                    shareReads: shareReads,
+                    clientTimeMs: clientTimeMs
+                )
             ]
         }
         let defaultSource = source ?? "receiptctl-\(ProcessInfo.processInfo.processIdentifier)"
@@ -66,7 +77,10 @@ struct Send: ParsableCommand {
             throw CtlError("refused: \(error.code): \(error.message)")
         }
         for (event, outcome) in zip(events, reply.results) {
-            print(outputJSON ? Rendering.json(event: event, outcome: outcome) : Rendering.text(event: event, outcome: outcome))
+            print(
+                outputJSON
+                    ? Rendering.json(event: event, outcome: outcome) : Rendering.text(event: event, outcome: outcome)
+            )
         }
     }
 

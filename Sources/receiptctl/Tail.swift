@@ -15,12 +15,15 @@ struct Tail: ParsableCommand {
             Examples:
               receiptctl tail --conversation c1 --snapshot
               receiptctl tail --prefix 01a3: --json
-            """)
+            """
+    )
 
     @OptionGroup var endpoints: Endpoints
 
     @Option(help: "Follow one conversation.") var conversation: String?
-    @Option(help: "Follow every topic starting with this prefix (\"<4 hex digits>:\" is one partition; \"\" is everything).")
+    @Option(
+        help: "Follow every topic starting with this prefix (\"<4 hex digits>:\" is one partition; \"\" is everything)."
+    )
     var prefix: String?
     @Flag(help: "Start from a snapshot and repair gaps from snapshots (needs --conversation).") var snapshot = false
     @Option(help: "Stop after this many updates (0 = never).") var count: Int = 0
@@ -28,7 +31,9 @@ struct Tail: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func validate() throws {
-        guard (conversation == nil) != (prefix == nil) else { throw ValidationError("give exactly one of --conversation or --prefix") }
+        guard (conversation == nil) != (prefix == nil) else {
+            throw ValidationError("give exactly one of --conversation or --prefix")
+        }
         if snapshot, conversation == nil { throw ValidationError("--snapshot needs --conversation") }
     }
 
@@ -57,7 +62,11 @@ struct Tail: ParsableCommand {
             if let current = position, let conversation {
                 if update.epoch == current.epoch, update.sequence <= current.sequence { continue }
                 if update.epoch != current.epoch || update.sequence != current.sequence + 1 {
-                    print(json ? Rendering.encode(["gap": true, "epoch": update.epoch, "sequence": update.sequence]) : "gap before sequence \(update.sequence); fetching a snapshot")
+                    print(
+                        json
+                            ? Rendering.encode(["gap": true, "epoch": update.epoch, "sequence": update.sequence])
+                            : "gap before sequence \(update.sequence); fetching a snapshot"
+                    )
                     position = try printSnapshot(conversation)
                     continue
                 }
@@ -66,7 +75,11 @@ struct Tail: ParsableCommand {
             var object = Rendering.object(update.status, displayText: nil)
             object["epoch"] = update.epoch
             object["updateSequence"] = update.sequence
-            print(json ? Rendering.encode(object) : "#\(update.sequence) " + Rendering.text(update.status, displayText: nil))
+            print(
+                json
+                    ? Rendering.encode(object)
+                    : "#\(update.sequence) " + Rendering.text(update.status, displayText: nil)
+            )
             printed += 1
         }
     }
@@ -74,7 +87,9 @@ struct Tail: ParsableCommand {
     private func printSnapshot(_ conversation: String) throws -> (epoch: UInt64, sequence: UInt64) {
         let reply = try ask(.snapshot(conversation: conversation, limit: 0), endpoints)
         try Rendering.print(reply, json: json)
-        guard case .snapshot(_, let epoch, let sequence) = reply else { throw CtlError("unexpected reply to a snapshot query") }
+        guard case .snapshot(_, let epoch, let sequence) = reply else {
+            throw CtlError("unexpected reply to a snapshot query")
+        }
         return (epoch, sequence)
     }
 }

@@ -22,7 +22,12 @@ struct JSONLogHandler: LogHandler {
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
             fields[key] = "\(value)"
         }
-        guard var line = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        guard
+            var line = try? JSONSerialization.data(
+                withJSONObject: fields,
+                options: [.sortedKeys, .withoutEscapingSlashes]
+            )
+        else { return }
         line.append(UInt8(ascii: "\n"))
         FileHandle.standardError.write(line)
     }

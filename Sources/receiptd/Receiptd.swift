@@ -11,15 +11,22 @@ struct Receiptd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receiptd",
         abstract: "Chat read receipts over ZeroMQ: ingest events, publish statuses, answer queries.",
-        discussion: "Every option falls back to the environment variable named in its help, then to the embedded default.")
+        discussion:
+            "Every option falls back to the environment variable named in its help, then to the embedded default."
+    )
 
-    @Option(help: "Data directory for the log, snapshots and default ipc endpoints (RECEIPTD_DATA_DIR; default ./receiptd-data).")
+    @Option(
+        help:
+            "Data directory for the log, snapshots and default ipc endpoints (RECEIPTD_DATA_DIR; default ./receiptd-data)."
+    )
     var dataDir: String?
 
     @Option(help: "Acknowledged ingest endpoint, ROUTER (RECEIPTD_INGEST; default ipc://<data-dir>/ingest.sock).")
     var ingest: String?
 
-    @Option(help: "Fire-and-forget ingest endpoint, SUB (RECEIPTD_INGEST_SUB; default ipc://<data-dir>/ingest-sub.sock).")
+    @Option(
+        help: "Fire-and-forget ingest endpoint, SUB (RECEIPTD_INGEST_SUB; default ipc://<data-dir>/ingest-sub.sock)."
+    )
     var ingestSub: String?
 
     @Option(help: "Status update endpoint, PUB (RECEIPTD_PUBLISH; default ipc://<data-dir>/updates.sock).")
@@ -28,7 +35,10 @@ struct Receiptd: ParsableCommand {
     @Option(help: "Query endpoint, ROUTER (RECEIPTD_QUERY; default ipc://<data-dir>/query.sock).")
     var query: String?
 
-    @Option(help: "This worker's ordinal (RECEIPTD_WORKER_INDEX; default 0, or with RECEIPTD_WORKER_INDEX_FROM_HOSTNAME=1 the ordinal suffix of a StatefulSet pod's HOSTNAME).")
+    @Option(
+        help:
+            "This worker's ordinal (RECEIPTD_WORKER_INDEX; default 0, or with RECEIPTD_WORKER_INDEX_FROM_HOSTNAME=1 the ordinal suffix of a StatefulSet pod's HOSTNAME)."
+    )
     var workerIndex: Int?
 
     @Option(help: "Number of workers sharing the conversations (RECEIPTD_WORKER_COUNT; default 1).")
@@ -40,16 +50,24 @@ struct Receiptd: ParsableCommand {
     @Option(help: "Largest accepted frame in bytes (RECEIPTD_MAX_FRAME_BYTES; default 16777216).")
     var maxFrameBytes: Int?
 
-    @Option(help: "Coalesce updates per message within this many ms; 0 publishes each (RECEIPTD_COALESCE_MS; default 0).")
+    @Option(
+        help: "Coalesce updates per message within this many ms; 0 publishes each (RECEIPTD_COALESCE_MS; default 0)."
+    )
     var coalesceMs: Int?
 
     @Option(help: "Compact after this many logged bytes (RECEIPTD_COMPACT_BYTES; default 268435456).")
     var compactBytes: UInt64?
 
-    @Option(help: "Compact at least every this many seconds while there is new data; 0 = never by time (RECEIPTD_COMPACT_INTERVAL_S; default 600).")
+    @Option(
+        help:
+            "Compact at least every this many seconds while there is new data; 0 = never by time (RECEIPTD_COMPACT_INTERVAL_S; default 600)."
+    )
     var compactIntervalS: Int?
 
-    @Option(help: "Messages older than this many seconds leave the state at compaction; 0 = keep (RECEIPTD_RETENTION_S; default 0).")
+    @Option(
+        help:
+            "Messages older than this many seconds leave the state at compaction; 0 = keep (RECEIPTD_RETENTION_S; default 0)."
+    )
     var retentionS: Int64?
 
     @Option(help: "Receipts held for messages not yet arrived, at most (RECEIPTD_PENDING_LIMIT; default 100000).")
@@ -58,10 +76,16 @@ struct Receiptd: ParsableCommand {
     @Option(help: "Milliseconds a held receipt waits for its message (RECEIPTD_PENDING_LIFETIME_MS; default 60000).")
     var pendingLifetimeMs: Int64?
 
-    @Flag(help: "Start even if the log is corrupt mid-way, cutting it at the first bad record (RECEIPTD_CUT_CORRUPTION=1).")
+    @Flag(
+        help:
+            "Start even if the log is corrupt mid-way, cutting it at the first bad record (RECEIPTD_CUT_CORRUPTION=1)."
+    )
     var cutCorruption = false
 
-    @Flag(help: "Replay the log even though it was written with other worker or pending-receipt settings (RECEIPTD_ACCEPT_SETTINGS_CHANGE=1).")
+    @Flag(
+        help:
+            "Replay the log even though it was written with other worker or pending-receipt settings (RECEIPTD_ACCEPT_SETTINGS_CHANGE=1)."
+    )
     var acceptSettingsChange = false
 
     @Option(help: "trace | debug | info | notice | warning | error | critical (RECEIPTD_LOG_LEVEL; default info).")
@@ -72,7 +96,9 @@ struct Receiptd: ParsableCommand {
         let settings = Settings(environment: environment)
         let levelName = logLevel ?? environment["RECEIPTD_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelName) else {
-            throw ValidationError("log level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(levelName)")
+            throw ValidationError(
+                "log level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(levelName)"
+            )
         }
         LoggingSystem.bootstrap { label in
             var handler = JSONLogHandler(label: label)
@@ -81,24 +107,54 @@ struct Receiptd: ParsableCommand {
         }
         let logger = Logger(label: "receiptd")
 
-        var configuration = ServiceConfiguration(dataDirectory: settings.value(dataDir, "RECEIPTD_DATA_DIR", "receiptd-data"))
+        var configuration = ServiceConfiguration(
+            dataDirectory: settings.value(dataDir, "RECEIPTD_DATA_DIR", "receiptd-data")
+        )
         configuration.ingestEndpoint = settings.value(ingest, "RECEIPTD_INGEST", configuration.ingestEndpoint)
-        configuration.ingestSubscribeEndpoint = settings.value(ingestSub, "RECEIPTD_INGEST_SUB", configuration.ingestSubscribeEndpoint)
+        configuration.ingestSubscribeEndpoint = settings.value(
+            ingestSub,
+            "RECEIPTD_INGEST_SUB",
+            configuration.ingestSubscribeEndpoint
+        )
         configuration.publishEndpoint = settings.value(publish, "RECEIPTD_PUBLISH", configuration.publishEndpoint)
         configuration.queryEndpoint = settings.value(query, "RECEIPTD_QUERY", configuration.queryEndpoint)
-        configuration.workerIndex = try settings.number(workerIndex, "RECEIPTD_WORKER_INDEX", try Settings.podOrdinal(environment) ?? 0)
+        configuration.workerIndex = try settings.number(
+            workerIndex,
+            "RECEIPTD_WORKER_INDEX",
+            try Settings.podOrdinal(environment) ?? 0
+        )
         configuration.workerCount = try settings.number(workerCount, "RECEIPTD_WORKER_COUNT", 1)
         configuration.fsyncPolicy = try Settings.fsyncPolicy(settings.value(fsync, "RECEIPTD_FSYNC", "always"))
-        configuration.maxFrameBytes = try settings.number(maxFrameBytes, "RECEIPTD_MAX_FRAME_BYTES", configuration.maxFrameBytes)
+        configuration.maxFrameBytes = try settings.number(
+            maxFrameBytes,
+            "RECEIPTD_MAX_FRAME_BYTES",
+            configuration.maxFrameBytes
+        )
         configuration.coalesceMilliseconds = try settings.number(coalesceMs, "RECEIPTD_COALESCE_MS", 0)
-        configuration.compactAfterBytes = try settings.number(compactBytes, "RECEIPTD_COMPACT_BYTES", configuration.compactAfterBytes)
-        configuration.compactIntervalSeconds = try settings.number(compactIntervalS, "RECEIPTD_COMPACT_INTERVAL_S", configuration.compactIntervalSeconds)
+        configuration.compactAfterBytes = try settings.number(
+            compactBytes,
+            "RECEIPTD_COMPACT_BYTES",
+            configuration.compactAfterBytes
+        )
+        configuration.compactIntervalSeconds = try settings.number(
+            compactIntervalS,
+            "RECEIPTD_COMPACT_INTERVAL_S",
+            configuration.compactIntervalSeconds
+        )
         configuration.retentionSeconds = try settings.number(retentionS, "RECEIPTD_RETENTION_S", 0)
-        configuration.pendingReceiptLimit = try settings.number(pendingLimit, "RECEIPTD_PENDING_LIMIT", configuration.pendingReceiptLimit)
+        configuration.pendingReceiptLimit = try settings.number(
+            pendingLimit,
+            "RECEIPTD_PENDING_LIMIT",
+            configuration.pendingReceiptLimit
+        )
         configuration.pendingReceiptLifetimeMilliseconds = try settings.number(
-            pendingLifetimeMs, "RECEIPTD_PENDING_LIFETIME_MS", configuration.pendingReceiptLifetimeMilliseconds)
+            pendingLifetimeMs,
+            "RECEIPTD_PENDING_LIFETIME_MS",
+            configuration.pendingReceiptLifetimeMilliseconds
+        )
         configuration.cutCorruptionAtStart = cutCorruption || environment["RECEIPTD_CUT_CORRUPTION"] == "1"
-        configuration.acceptSettingsChange = acceptSettingsChange || environment["RECEIPTD_ACCEPT_SETTINGS_CHANGE"] == "1"
+        configuration.acceptSettingsChange =
+            acceptSettingsChange || environment["RECEIPTD_ACCEPT_SETTINGS_CHANGE"] == "1"
 
         let service: ReceiptService
         do {
@@ -117,7 +173,9 @@ struct Receiptd: ParsableCommand {
             return source
         }
         signal(SIGPIPE, SIG_IGN)
-        defer { signalSources.forEach { $0.cancel() } }
+        defer {
+            for source in signalSources { source.cancel() }
+        }
         do {
             try service.run(onReady: { logger.info("ready") })
         } catch {

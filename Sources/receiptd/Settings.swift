@@ -24,7 +24,9 @@ struct Settings {
         guard let hostname = environment["HOSTNAME"], let dash = hostname.lastIndex(of: "-"),
             let ordinal = Int(hostname[hostname.index(after: dash)...])
         else {
-            throw ValidationError("RECEIPTD_WORKER_INDEX_FROM_HOSTNAME=1 but HOSTNAME=\(environment["HOSTNAME"] ?? "") has no -<ordinal> suffix")
+            throw ValidationError(
+                "RECEIPTD_WORKER_INDEX_FROM_HOSTNAME=1 but HOSTNAME=\(environment["HOSTNAME"] ?? "") has no -<ordinal> suffix"
+            )
         }
         return ordinal
     }
@@ -35,7 +37,8 @@ struct Settings {
         case "always": return .always
         case "none": return .none
         default:
-            if text.hasPrefix("interval:"), let milliseconds = Int(text.dropFirst("interval:".count)), milliseconds > 0 {
+            if text.hasPrefix("interval:"), let milliseconds = Int(text.dropFirst("interval:".count)), milliseconds > 0
+            {
                 return .interval(milliseconds: milliseconds)
             }
             throw ValidationError("fsync policy must be always, none or interval:<ms>, got \(text)")

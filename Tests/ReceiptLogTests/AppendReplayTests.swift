@@ -78,7 +78,9 @@ struct AppendReplayTests {
         defer { try? log.log.close() }
         let huge = UnsafeMutableRawBufferPointer.allocate(byteCount: RecordFormat.maxPayload + 1, alignment: 1)
         defer { huge.deallocate() }
-        let error = #expect(throws: LogError.self) { try log.log.append(type: 1, payload: UnsafeRawBufferPointer(huge)) }
+        let error = #expect(throws: LogError.self) {
+            try log.log.append(type: 1, payload: UnsafeRawBufferPointer(huge))
+        }
         #expect(error?.code == .invalidArgument)
         #expect(log.log.appendedPosition == .zero)
     }
@@ -120,7 +122,10 @@ struct AppendReplayTests {
         let error = #expect(throws: LogError.self) {
             try ReceiptLog(
                 configuration: LogConfiguration(directory: fixture.path("file-in-the-way") + "/log"),
-                logger: fixture.logs.logger, onDurable: {}, onFatal: { _ in })
+                logger: fixture.logs.logger,
+                onDurable: {},
+                onFatal: { _ in }
+            )
         }
         #expect(error?.code == .io)
         #expect(error?.file != nil)

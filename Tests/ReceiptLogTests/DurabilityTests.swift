@@ -61,7 +61,9 @@ struct DurabilityTests {
         var next = [Int](repeating: 0, count: threads)
         for record in try fixture.replayAll() {
             let thread = Int(record.type)
-            let sequence = record.payload[1..<5].withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))) }
+            let sequence = record.payload[1..<5].withUnsafeBytes {
+                Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)))
+            }
             #expect(sequence == next[thread], "thread \(thread)")
             #expect(record.payload.count == 5 + sequence % 40)
             next[thread] = sequence + 1

@@ -73,7 +73,11 @@ final class LogFixture: Sendable {
 
     /// Appends `count` test records starting at index `first`, closes, and returns their ends.
     @discardableResult
-    func populate(_ count: Int, first: Int = 0, _ configure: (inout LogConfiguration) -> Void = { _ in }) throws -> [LogPosition] {
+    func populate(
+        _ count: Int,
+        first: Int = 0,
+        _ configure: (inout LogConfiguration) -> Void = { _ in }
+    ) throws -> [LogPosition] {
         let log = try self.open(configure)
         let ends = try (first..<(first + count)).map { try log.append($0) }
         try log.log.close()
@@ -99,7 +103,9 @@ final class LogFixture: Sendable {
             state ^= state << 17
             bytes[position] = UInt8(truncatingIfNeeded: state)
         }
-        withUnsafeBytes(of: UInt32(index).littleEndian) { bytes.replaceSubrange(0..<min(4, length), with: $0.prefix(length)) }
+        withUnsafeBytes(of: UInt32(index).littleEndian) {
+            bytes.replaceSubrange(0..<min(4, length), with: $0.prefix(length))
+        }
         return bytes
     }
 
@@ -151,7 +157,8 @@ final class OpenLog: Sendable {
     init(configuration: LogConfiguration, logger: Logger) throws(LogError) {
         let events = self.events
         self.log = try ReceiptLog(
-            configuration: configuration, logger: logger,
+            configuration: configuration,
+            logger: logger,
             onDurable: {
                 events.durableCalls.add(1, ordering: .relaxed)
                 events.wakeAll()
@@ -159,7 +166,8 @@ final class OpenLog: Sendable {
             onFatal: { error in
                 events.fatalErrors.withLock { $0.append(error) }
                 events.wakeAll()
-            })
+            }
+        )
     }
 
     var durableCalls: Int {

@@ -59,7 +59,8 @@ struct SnapshotTests {
         #expect(rounds.reports.map(\.snapshotsRemoved) == [0, 0, 1, 1])
         #expect(
             try rounds.fixture.snapshots()
-                == rounds.snapshots.suffix(2).map { LogFileName.snapshot(position: $0.offset) })
+                == rounds.snapshots.suffix(2).map { LogFileName.snapshot(position: $0.offset) }
+        )
         // The oldest retained segment still holds the previous snapshot's position.
         let segments = try rounds.fixture.segments()
         guard case .segment(let firstStart) = LogFileName.parse(segments[0]) else { throw POSIXError(.EINVAL) }
@@ -75,7 +76,8 @@ struct SnapshotTests {
     @Test func losingTheNewestSnapshotRecoversFromTheOlderOne() throws {
         let rounds = try Rounds()
         try FileManager.default.removeItem(
-            atPath: rounds.fixture.path(LogFileName.snapshot(position: rounds.snapshots[3].offset)))
+            atPath: rounds.fixture.path(LogFileName.snapshot(position: rounds.snapshots[3].offset))
+        )
         let reopened = try rounds.fixture.open()
         defer { try? reopened.log.close() }
         #expect(reopened.log.latestSnapshot?.position == rounds.snapshots[2])

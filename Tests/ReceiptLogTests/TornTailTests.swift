@@ -36,7 +36,9 @@ struct TornTailTests {
         }
 
         func expectedRecords(upTo end: UInt64) -> [Replayed] {
-            self.ends.enumerated().filter { $0.element.offset <= end }.map { Replayed.fixture($0.offset, end: $0.element) }
+            self.ends.enumerated().filter { $0.element.offset <= end }.map {
+                Replayed.fixture($0.offset, end: $0.element)
+            }
         }
     }
 
@@ -55,7 +57,8 @@ struct TornTailTests {
             let opened = try log.fixture.open()
             let whole = log.expectedRecords(upTo: lastStart + UInt64(max(cut - header, 0)))
             #expect(try opened.replayAll() == whole, "cut at \(cut)")
-            let validEnd = cut < header ? 0 : header + Int(whole.last!.end.offset - min(whole.last!.end.offset, lastStart))
+            let validEnd =
+                cut < header ? 0 : header + Int(whole.last!.end.offset - min(whole.last!.end.offset, lastStart))
             let recovery = opened.log.recovery
             #expect(recovery.truncatedBytes == UInt64(cut - validEnd), "cut at \(cut)")
             #expect(recovery.droppedRecords == (cut > header && cut > validEnd ? 1 : 0), "cut at \(cut)")

@@ -45,7 +45,10 @@ struct VerifyTests {
             let bytes = try fixture.read(last)
             try fixture.write(last, Array(bytes.dropLast(3)))
         case .garbageTail:
-            try fixture.write(last, try fixture.read(last) + [0xFF, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09])
+            try fixture.write(
+                last,
+                try fixture.read(last) + [0xFF, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09]
+            )
         case .flippedLastRecord:
             var bytes = try fixture.read(last)
             bytes[bytes.count - 2] ^= 0x01
@@ -79,7 +82,8 @@ struct VerifyTests {
             #expect(report.endPosition == opened.log.recovery.endPosition)
             #expect(report.temporaryFiles == opened.log.recovery.removedTemporaryFiles)
             #expect(
-                report.snapshots.filter { !$0.isValid }.map(\.file) == opened.log.recovery.invalidSnapshots)
+                report.snapshots.filter { !$0.isValid }.map(\.file) == opened.log.recovery.invalidSnapshots
+            )
         } catch let error as LogError {
             #expect(report.problem?.isTruncatableTail == false)
             #expect(error.file == report.problem.map { fixture.path($0.file) })

@@ -17,7 +17,8 @@ struct ConfigurationTests {
     func podOrdinalFromHostname() throws {
         let daemon = try ReceiptdProcess(
             arguments: ["--worker-count", "3"],
-            environment: ["HOSTNAME": "receiptd-2", "RECEIPTD_WORKER_INDEX_FROM_HOSTNAME": "1"])
+            environment: ["HOSTNAME": "receiptd-2", "RECEIPTD_WORKER_INDEX_FROM_HOSTNAME": "1"]
+        )
         let health = try daemon.health()
         #expect(health.workerIndex == 2)
         #expect(health.workerCount == 3)
@@ -41,7 +42,9 @@ struct ConfigurationTests {
         #expect(text.contains("pending_receipt_limit=10") && text.contains("pending_receipt_limit=20"), "\(text)")
 
         let accepted = try ReceiptdProcess(
-            dataDirectory: daemon.dataDirectory, arguments: ["--pending-limit", "20", "--accept-settings-change"])
+            dataDirectory: daemon.dataDirectory,
+            arguments: ["--pending-limit", "20", "--accept-settings-change"]
+        )
         #expect(try accepted.health().workerCount == 1)
         #expect(try accepted.terminate() == 0)
         let again = try ReceiptdProcess(dataDirectory: daemon.dataDirectory, arguments: ["--pending-limit", "20"])

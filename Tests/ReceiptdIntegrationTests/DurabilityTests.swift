@@ -52,7 +52,9 @@ struct DurabilityTests {
         /// Creates the conversations (acknowledged before returning).
         func setUp() throws {
             let batch = conversations.map { conversation in
-                events.make(.conversationUpserted(conversation: conversation, kind: .group, members: ["s", "r1", "r2"]))
+                events.make(
+                    .conversationUpserted(conversation: conversation, kind: .group, members: ["s", "r1", "r2"])
+                )
             }
             try send(batch)
             try receiveOne()
@@ -64,7 +66,16 @@ struct DurabilityTests {
             for _ in 0..<size {
                 nextMessage += 1
                 let conversation = conversations[nextMessage % conversations.count]
-                batch.append(events.make(.messageSent(conversation: conversation, message: "m\(nextMessage)", sender: "s", isSystem: false)))
+                batch.append(
+                    events.make(
+                        .messageSent(
+                            conversation: conversation,
+                            message: "m\(nextMessage)",
+                            sender: "s",
+                            isSystem: false
+                        )
+                    )
+                )
                 batch.append(events.make(.read(conversation: conversation, user: "r1", message: "m\(nextMessage)")))
             }
             try send(batch)
@@ -103,10 +114,16 @@ struct DurabilityTests {
     ///   - exact: nothing else is there either: after a graceful stop, every batch the daemon
     ///     logged was answered (a crash may leave logged batches unanswered).
     ///   - context: added to every failure message.
-    private func verifyRecovered(_ daemon: ReceiptdProcess, _ gateway: PipelinedGateway, exact: Bool = false, _ context: String = "") throws {
+    private func verifyRecovered(
+        _ daemon: ReceiptdProcess,
+        _ gateway: PipelinedGateway,
+        exact: Bool = false,
+        _ context: String = ""
+    ) throws {
         for conversation in gateway.conversations {
             let messages = gateway.acknowledged[conversation] ?? []
-            guard case .snapshot(let snapshot, _, _) = try daemon.query(.snapshot(conversation: conversation, limit: 0)) else {
+            guard case .snapshot(let snapshot, _, _) = try daemon.query(.snapshot(conversation: conversation, limit: 0))
+            else {
                 throw IntegrationError("no snapshot of \(conversation)")
             }
             let present = Set(snapshot.messages.map(\.message))
@@ -116,8 +133,14 @@ struct DurabilityTests {
                 let unanswered = present.subtracting(messages)
                 #expect(unanswered.isEmpty, "logged but never answered in \(conversation): \(unanswered.prefix(5))")
             }
-            #expect(snapshot.messages.map(\.sequence) == (0..<snapshot.messages.count).map { UInt64($0 + 1) }, "gap-free sequence \(context)")
-            #expect(Set(snapshot.messages.map(\.message)).count == snapshot.messages.count, "a message applied twice \(context)")
+            #expect(
+                snapshot.messages.map(\.sequence) == (0..<snapshot.messages.count).map { UInt64($0 + 1) },
+                "gap-free sequence \(context)"
+            )
+            #expect(
+                Set(snapshot.messages.map(\.message)).count == snapshot.messages.count,
+                "a message applied twice \(context)"
+            )
             for status in snapshot.messages {
                 #expect(status.readCount == 1, "\(status.message) read once by r1, got \(status.readCount) \(context)")
             }
@@ -148,7 +171,10 @@ struct DurabilityTests {
         try daemon.waitForCounter("receiptd.frames.received", label: "ingest", toReach: before + UInt64(batches))
         daemon.signal(SIGTERM)
         try drainAcknowledgements(gateway, from: daemon)
-        #expect(gateway.inFlightCount == 0, "\(gateway.inFlightCount) of \(batches) batches taken in were never answered")
+        #expect(
+            gateway.inFlightCount == 0,
+            "\(gateway.inFlightCount) of \(batches) batches taken in were never answered"
+        )
         #expect(gateway.acknowledgedMessageCount == batches * 100)
         #expect(try daemon.waitForExit() == 0, "graceful shutdown exits 0: \(daemon.standardError().suffix(2000))")
         gateway.disconnect()
@@ -185,7 +211,9 @@ struct DurabilityTests {
 
     @Test("SIGKILL at random moments, during compaction too: acknowledged events survive, none applied twice")
     func crashLoopKeepsAcknowledged() throws {
-        let seed = ProcessInfo.processInfo.environment["RECEIPTD_CRASH_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
+        let seed =
+            ProcessInfo.processInfo.environment["RECEIPTD_CRASH_SEED"].flatMap { UInt64($0) }
+            ?? UInt64.random(in: 0...UInt64.max)
         let replay = "seed \(seed); rerun with RECEIPTD_CRASH_SEED=\(seed)"
         // A thrown error (a restart that fails, a reply that never comes) names the seed too.
         do {
@@ -234,7 +262,10 @@ struct DurabilityTests {
             for batch in gateway.acknowledgedBatches.suffix(10) {
                 _ = try resend.send([[], EventBatchCodec.encode(batch)])
                 let reply = try IngestReply.decode(try #require(try resend.receiveMultipart()?.last, "\(replay)"))
-                #expect(reply.results.allSatisfy { $0 == .duplicate }, "round \(rounds): a resent batch was applied again; \(replay)")
+                #expect(
+                    reply.results.allSatisfy { $0 == .duplicate },
+                    "round \(rounds): a resent batch was applied again; \(replay)"
+                )
             }
         }
         #expect(gateway.acknowledgedMessageCount > 0, "\(replay)")
@@ -256,17 +287,22 @@ struct DurabilityTests {
         try requester.setLinger(milliseconds: 0)
         try requester.connect(daemon.queryEndpoint)
         func finished(_ counters: [Counter]) -> UInt64 {
-            counters.filter { $0.name == "receiptd.compactions" || $0.name == "receiptd.compactions.failed" }.reduce(0) { $0 + $1.value }
+            counters.filter { $0.name == "receiptd.compactions" || $0.name == "receiptd.compactions.failed" }.reduce(0)
+            { $0 + $1.value }
         }
         func served(_ counters: [Counter]) -> UInt64 {
             counters.first { $0.name == "receiptd.queries.served" && $0.label == "compact" }?.value ?? 0
         }
-        guard case .stats(let before) = try daemon.query(.stats) else { throw IntegrationError("unexpected stats reply") }
+        guard case .stats(let before) = try daemon.query(.stats) else {
+            throw IntegrationError("unexpected stats reply")
+        }
         _ = try requester.send([Query.compact.encode()])
         var taken = false
         var finishedSinceRequest = false
         for _ in 0..<1000 where !taken {
-            guard case .stats(let now) = try daemon.query(.stats) else { throw IntegrationError("unexpected stats reply") }
+            guard case .stats(let now) = try daemon.query(.stats) else {
+                throw IntegrationError("unexpected stats reply")
+            }
             taken = served(now) > served(before)
             finishedSinceRequest = finished(now) > finished(before)
         }

@@ -15,13 +15,19 @@ struct ProtocolTests {
         let members = ["s", "r1", "r2", "r3"]
         _ = try daemon.ingest([events.make(.conversationUpserted(conversation: group, kind: .group, members: members))])
         for index in 1...5 {
-            _ = try daemon.ingest([events.make(.messageSent(conversation: group, message: "m\(index)", sender: "s", isSystem: false))])
+            _ = try daemon.ingest([
+                events.make(.messageSent(conversation: group, message: "m\(index)", sender: "s", isSystem: false))
+            ])
         }
         _ = try daemon.ingest([events.make(.delivered(conversation: group, user: "r1", message: "m5"))])
 
         // Clone pattern: subscribe first, then snapshot, then continue after its sequence.
         let subscriber = try daemon.subscribe(to: group)
-        guard case .snapshot(let snapshot, let epoch, let sequence) = try daemon.query(.snapshot(conversation: group, limit: 0)) else {
+        guard
+            case .snapshot(let snapshot, let epoch, let sequence) = try daemon.query(
+                .snapshot(conversation: group, limit: 0)
+            )
+        else {
             Issue.record("unexpected snapshot reply")
             return
         }
@@ -67,7 +73,9 @@ struct ProtocolTests {
             events.make(.messageSent(conversation: direct, message: "m1", sender: "a", isSystem: false)),
         ])
         let first = try daemon.subscribe(to: direct)
-        _ = try daemon.ingest([events.make(.messageSent(conversation: direct, message: "m2", sender: "a", isSystem: false))])
+        _ = try daemon.ingest([
+            events.make(.messageSent(conversation: direct, message: "m2", sender: "a", isSystem: false))
+        ])
         // Subscribers read up to the update they wait for; an earlier one is not a gap.
         let before = try #require(try first.updates { $0.status.message == "m2" }.last)
 
@@ -79,7 +87,9 @@ struct ProtocolTests {
         let after = try #require(try second.updates { $0.status.message == "m1" && $0.status.status == .read }.last)
         #expect(after.sequence > before.sequence + 1, "the missed delivery updates leave a visible gap")
 
-        guard case .snapshot(let snapshot, _, let sequence) = try daemon.query(.snapshot(conversation: direct, limit: 0)) else {
+        guard
+            case .snapshot(let snapshot, _, let sequence) = try daemon.query(.snapshot(conversation: direct, limit: 0))
+        else {
             Issue.record("unexpected snapshot reply")
             return
         }
@@ -128,16 +138,24 @@ struct ProtocolTests {
         try other.connect(daemon.ingestEndpoint)
         var otherEvents = EventFactory(source: "good-gateway")
         func otherGatewaySends(_ message: String) throws {
-            _ = try other.send([EventBatchCodec.encode([otherEvents.make(.messageSent(conversation: direct, message: message, sender: "b", isSystem: false))])])
+            _ = try other.send([
+                EventBatchCodec.encode([
+                    otherEvents.make(.messageSent(conversation: direct, message: message, sender: "b", isSystem: false))
+                ])
+            ])
             let reply = try IngestReply.decode(try #require(try other.receiveMultipart()?.last))
             #expect(reply.results == [.accepted(held: false)])
         }
 
-        let garbage = try IngestReply.decode(try daemon.ingestRaw([Array("definitely not protobuf \u{0}\u{1}\u{2}".utf8) + [0xff, 0xff, 0xff]]))
+        let garbage = try IngestReply.decode(
+            try daemon.ingestRaw([Array("definitely not protobuf \u{0}\u{1}\u{2}".utf8) + [0xff, 0xff, 0xff]])
+        )
         #expect(garbage.error?.code == .malformedFrame)
         try otherGatewaySends("g1")
 
-        let twoBodies = try IngestReply.decode(try daemon.ingestRaw([EventBatchCodec.encode([]), EventBatchCodec.encode([])]))
+        let twoBodies = try IngestReply.decode(
+            try daemon.ingestRaw([EventBatchCodec.encode([]), EventBatchCodec.encode([])])
+        )
         #expect(twoBodies.error?.code == .wrongFrameCount)
         try otherGatewaySends("g2")
 
@@ -181,13 +199,15 @@ struct ProtocolTests {
         try client.setReceiveTimeout(milliseconds: 5000)
         try client.connect(daemon.queryEndpoint)
         _ = try client.send([[0xff, 0x01, 0x02]])
-        guard case .error(let queryError) = try QueryReply.decode(try #require(try client.receiveMultipart()?.last)) else {
+        guard case .error(let queryError) = try QueryReply.decode(try #require(try client.receiveMultipart()?.last))
+        else {
             Issue.record("garbage query was not answered with an error")
             return
         }
         #expect(queryError.code == .malformedFrame)
         _ = try client.send([[]])
-        guard case .error(let emptyError) = try QueryReply.decode(try #require(try client.receiveMultipart()?.last)) else {
+        guard case .error(let emptyError) = try QueryReply.decode(try #require(try client.receiveMultipart()?.last))
+        else {
             Issue.record("empty query was not answered with an error")
             return
         }
@@ -226,9 +246,11 @@ struct ProtocolTests {
         let daemon = try ReceiptdProcess(arguments: ["--worker-count", "4", "--worker-index", "1"])
         var events = EventFactory()
         let conversations = (0..<24).map { "own-\($0)" }
-        let reply = try daemon.ingest(conversations.map { conversation in
-            events.make(.conversationUpserted(conversation: conversation, kind: .direct, members: ["a", "b"]))
-        })
+        let reply = try daemon.ingest(
+            conversations.map { conversation in
+                events.make(.conversationUpserted(conversation: conversation, kind: .direct, members: ["a", "b"]))
+            }
+        )
         #expect(reply.results.count == conversations.count)
         for (conversation, outcome) in zip(conversations, reply.results) {
             let owner = Partitioning.owner(of: conversation, workerCount: 4)
@@ -256,12 +278,16 @@ struct ProtocolTests {
         let daemon = try ReceiptdProcess()
         var events = EventFactory()
         let direct = "early-receipt"
-        _ = try daemon.ingest([events.make(.conversationUpserted(conversation: direct, kind: .direct, members: ["a", "b"]))])
+        _ = try daemon.ingest([
+            events.make(.conversationUpserted(conversation: direct, kind: .direct, members: ["a", "b"]))
+        ])
         let early = try daemon.ingest([events.make(.read(conversation: direct, user: "b", message: "m1"))])
         #expect(early.results == [.accepted(held: true)])
         #expect(try daemon.counter("receiptd.events.held") == 1)
 
-        _ = try daemon.ingest([events.make(.messageSent(conversation: direct, message: "m1", sender: "a", isSystem: false))])
+        _ = try daemon.ingest([
+            events.make(.messageSent(conversation: direct, message: "m1", sender: "a", isSystem: false))
+        ])
         #expect(try daemon.status(direct, "m1", viewer: Viewer(user: "a")).0.status == .read)
 
         #expect(try daemon.terminate() == 0)

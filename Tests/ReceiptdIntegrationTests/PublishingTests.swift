@@ -6,7 +6,9 @@ import Testing
 /// The PUB side with a coalescing window: fewer updates, each final, sequences unbroken.
 @Suite(.serialized)
 struct PublishingTests {
-    @Test("With --coalesce-ms 200, receipts on a message within the window publish one update with the final counts; sequences go 1, 2, 3 ...")
+    @Test(
+        "With --coalesce-ms 200, receipts on a message within the window publish one update with the final counts; sequences go 1, 2, 3 ..."
+    )
     func coalescingWindow() throws {
         let daemon = try ReceiptdProcess(arguments: ["--coalesce-ms", "200"])
         var events = EventFactory()
@@ -14,26 +16,36 @@ struct PublishingTests {
         let updates = try daemon.subscribe(to: group)
         func expectAccepted(_ replies: [IngestReply], sourceLocation: SourceLocation = #_sourceLocation) {
             for reply in replies {
-                #expect(reply.error == nil && reply.results.allSatisfy { $0 == .accepted(held: false) }, "\(reply)", sourceLocation: sourceLocation)
+                #expect(
+                    reply.error == nil && reply.results.allSatisfy { $0 == .accepted(held: false) },
+                    "\(reply)",
+                    sourceLocation: sourceLocation
+                )
             }
         }
 
-        expectAccepted([try daemon.ingest([
-            events.make(.conversationUpserted(conversation: group, kind: .group, members: ["s", "r1", "r2", "r3"])),
-            events.make(.messageSent(conversation: group, message: "m1", sender: "s", isSystem: false)),
-        ])])
+        expectAccepted([
+            try daemon.ingest([
+                events.make(
+                    .conversationUpserted(conversation: group, kind: .group, members: ["s", "r1", "r2", "r3"])
+                ),
+                events.make(.messageSent(conversation: group, message: "m1", sender: "s", isSystem: false)),
+            ])
+        ])
         let sent = try #require(try updates.next())
         #expect(sent.sequence == 1)
         #expect(sent.status.message == "m1" && sent.status.status == .notDelivered)
 
         // Five receipts on m1, one batch each, sent back to back: all inside one window.
-        expectAccepted(try daemon.ingestPipelined([
-            [events.make(.delivered(conversation: group, user: "r1", message: "m1"))],
-            [events.make(.delivered(conversation: group, user: "r2", message: "m1"))],
-            [events.make(.delivered(conversation: group, user: "r3", message: "m1"))],
-            [events.make(.read(conversation: group, user: "r1", message: "m1"))],
-            [events.make(.read(conversation: group, user: "r2", message: "m1"))],
-        ]))
+        expectAccepted(
+            try daemon.ingestPipelined([
+                [events.make(.delivered(conversation: group, user: "r1", message: "m1"))],
+                [events.make(.delivered(conversation: group, user: "r2", message: "m1"))],
+                [events.make(.delivered(conversation: group, user: "r3", message: "m1"))],
+                [events.make(.read(conversation: group, user: "r1", message: "m1"))],
+                [events.make(.read(conversation: group, user: "r2", message: "m1"))],
+            ])
+        )
         let coalesced = try #require(try updates.next())
         #expect(coalesced.sequence == 2, "the next sequence: coalescing leaves no gap")
         #expect(coalesced.status.message == "m1")
@@ -44,22 +56,31 @@ struct PublishingTests {
 
         // Two new messages and reads by everyone up to the newer one, in one batch: one final
         // update per touched message (m1 becomes read by all through r3's "up to" read).
-        expectAccepted([try daemon.ingest([
-            events.make(.messageSent(conversation: group, message: "m2", sender: "s", isSystem: false)),
-            events.make(.messageSent(conversation: group, message: "m3", sender: "s", isSystem: false)),
-            events.make(.read(conversation: group, user: "r1", message: "m3")),
-            events.make(.read(conversation: group, user: "r2", message: "m3")),
-            events.make(.read(conversation: group, user: "r3", message: "m3")),
-        ])])
+        expectAccepted([
+            try daemon.ingest([
+                events.make(.messageSent(conversation: group, message: "m2", sender: "s", isSystem: false)),
+                events.make(.messageSent(conversation: group, message: "m3", sender: "s", isSystem: false)),
+                events.make(.read(conversation: group, user: "r1", message: "m3")),
+                events.make(.read(conversation: group, user: "r2", message: "m3")),
+                events.make(.read(conversation: group, user: "r3", message: "m3")),
+            ])
+        ])
         var window: [StatusUpdate] = []
         while let update = try updates.next(timeoutMilliseconds: 600) { window.append(update) }
-        #expect(window.map(\.sequence) == [3, 4, 5], "gap-free and one per message: \(window.map { ($0.sequence, $0.status.message) })")
+        #expect(
+            window.map(\.sequence) == [3, 4, 5],
+            "gap-free and one per message: \(window.map { ($0.sequence, $0.status.message) })"
+        )
         #expect(window.map(\.status.message).sorted() == ["m1", "m2", "m3"])
         for update in window {
-            #expect(update.status.status == .readByAll && update.status.readCount == 3, "\(update.status.message) final: \(update.status)")
+            #expect(
+                update.status.status == .readByAll && update.status.readCount == 3,
+                "\(update.status.message) final: \(update.status)"
+            )
         }
 
-        guard case .snapshot(let snapshot, _, let sequence) = try daemon.query(.snapshot(conversation: group, limit: 0)) else {
+        guard case .snapshot(let snapshot, _, let sequence) = try daemon.query(.snapshot(conversation: group, limit: 0))
+        else {
             Issue.record("unexpected snapshot reply")
             return
         }

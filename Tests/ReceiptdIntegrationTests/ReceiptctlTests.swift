@@ -8,14 +8,22 @@ struct ReceiptctlTests {
     ///
     /// Output goes to a file, not a pipe, so that a hung receiptctl cannot block the read:
     /// it gets 30 s, then SIGKILL and a thrown error.
-    private func receiptctl(_ daemon: ReceiptdProcess, _ arguments: [String], stdin: String? = nil) throws -> (Int32, String) {
+    private func receiptctl(
+        _ daemon: ReceiptdProcess,
+        _ arguments: [String],
+        stdin: String? = nil
+    ) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = ReceiptdProcess.binaryDirectory.appendingPathComponent("receiptctl")
         let command = arguments.first.map { [$0] } ?? []
         let subcommand = arguments.count > 1 && ["log"].contains(arguments[0]) ? [arguments[1]] : []
-        process.arguments = command + subcommand + ["--data-dir", daemon.dataDirectory] + arguments.dropFirst(command.count + subcommand.count)
+        process.arguments =
+            command + subcommand + ["--data-dir", daemon.dataDirectory]
+            + arguments.dropFirst(command.count + subcommand.count)
         let outputPath = "\(daemon.dataDirectory)/receiptctl.out"
-        guard FileManager.default.createFile(atPath: outputPath, contents: nil), let output = FileHandle(forWritingAtPath: outputPath) else {
+        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
+            let output = FileHandle(forWritingAtPath: outputPath)
+        else {
             throw IntegrationError("cannot create \(outputPath)")
         }
         defer { try? output.close() }
@@ -38,25 +46,50 @@ struct ReceiptctlTests {
     @Test("Quick start: a direct message goes from nothing to Read at <time> with receiptctl")
     func quickStart() throws {
         let daemon = try ReceiptdProcess()
-        let setup = try receiptctl(daemon, ["send", "conversation", "--conversation", "c1", "--conversation-kind", "direct", "--members", "alice,bob"])
+        let setup = try receiptctl(
+            daemon,
+            ["send", "conversation", "--conversation", "c1", "--conversation-kind", "direct", "--members", "alice,bob"]
+        )
         #expect(setup.0 == 0 && setup.1.contains("accepted"), "\(setup.1)")
-        #expect(try receiptctl(daemon, ["send", "message", "--conversation", "c1", "--message", "m1", "--sender", "alice"]).0 == 0)
+        #expect(
+            try receiptctl(daemon, ["send", "message", "--conversation", "c1", "--message", "m1", "--sender", "alice"])
+                .0 == 0
+        )
 
-        let nothing = try receiptctl(daemon, ["query", "status", "--conversation", "c1", "--message", "m1", "--viewer", "alice"])
+        let nothing = try receiptctl(
+            daemon,
+            ["query", "status", "--conversation", "c1", "--message", "m1", "--viewer", "alice"]
+        )
         #expect(nothing.1.contains("notDelivered") && nothing.1.contains("text \"\""), "\(nothing.1)")
 
         let sendJSON = try receiptctl(
-            daemon, ["send", "--json"], stdin: #"{"kind":"delivered","conversation":"c1","user":"bob","message":"m1"}"# + "\n")
+            daemon,
+            ["send", "--json"],
+            stdin: #"{"kind":"delivered","conversation":"c1","user":"bob","message":"m1"}"# + "\n"
+        )
         #expect(sendJSON.0 == 0 && sendJSON.1.contains("accepted"), "\(sendJSON.1)")
-        let shown = try receiptctl(daemon, ["query", "status", "--conversation", "c1", "--message", "m1", "--viewer", "alice"])
+        let shown = try receiptctl(
+            daemon,
+            ["query", "status", "--conversation", "c1", "--message", "m1", "--viewer", "alice"]
+        )
         #expect(shown.1.contains("text \"Delivered\""), "\(shown.1)")
 
-        #expect(try receiptctl(daemon, ["send", "read", "--conversation", "c1", "--user", "bob", "--message", "m1"]).0 == 0)
+        #expect(
+            try receiptctl(daemon, ["send", "read", "--conversation", "c1", "--user", "bob", "--message", "m1"]).0 == 0
+        )
         let read = try receiptctl(
-            daemon, ["query", "status", "--conversation", "c1", "--message", "m1", "--viewer", "alice", "--time-zone", "America/New_York"])
+            daemon,
+            [
+                "query", "status", "--conversation", "c1", "--message", "m1", "--viewer", "alice", "--time-zone",
+                "America/New_York",
+            ]
+        )
         #expect(read.1.contains("text \"Read at "), "\(read.1)")
 
-        let rejected = try receiptctl(daemon, ["send", "read", "--conversation", "c1", "--user", "mallory", "--message", "m1"])
+        let rejected = try receiptctl(
+            daemon,
+            ["send", "read", "--conversation", "c1", "--user", "mallory", "--message", "m1"]
+        )
         #expect(rejected.1.contains("rejected"), "\(rejected.1)")
 
         let stats = try receiptctl(daemon, ["stats"])

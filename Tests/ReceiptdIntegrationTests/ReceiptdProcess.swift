@@ -98,7 +98,8 @@ final class ReceiptdProcess {
         process.environment = ProcessInfo.processInfo.environment
             .filter { $0.key != "HOSTNAME" && !$0.key.hasPrefix("RECEIPTD_") }
             .merging(environment) { $1 }
-        let log = FileHandle(forWritingAtPath: "\(dataDirectory)/receiptd.stderr")
+        let log =
+            FileHandle(forWritingAtPath: "\(dataDirectory)/receiptd.stderr")
             ?? {
                 _ = FileManager.default.createFile(atPath: "\(dataDirectory)/receiptd.stderr", contents: nil)
                 return FileHandle(forWritingAtPath: "\(dataDirectory)/receiptd.stderr")!
@@ -124,7 +125,9 @@ final class ReceiptdProcess {
             usleep(20_000)
         }
         kill9()
-        throw IntegrationError("receiptd did not answer health within \(Self.startDeadlineSeconds) s; killed: \(standardError())")
+        throw IntegrationError(
+            "receiptd did not answer health within \(Self.startDeadlineSeconds) s; killed: \(standardError())"
+        )
     }
 
     /// What receiptd wrote to standard error so far (for failure messages).
@@ -145,7 +148,9 @@ final class ReceiptdProcess {
         for batch in batches {
             _ = try socket.send([[], EventBatchCodec.encode(batch)])
         }
-        return try batches.map { _ in try IngestReply.decode(try receiveIngestReply(on: socket, timeoutMilliseconds: 5000)) }
+        return try batches.map { _ in
+            try IngestReply.decode(try receiveIngestReply(on: socket, timeoutMilliseconds: 5000))
+        }
     }
 
     /// Sends raw body frames (after the empty delimiter) to the acknowledged ingest endpoint.
@@ -169,19 +174,23 @@ final class ReceiptdProcess {
         guard let reply = try socket.receiveMultipart() else {
             throw IntegrationError("no ingest reply within \(timeoutMilliseconds) ms")
         }
-        guard reply.count == 2, reply[0].isEmpty else { throw IntegrationError("ingest reply has \(reply.count) frames") }
+        guard reply.count == 2, reply[0].isEmpty else {
+            throw IntegrationError("ingest reply has \(reply.count) frames")
+        }
         return reply[1]
     }
 
     /// Asks one query over REQ; a timeout discards the socket (a REQ that missed a reply is stuck).
     func query(_ query: Query, timeoutMilliseconds: Int32 = 5000) throws -> QueryReply {
-        let socket = try querySocket ?? {
-            let socket = try ZMQSocket(context: context, type: .req)
-            try socket.setLinger(milliseconds: 0)
-            try socket.connect(queryEndpoint)
-            querySocket = socket
-            return socket
-        }()
+        let socket =
+            try querySocket
+            ?? {
+                let socket = try ZMQSocket(context: context, type: .req)
+                try socket.setLinger(milliseconds: 0)
+                try socket.connect(queryEndpoint)
+                querySocket = socket
+                return socket
+            }()
         try socket.setReceiveTimeout(milliseconds: timeoutMilliseconds)
         _ = try socket.send([query.encode()])
         guard let reply = try socket.receiveMultipart(), let body = reply.last else {
@@ -195,7 +204,9 @@ final class ReceiptdProcess {
     /// The status of a message with display text for `viewer`.
     func status(_ conversation: String, _ message: String, viewer: Viewer) throws -> (MessageStatus, String) {
         let reply = try query(.messageStatus(conversation: conversation, message: message, viewer: viewer))
-        guard case .messageStatus(let status, let text) = reply else { throw IntegrationError("unexpected reply \(reply)") }
+        guard case .messageStatus(let status, let text) = reply else {
+            throw IntegrationError("unexpected reply \(reply)")
+        }
         return (status, text)
     }
 
@@ -215,12 +226,19 @@ final class ReceiptdProcess {
     /// Polls the stats query, back to back, until counter `name` reaches `value`; returns as
     /// soon as a reply shows it, so the caller acts on a state that is only microseconds old.
     /// - Throws: if it does not within `timeoutMilliseconds`.
-    func waitForCounter(_ name: String, label: String = "", toReach value: UInt64, timeoutMilliseconds: Int = 10_000) throws {
+    func waitForCounter(
+        _ name: String,
+        label: String = "",
+        toReach value: UInt64,
+        timeoutMilliseconds: Int = 10_000
+    ) throws {
         let deadline = Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000)
         var seen = try counter(name, label: label)
         while seen < value {
             guard Date() < deadline else {
-                throw IntegrationError("\(name){\(label)} is \(seen) after \(timeoutMilliseconds) ms, expected \(value)")
+                throw IntegrationError(
+                    "\(name){\(label)} is \(seen) after \(timeoutMilliseconds) ms, expected \(value)"
+                )
             }
             seen = try counter(name, label: label)
         }
@@ -236,10 +254,17 @@ final class ReceiptdProcess {
         while Partitioning.owner(of: probe, workerCount: worker.count) != worker.index {
             probe = "probe-\(UUID().uuidString.prefix(8))"
         }
-        let subscriber = try Subscriber(context: context, endpoint: publishEndpoint, conversation: conversation, probe: probe)
+        let subscriber = try Subscriber(
+            context: context,
+            endpoint: publishEndpoint,
+            conversation: conversation,
+            probe: probe
+        )
         try ingestProbe(.conversationUpserted(conversation: probe, kind: .direct, members: ["probe-a", "probe-b"]))
         for attempt in 1...100 {
-            try ingestProbe(.messageSent(conversation: probe, message: "p\(attempt)", sender: "probe-a", isSystem: false))
+            try ingestProbe(
+                .messageSent(conversation: probe, message: "p\(attempt)", sender: "probe-a", isSystem: false)
+            )
             if try subscriber.waitForProbe(timeoutMilliseconds: 50) { return subscriber }
         }
         throw IntegrationError("the publisher did not attach a subscriber within 100 probe messages")
@@ -278,7 +303,9 @@ final class ReceiptdProcess {
         guard Self.waitForExit(of: process, seconds: Self.stopDeadlineSeconds) else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            throw IntegrationError("receiptd did not exit within \(Self.stopDeadlineSeconds) s; killed: \(standardError().suffix(2000))")
+            throw IntegrationError(
+                "receiptd did not exit within \(Self.stopDeadlineSeconds) s; killed: \(standardError().suffix(2000))"
+            )
         }
         return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
     }

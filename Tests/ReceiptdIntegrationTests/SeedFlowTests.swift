@@ -22,24 +22,32 @@ struct SeedFlowTests {
         let alice = Viewer(user: "alice", timeZone: "UTC", locale: "en_US")
         let updates = try daemon.subscribe(to: conversation)
 
-        expectAllAccepted(try daemon.ingest([
-            events.make(.conversationUpserted(conversation: conversation, kind: .direct, members: ["alice", "bob"])),
-            events.make(.messageSent(conversation: conversation, message: "m1", sender: "alice", isSystem: false)),
-        ]))
+        expectAllAccepted(
+            try daemon.ingest([
+                events.make(
+                    .conversationUpserted(conversation: conversation, kind: .direct, members: ["alice", "bob"])
+                ),
+                events.make(.messageSent(conversation: conversation, message: "m1", sender: "alice", isSystem: false)),
+            ])
+        )
         // 1-2. User A sends; A sees nothing.
         let sent = try updates.updates { $0.status.message == "m1" }
         #expect(sent.last?.status.status == .notDelivered)
         #expect(try daemon.status(conversation, "m1", viewer: alice).1 == "")
 
         // 3-4. B's device receives it in the background; A sees "Delivered".
-        expectAllAccepted(try daemon.ingest([events.make(.delivered(conversation: conversation, user: "bob", message: "m1"))]))
+        expectAllAccepted(
+            try daemon.ingest([events.make(.delivered(conversation: conversation, user: "bob", message: "m1"))])
+        )
         let delivered = try #require(try updates.next())
         #expect(delivered.status.status == .delivered)
         #expect(delivered.sequence == sent.last!.sequence + 1)
         #expect(try daemon.status(conversation, "m1", viewer: alice).1 == "Delivered")
 
         // 5-6. B opens the chat; A sees "Read at <time>".
-        expectAllAccepted(try daemon.ingest([events.make(.read(conversation: conversation, user: "bob", message: "m1"))]))
+        expectAllAccepted(
+            try daemon.ingest([events.make(.read(conversation: conversation, user: "bob", message: "m1"))])
+        )
         let read = try #require(try updates.next())
         #expect(read.status.status == .read)
         #expect(read.sequence == delivered.sequence + 1)
@@ -60,20 +68,30 @@ struct SeedFlowTests {
         let alice = Viewer(user: "alice")
         let updates = try daemon.subscribe(to: group)
 
-        expectAllAccepted(try daemon.ingest([
-            events.make(.conversationUpserted(conversation: group, kind: .group, members: ["alice", "bob", "carol", "dave"])),
-            events.make(.messageSent(conversation: group, message: "m1", sender: "alice", isSystem: false)),
-        ]))
+        expectAllAccepted(
+            try daemon.ingest([
+                events.make(
+                    .conversationUpserted(
+                        conversation: group,
+                        kind: .group,
+                        members: ["alice", "bob", "carol", "dave"]
+                    )
+                ),
+                events.make(.messageSent(conversation: group, message: "m1", sender: "alice", isSystem: false)),
+            ])
+        )
         #expect(try updates.updates { $0.status.message == "m1" }.last?.status.status == .notDelivered)
         #expect(try daemon.status(group, "m1", viewer: alice).1 == "")
 
         // All users receive it in the background.
         expectAllAccepted(try daemon.ingest([events.make(.delivered(conversation: group, user: "bob", message: "m1"))]))
         #expect(try daemon.status(group, "m1", viewer: alice).1 == "", "not yet delivered to everyone")
-        expectAllAccepted(try daemon.ingest([
-            events.make(.delivered(conversation: group, user: "carol", message: "m1")),
-            events.make(.delivered(conversation: group, user: "dave", message: "m1")),
-        ]))
+        expectAllAccepted(
+            try daemon.ingest([
+                events.make(.delivered(conversation: group, user: "carol", message: "m1")),
+                events.make(.delivered(conversation: group, user: "dave", message: "m1")),
+            ])
+        )
         #expect(try updates.updates { $0.status.status == .delivered }.last?.status.deliveredCount == 3)
         #expect(try daemon.status(group, "m1", viewer: alice).1 == "Delivered")
 
@@ -85,15 +103,18 @@ struct SeedFlowTests {
         #expect(try daemon.status(group, "m1", viewer: counts).1 == "Read by 1 of 3")
 
         // C and D read.
-        expectAllAccepted(try daemon.ingest([
-            events.make(.read(conversation: group, user: "carol", message: "m1")),
-            events.make(.read(conversation: group, user: "dave", message: "m1")),
-        ]))
+        expectAllAccepted(
+            try daemon.ingest([
+                events.make(.read(conversation: group, user: "carol", message: "m1")),
+                events.make(.read(conversation: group, user: "dave", message: "m1")),
+            ])
+        )
         #expect(try updates.updates { $0.status.status == .readByAll }.last?.status.readCount == 3)
         #expect(try daemon.status(group, "m1", viewer: alice).1 == "Read by all users")
 
         // The last-sent query points at the message the receipt is shown under.
-        guard case .lastSent(let last, let text) = try daemon.query(.lastSent(conversation: group, viewer: alice)) else {
+        guard case .lastSent(let last, let text) = try daemon.query(.lastSent(conversation: group, viewer: alice))
+        else {
             Issue.record("unexpected last-sent reply")
             return
         }
@@ -106,13 +127,17 @@ struct SeedFlowTests {
         let daemon = try ReceiptdProcess()
         var events = EventFactory()
         let group = "group-sheet"
-        expectAllAccepted(try daemon.ingest([
-            events.make(.conversationUpserted(conversation: group, kind: .group, members: ["a", "b", "c", "d", "e"])),
-            events.make(.messageSent(conversation: group, message: "m1", sender: "a", isSystem: false)),
-            events.make(.delivered(conversation: group, user: "d", message: "m1")),
-            events.make(.delivered(conversation: group, user: "e", message: "m1")),
-            events.make(.read(conversation: group, user: "b", message: "m1")),
-        ]))
+        expectAllAccepted(
+            try daemon.ingest([
+                events.make(
+                    .conversationUpserted(conversation: group, kind: .group, members: ["a", "b", "c", "d", "e"])
+                ),
+                events.make(.messageSent(conversation: group, message: "m1", sender: "a", isSystem: false)),
+                events.make(.delivered(conversation: group, user: "d", message: "m1")),
+                events.make(.delivered(conversation: group, user: "e", message: "m1")),
+                events.make(.read(conversation: group, user: "b", message: "m1")),
+            ])
+        )
         usleep(20_000)  // so that C's server read time is later than B's
         expectAllAccepted(try daemon.ingest([events.make(.read(conversation: group, user: "c", message: "m1"))]))
 

@@ -5,9 +5,21 @@ import Testing
 struct DisplayTextTests {
     static func status(_ status: ReceiptStatus, readAt: Int64? = nil) -> MessageStatus {
         MessageStatus(
-            conversation: "c", message: "m", sequence: 1, sender: "A", sentAt: Timestamp(milliseconds: 0),
-            status: status, recipientCount: 5, deliveredCount: 5, readCount: 2, deliveredAt: nil,
-            readAt: readAt.map(Timestamp.init), isSystem: false, isEdited: false, isDeleted: false)
+            conversation: "c",
+            message: "m",
+            sequence: 1,
+            sender: "A",
+            sentAt: Timestamp(milliseconds: 0),
+            status: status,
+            recipientCount: 5,
+            deliveredCount: 5,
+            readCount: 2,
+            deliveredAt: nil,
+            readAt: readAt.map(Timestamp.init),
+            isSystem: false,
+            isEdited: false,
+            isDeleted: false
+        )
     }
 
     /// 2023-11-14T17:42:00Z.
@@ -23,7 +35,9 @@ struct DisplayTextTests {
 
     @Test func onlyTheSenderSeesReceipts() {
         for status in [ReceiptStatus.delivered, .read, .readBySome, .readByAll] {
-            #expect(DisplayText.text(for: Self.status(status, readAt: Self.fiveFortyTwoPM), viewer: Viewer(user: "B")) == "")
+            #expect(
+                DisplayText.text(for: Self.status(status, readAt: Self.fiveFortyTwoPM), viewer: Viewer(user: "B")) == ""
+            )
         }
     }
 
@@ -40,16 +54,22 @@ struct DisplayTextTests {
 
     @Test func readAtInTheViewersTimeZoneAndLocale() {
         let paris = DisplayText.text(
-            for: Self.status(.read, readAt: Self.fiveFortyTwoPM), viewer: Viewer(user: "A", timeZone: "Europe/Paris", locale: "fr_FR"))
+            for: Self.status(.read, readAt: Self.fiveFortyTwoPM),
+            viewer: Viewer(user: "A", timeZone: "Europe/Paris", locale: "fr_FR")
+        )
         #expect(paris == "Read at 18:42")
         let newYork = DisplayText.text(
-            for: Self.status(.read, readAt: Self.fiveFortyTwoPM), viewer: Viewer(user: "A", timeZone: "America/New_York"))
+            for: Self.status(.read, readAt: Self.fiveFortyTwoPM),
+            viewer: Viewer(user: "A", timeZone: "America/New_York")
+        )
         #expect(newYork.hasPrefix("Read at 12:42"))
         #expect(newYork.hasSuffix("PM"))
         // An unknown time zone falls back to UTC; formatters are cached, answers stay the same.
         for _ in 0..<3 {
             let unknown = DisplayText.text(
-                for: Self.status(.read, readAt: Self.fiveFortyTwoPM), viewer: Viewer(user: "A", timeZone: "Mars/Olympus"))
+                for: Self.status(.read, readAt: Self.fiveFortyTwoPM),
+                viewer: Viewer(user: "A", timeZone: "Mars/Olympus")
+            )
             #expect(unknown.hasPrefix("Read at 5:42"))
         }
     }

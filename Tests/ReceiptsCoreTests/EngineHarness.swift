@@ -21,7 +21,10 @@ struct EngineHarness {
         sequence += 1
         now += after
         let event = Event(
-            id: EventID(source: source, sequence: sequence), clientTime: clientTime.map(Timestamp.init), kind: kind)
+            id: EventID(source: source, sequence: sequence),
+            clientTime: clientTime.map(Timestamp.init),
+            kind: kind
+        )
         let result = engine.apply(event, at: Timestamp(milliseconds: now))
         published += result.changes
         return result
@@ -30,7 +33,10 @@ struct EngineHarness {
     /// Applies an event and expects it accepted (not held).
     @discardableResult
     mutating func accept(
-        _ kind: EventKind, clientTime: Int64? = nil, after: Int64 = 1000, sourceLocation: SourceLocation = #_sourceLocation
+        _ kind: EventKind,
+        clientTime: Int64? = nil,
+        after: Int64 = 1000,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) -> ApplyResult {
         let result = apply(kind, clientTime: clientTime, after: after)
         #expect(result.outcome == .accepted(held: false), sourceLocation: sourceLocation)
@@ -64,7 +70,11 @@ struct EngineHarness {
     }
 
     /// The status of a message, which must exist.
-    func status(_ conversation: String, _ message: String, sourceLocation: SourceLocation = #_sourceLocation)
+    func status(
+        _ conversation: String,
+        _ message: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    )
         -> MessageStatus
     {
         let status = engine.status(conversation: conversation, message: message)
@@ -75,7 +85,10 @@ struct EngineHarness {
     /// What the sender (or `viewer`) sees under a message.
     func text(_ conversation: String, _ message: String, viewer: String? = nil, prefersCounts: Bool = false) -> String {
         let status = status(conversation, message)
-        return DisplayText.text(for: status, viewer: Viewer(user: viewer ?? status.sender, prefersCounts: prefersCounts))
+        return DisplayText.text(
+            for: status,
+            viewer: Viewer(user: viewer ?? status.sender, prefersCounts: prefersCounts)
+        )
     }
 
     func detail(_ conversation: String, _ message: String) -> ReadDetail {

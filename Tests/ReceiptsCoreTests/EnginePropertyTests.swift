@@ -9,14 +9,24 @@ struct EnginePropertyTests {
 
     /// Runs a script, calling `check` after every step with the result and the engine before it.
     static func run(
-        _ values: [Int], engine: inout ReceiptEngine, now: inout Int64,
-        check: (_ event: Event, _ result: ApplyResult, _ before: ReceiptEngine, _ after: ReceiptEngine, _ now: Int64) -> Void = {
-            _, _, _, _, _ in
-        }
+        _ values: [Int],
+        engine: inout ReceiptEngine,
+        now: inout Int64,
+        check: (_ event: Event, _ result: ApplyResult, _ before: ReceiptEngine, _ after: ReceiptEngine, _ now: Int64) ->
+            Void = {
+                _,
+                _,
+                _,
+                _,
+                _ in
+            }
     ) {
         var events: [Event] = []
         for (i, kind) in RandomScript.setup.enumerated() {
-            _ = engine.apply(Event(id: EventID(source: "setup", sequence: UInt64(i + 1)), kind: kind), at: Timestamp(milliseconds: now))
+            _ = engine.apply(
+                Event(id: EventID(source: "setup", sequence: UInt64(i + 1)), kind: kind),
+                at: Timestamp(milliseconds: now)
+            )
         }
         for (i, value) in values.enumerated() {
             let step = RandomScript.step(value, index: i)
@@ -27,7 +37,9 @@ struct EnginePropertyTests {
             } else {
                 event = Event(
                     id: EventID(source: "gw-\(i % 2)", sequence: UInt64(i + 1)),
-                    clientTime: step.clientTimeOffset.map { Timestamp(milliseconds: now - $0) }, kind: step.kind)
+                    clientTime: step.clientTimeOffset.map { Timestamp(milliseconds: now - $0) },
+                    kind: step.kind
+                )
             }
             events.append(event)
             let before = engine
@@ -72,7 +84,10 @@ struct EnginePropertyTests {
                     guard let detail else { continue }
                     #expect(detail.read.count == detail.status.readCount)
                     #expect(detail.read.count + detail.delivered.count == detail.status.deliveredCount)
-                    #expect(detail.read.count + detail.delivered.count + detail.notDelivered.count == detail.status.recipientCount)
+                    #expect(
+                        detail.read.count + detail.delivered.count + detail.notDelivered.count
+                            == detail.status.recipientCount
+                    )
                 }
             }
         }
@@ -127,7 +142,8 @@ struct EnginePropertyTests {
                 for i in indices {
                     _ = engine.apply(
                         Event(id: EventID(source: "commute", sequence: UInt64(i + 1)), kind: receipts[i]),
-                        at: Timestamp(milliseconds: now + 1))
+                        at: Timestamp(milliseconds: now + 1)
+                    )
                 }
                 return engine
             }
@@ -136,7 +152,10 @@ struct EnginePropertyTests {
             #expect(Self.statuses(inOrder) == Self.statuses(reordered))
             #expect(Self.details(inOrder) == Self.details(reordered))
             for user in RandomScript.users {
-                #expect(inOrder.unreadCounts(user: user, conversations: []) == reordered.unreadCounts(user: user, conversations: []))
+                #expect(
+                    inOrder.unreadCounts(user: user, conversations: [])
+                        == reordered.unreadCounts(user: user, conversations: [])
+                )
             }
         }
     }
@@ -148,19 +167,28 @@ struct EnginePropertyTests {
             var reference = ReceiptEngine(configuration: Self.configuration)
             _ = hidden.apply(
                 Event(id: EventID(source: "privacy", sequence: 1), kind: .receiptPrivacy(user: "E", shareReads: false)),
-                at: Timestamp(milliseconds: 0))
+                at: Timestamp(milliseconds: 0)
+            )
             var now: Int64 = 1_000_000
             var referenceEvents: [Event] = []
             var nowByIndex: [Int64] = []
             var hiddenChanges: [[MessageStatus]] = []
-            Self.run(values.map { Self.withoutPrivacyChangesOfE($0) }, engine: &hidden, now: &now) { event, result, _, _, now in
+            Self.run(values.map { Self.withoutPrivacyChangesOfE($0) }, engine: &hidden, now: &now) {
+                event,
+                result,
+                _,
+                _,
+                now in
                 hiddenChanges.append(result.changes)
                 nowByIndex.append(now)
                 referenceEvents.append(event)
             }
             var referenceNow: Int64 = 1_000_000
             for (i, kind) in RandomScript.setup.enumerated() {
-                _ = reference.apply(Event(id: EventID(source: "setup", sequence: UInt64(i + 1)), kind: kind), at: Timestamp(milliseconds: referenceNow))
+                _ = reference.apply(
+                    Event(id: EventID(source: "setup", sequence: UInt64(i + 1)), kind: kind),
+                    at: Timestamp(milliseconds: referenceNow)
+                )
             }
             var converted: [EventID: Event] = [:]
             for (i, event) in referenceEvents.enumerated() {
@@ -175,11 +203,17 @@ struct EnginePropertyTests {
             #expect(Self.statuses(hidden) == Self.statuses(reference))
             #expect(Self.details(hidden) == Self.details(reference))
             for conversation in RandomScript.conversations {
-                #expect(hidden.snapshot(conversation: conversation, limit: 0) == reference.snapshot(conversation: conversation, limit: 0))
+                #expect(
+                    hidden.snapshot(conversation: conversation, limit: 0)
+                        == reference.snapshot(conversation: conversation, limit: 0)
+                )
             }
             for user in RandomScript.users {
                 for conversation in RandomScript.conversations {
-                    #expect(hidden.lastSent(conversation: conversation, sender: user) == reference.lastSent(conversation: conversation, sender: user))
+                    #expect(
+                        hidden.lastSent(conversation: conversation, sender: user)
+                            == reference.lastSent(conversation: conversation, sender: user)
+                    )
                 }
             }
         }
@@ -198,7 +232,8 @@ struct EnginePropertyTests {
                 event.clientTime = max(clientTime, latest)
             }
             var probe = reference
-            if message != nil || probe.apply(event, at: Timestamp(milliseconds: now)).outcome == .accepted(held: false) {
+            if message != nil || probe.apply(event, at: Timestamp(milliseconds: now)).outcome == .accepted(held: false)
+            {
                 return event
             }
         }
@@ -231,7 +266,10 @@ struct EnginePropertyTests {
                 let step = RandomScript.step(value, index: 0)
                 now += step.advance
                 let event = Event(id: EventID(source: "later", sequence: UInt64(i % 40 + 1)), kind: step.kind)
-                #expect(engine.apply(event, at: Timestamp(milliseconds: now)) == restored.apply(event, at: Timestamp(milliseconds: now)))
+                #expect(
+                    engine.apply(event, at: Timestamp(milliseconds: now))
+                        == restored.apply(event, at: Timestamp(milliseconds: now))
+                )
             }
             #expect(engine.encodedState() == restored.encodedState())
         }

@@ -28,9 +28,14 @@ struct MemoryFootprintReport {
         defer { fclose(file) }
         var size = 0
         var resident = 0
-        guard withUnsafeMutablePointer(to: &size, { s in
-            withUnsafeMutablePointer(to: &resident) { r in withVaList([s, r]) { vfscanf(file, "%ld %ld", $0) } }
-        }) == 2 else { return 0 }
+        guard
+            withUnsafeMutablePointer(
+                to: &size,
+                { s in
+                    withUnsafeMutablePointer(to: &resident) { r in withVaList([s, r]) { vfscanf(file, "%ld %ld", $0) } }
+                }
+            ) == 2
+        else { return 0 }
         return resident * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
@@ -73,14 +78,31 @@ struct MemoryFootprintReport {
             while members.count < size { members.insert("user-\(next(100_000))") }
             let list = members.sorted()
             memberships.append(list)
-            upserts.append(event(.conversationUpserted(conversation: "conversation-\(c)", kind: size == 2 ? .direct : .group, members: list)))
+            upserts.append(
+                event(
+                    .conversationUpserted(
+                        conversation: "conversation-\(c)",
+                        kind: size == 2 ? .direct : .group,
+                        members: list
+                    )
+                )
+            )
         }
         var sends: [Event] = []
         sends.reserveCapacity(conversationCount * messagesPerConversation)
         for i in 0..<conversationCount * messagesPerConversation {
             let c = i % conversationCount
             let members = memberships[c]
-            sends.append(event(.messageSent(conversation: "conversation-\(c)", message: Self.uuidLike(i), sender: members[next(members.count)], isSystem: false)))
+            sends.append(
+                event(
+                    .messageSent(
+                        conversation: "conversation-\(c)",
+                        message: Self.uuidLike(i),
+                        sender: members[next(members.count)],
+                        isSystem: false
+                    )
+                )
+            )
         }
         var receipts: [Event] = []
         for c in 0..<conversationCount {
@@ -88,7 +110,9 @@ struct MemoryFootprintReport {
             let middle = Self.uuidLike((messagesPerConversation / 2) * conversationCount + c)
             for (k, user) in memberships[c].enumerated() {
                 receipts.append(event(.delivered(conversation: "conversation-\(c)", user: user, message: last)))
-                if k % 2 == 0 { receipts.append(event(.read(conversation: "conversation-\(c)", user: user, message: middle))) }
+                if k % 2 == 0 {
+                    receipts.append(event(.read(conversation: "conversation-\(c)", user: user, message: middle)))
+                }
             }
         }
         let memberCount = memberships.reduce(0) { $0 + $1.count }
@@ -132,7 +156,8 @@ struct MemoryFootprintReport {
         let perMember = Double(heap1 - heap0) / Double(memberCount)
         let perMessage = Double(heap2 - heap1) / Double(sends.count)
         let perAdvance = Double(heap3 - heap2) / Double(advances)
-        print("""
+        print(
+            """
             memoryFootprintReport: \(conversationCount) conversations, \(memberCount) (conversation, member) pairs, \
             \(engine.counters.users) users, \(sends.count) messages (36-byte ids), \(advances) receipt advances
               resident per (conversation, member): \(String(format2: perMember)) bytes (incl. users and conversations; target <= 64)
@@ -144,7 +169,8 @@ struct MemoryFootprintReport {
               apply: sends \(Int(Double(sends.count) / sendSeconds)) events/s, receipts \(Int(Double(receipts.count) / receiptSeconds)) events/s
               snapshot: \(bytes.count) bytes, encode \(String(format2: encodeSeconds)) s, restore \(String(format2: restoreSeconds)) s \
             = \(Int(Double(covered) / restoreSeconds)) delivered receipts/s (\(covered) (message, recipient) receipts)
-            """)
+            """
+        )
     }
 }
 

@@ -27,7 +27,10 @@ struct PrivacyTests {
             if h == 0 { reading = x } else { delivering = x }
         }
         let read = reading.accept(.read(conversation: "g", user: "B", message: "m2"), clientTime: reading.now - 500)
-        let delivered = delivering.accept(.delivered(conversation: "g", user: "B", message: "m2"), clientTime: delivering.now - 500)
+        let delivered = delivering.accept(
+            .delivered(conversation: "g", user: "B", message: "m2"),
+            clientTime: delivering.now - 500
+        )
         #expect(read.changes == delivered.changes)
         #expect(Self.observable(reading.engine, "g") == Self.observable(delivering.engine, "g"))
         #expect(Self.details(reading.engine, "g") == Self.details(delivering.engine, "g"))

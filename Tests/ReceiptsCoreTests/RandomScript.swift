@@ -37,7 +37,8 @@ struct RandomScript {
         let clientOffset: Int64? = take(4) == 0 ? Int64(take(5_000)) - 1_000 : nil
         let kind: EventKind
         switch op {
-        case 0, 1, 2: kind = .messageSent(conversation: conversation, message: message, sender: user, isSystem: take(8) == 0)
+        case 0, 1, 2:
+            kind = .messageSent(conversation: conversation, message: message, sender: user, isSystem: take(8) == 0)
         case 3, 4: kind = .delivered(conversation: conversation, user: user, message: message)
         case 5, 6: kind = .read(conversation: conversation, user: user, message: message)
         case 7: kind = .read(conversation: conversation, user: user, message: nil)
@@ -45,7 +46,11 @@ struct RandomScript {
         case 9: kind = .memberLeft(conversation: "g", user: user)
         case 10: kind = .receiptPrivacy(user: user, shareReads: take(2) == 0)
         case 11: kind = take(4) == 0 ? .userDeleted(user: user) : .markedUnread(conversation: conversation, user: user)
-        case 12: kind = take(2) == 0 ? .messageEdited(conversation: conversation, message: message) : .messageDeleted(conversation: conversation, message: message)
+        case 12:
+            kind =
+                take(2) == 0
+                ? .messageEdited(conversation: conversation, message: message)
+                : .messageDeleted(conversation: conversation, message: message)
         default:
             let earlier = index > 0 ? take(index) : 0
             return Step(kind: .unknown, clientTimeOffset: nil, advance: advance, resendOf: index > 0 ? earlier : nil)

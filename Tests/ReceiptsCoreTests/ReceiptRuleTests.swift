@@ -54,12 +54,21 @@ struct ReceiptRuleTests {
     @Test func conversationUpsertRules() {
         var h = EngineHarness()
         #expect(h.rejection(.conversationUpserted(conversation: "d", kind: .direct, members: ["A"])) == .invalidEvent)
-        #expect(h.rejection(.conversationUpserted(conversation: "d", kind: .direct, members: ["A", "A"])) == .invalidEvent)
-        #expect(h.rejection(.conversationUpserted(conversation: "d", kind: .direct, members: ["A", "B", "C"])) == .invalidEvent)
+        #expect(
+            h.rejection(.conversationUpserted(conversation: "d", kind: .direct, members: ["A", "A"])) == .invalidEvent
+        )
+        #expect(
+            h.rejection(.conversationUpserted(conversation: "d", kind: .direct, members: ["A", "B", "C"]))
+                == .invalidEvent
+        )
         #expect(h.rejection(.conversationUpserted(conversation: "", kind: .group, members: ["A"])) == .invalidEvent)
-        #expect(h.rejection(.conversationUpserted(conversation: "g", kind: .group, members: ["A", ""])) == .invalidEvent)
+        #expect(
+            h.rejection(.conversationUpserted(conversation: "g", kind: .group, members: ["A", ""])) == .invalidEvent
+        )
         h.group("g", ["A", "B", "C"])
-        #expect(h.rejection(.conversationUpserted(conversation: "g", kind: .direct, members: ["A", "B"])) == .invalidEvent)
+        #expect(
+            h.rejection(.conversationUpserted(conversation: "g", kind: .direct, members: ["A", "B"])) == .invalidEvent
+        )
         h.send("g", "m1", from: "A")
         // Replacing the member set derives the leave of C and the join of D at this point.
         h.accept(.conversationUpserted(conversation: "g", kind: .group, members: ["A", "B", "D", "B"]))
@@ -68,18 +77,29 @@ struct ReceiptRuleTests {
         #expect(h.rejection(.read(conversation: "g", user: "D", message: "m1")) == .notARecipient)
         #expect(h.rejection(.read(conversation: "g", user: "C", message: "m1")) == .notARecipient)
         h.accept(.userDeleted(user: "X"))
-        #expect(h.rejection(.conversationUpserted(conversation: "g", kind: .group, members: ["A", "X"])) == .userDeleted)
+        #expect(
+            h.rejection(.conversationUpserted(conversation: "g", kind: .group, members: ["A", "X"])) == .userDeleted
+        )
     }
 
     @Test func messageSentRules() {
         var h = EngineHarness()
         h.group("g", ["A", "B"])
-        #expect(h.rejection(.messageSent(conversation: "nope", message: "m", sender: "A", isSystem: false)) == .unknownConversation)
+        #expect(
+            h.rejection(.messageSent(conversation: "nope", message: "m", sender: "A", isSystem: false))
+                == .unknownConversation
+        )
         #expect(h.rejection(.messageSent(conversation: "g", message: "m", sender: "C", isSystem: false)) == .notAMember)
-        #expect(h.rejection(.messageSent(conversation: "g", message: "", sender: "A", isSystem: false)) == .invalidEvent)
-        #expect(h.rejection(.messageSent(conversation: "g", message: "m", sender: "", isSystem: false)) == .invalidEvent)
+        #expect(
+            h.rejection(.messageSent(conversation: "g", message: "", sender: "A", isSystem: false)) == .invalidEvent
+        )
+        #expect(
+            h.rejection(.messageSent(conversation: "g", message: "m", sender: "", isSystem: false)) == .invalidEvent
+        )
         h.send("g", "m", from: "A")
-        #expect(h.rejection(.messageSent(conversation: "g", message: "m", sender: "B", isSystem: false)) == .messageExists)
+        #expect(
+            h.rejection(.messageSent(conversation: "g", message: "m", sender: "B", isSystem: false)) == .messageExists
+        )
         h.send("g", "m2", from: "B")
         #expect(h.status("g", "m").sequence == 1)
         #expect(h.status("g", "m2").sequence == 2)
@@ -192,7 +212,10 @@ struct ReceiptRuleTests {
         var h = EngineHarness()
         h.group("g", ["A", "B"])
         h.send("g", "m1", from: "A")
-        let event = Event(id: EventID(source: "gw", sequence: 7), kind: .read(conversation: "g", user: "B", message: nil))
+        let event = Event(
+            id: EventID(source: "gw", sequence: 7),
+            kind: .read(conversation: "g", user: "B", message: nil)
+        )
         let first = h.engine.apply(event, at: Timestamp(milliseconds: h.now))
         #expect(first.outcome == .accepted(held: false))
         let state = h.engine.encodedState()
@@ -219,12 +242,22 @@ struct ReceiptRuleTests {
         var engine = ReceiptEngine()
         let now = Timestamp(milliseconds: 1000)
         let receipt = Event(id: EventID(source: "gw", sequence: 1), kind: .memberJoined(conversation: "g", user: "B"))
-        guard case .rejected(let first) = engine.apply(receipt, at: now).outcome else { Issue.record(); return }
-        guard case .rejected(let second) = engine.apply(receipt, at: now).outcome else { Issue.record(); return }
+        guard case .rejected(let first) = engine.apply(receipt, at: now).outcome else {
+            Issue.record()
+            return
+        }
+        guard case .rejected(let second) = engine.apply(receipt, at: now).outcome else {
+            Issue.record()
+            return
+        }
         #expect(first == second)
         _ = engine.apply(
-            Event(id: EventID(source: "gw", sequence: 2), kind: .conversationUpserted(conversation: "g", kind: .group, members: ["A"])),
-            at: now)
+            Event(
+                id: EventID(source: "gw", sequence: 2),
+                kind: .conversationUpserted(conversation: "g", kind: .group, members: ["A"])
+            ),
+            at: now
+        )
         #expect(engine.apply(receipt, at: now).outcome == .accepted(held: false))
         #expect(engine.apply(receipt, at: now).outcome == .duplicate)
     }
@@ -233,20 +266,31 @@ struct ReceiptRuleTests {
         var engine = ReceiptEngine()
         for id in [EventID(source: "", sequence: 1), EventID(source: "gw", sequence: 0)] {
             let result = engine.apply(Event(id: id, kind: .unknown), at: Timestamp(milliseconds: 0))
-            guard case .rejected(let rejection) = result.outcome else { Issue.record(); continue }
+            guard case .rejected(let rejection) = result.outcome else {
+                Issue.record()
+                continue
+            }
             #expect(rejection.reason == .invalidEventID)
         }
-        let unknown = engine.apply(Event(id: EventID(source: "gw", sequence: 1), kind: .unknown), at: Timestamp(milliseconds: 0))
+        let unknown = engine.apply(
+            Event(id: EventID(source: "gw", sequence: 1), kind: .unknown),
+            at: Timestamp(milliseconds: 0)
+        )
         #expect(unknown.outcome == .rejected(Rejection(.unknownEventKind, "the event has no kind this build knows")))
     }
 
     @Test func ownershipRejectionNamesTheOwner() {
         let workers = 4
-        let conversation = (0..<100).map { "conv-\($0)" }.first { Partitioning.owner(of: $0, workerCount: workers) != 0 }!
+        let conversation = (0..<100).map { "conv-\($0)" }.first {
+            Partitioning.owner(of: $0, workerCount: workers) != 0
+        }!
         let owner = Partitioning.owner(of: conversation, workerCount: workers)
         var h = EngineHarness(configuration: EngineConfiguration(workerIndex: 0, workerCount: workers))
         let result = h.apply(.conversationUpserted(conversation: conversation, kind: .group, members: ["A"]))
-        guard case .rejected(let rejection) = result.outcome else { Issue.record("expected a rejection"); return }
+        guard case .rejected(let rejection) = result.outcome else {
+            Issue.record("expected a rejection")
+            return
+        }
         #expect(rejection.reason == .notOwner)
         #expect(rejection.ownerWorker == owner)
         #expect(rejection.detail.contains("worker \(owner)"))

@@ -167,7 +167,9 @@ struct SeedGroupReadReceiptsTests {
         #expect(detail.status.recipientCount == 2)
         #expect(detail.notDelivered.map(\.user) == ["D"])
         #expect(h.rejection(.read(conversation: "g", user: "B", message: nil)) == .userDeleted)
-        #expect(h.rejection(.messageSent(conversation: "g", message: "x", sender: "B", isSystem: false)) == .userDeleted)
+        #expect(
+            h.rejection(.messageSent(conversation: "g", message: "x", sender: "B", isSystem: false)) == .userDeleted
+        )
         #expect(h.rejection(.memberJoined(conversation: "g", user: "C")) == .userDeleted)
         #expect(h.rejection(.receiptPrivacy(user: "C", shareReads: false)) == .userDeleted)
         // D reads: every counted recipient has read.

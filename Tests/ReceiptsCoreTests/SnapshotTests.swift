@@ -37,14 +37,25 @@ struct SnapshotTests {
         #expect(restored.encodedState() == bytes)
         #expect(restored.counters == h.engine.counters)
         for (conversation, messages) in [("g", ["m1", "sys", "m2", "m3"]), ("ab", ["d1"])] {
-            #expect(restored.snapshot(conversation: conversation, limit: 0) == h.engine.snapshot(conversation: conversation, limit: 0))
+            #expect(
+                restored.snapshot(conversation: conversation, limit: 0)
+                    == h.engine.snapshot(conversation: conversation, limit: 0)
+            )
             for message in messages {
-                #expect(restored.readDetail(conversation: conversation, message: message) == h.engine.readDetail(conversation: conversation, message: message))
+                #expect(
+                    restored.readDetail(conversation: conversation, message: message)
+                        == h.engine.readDetail(conversation: conversation, message: message)
+                )
             }
         }
         for user in ["A", "B", "C", "D", "E"] {
-            #expect(restored.unreadCounts(user: user, conversations: []) == h.engine.unreadCounts(user: user, conversations: []))
-            #expect(restored.lastSent(conversation: "g", sender: user) == h.engine.lastSent(conversation: "g", sender: user))
+            #expect(
+                restored.unreadCounts(user: user, conversations: [])
+                    == h.engine.unreadCounts(user: user, conversations: [])
+            )
+            #expect(
+                restored.lastSent(conversation: "g", sender: user) == h.engine.lastSent(conversation: "g", sender: user)
+            )
         }
         // The same further events give the same results, duplicates included.
         var original = h
@@ -61,7 +72,10 @@ struct SnapshotTests {
         }
         copy.sequence = 1
         original.sequence = 1
-        #expect(original.apply(.memberJoined(conversation: "g", user: "F")) == copy.apply(.memberJoined(conversation: "g", user: "F")))
+        #expect(
+            original.apply(.memberJoined(conversation: "g", user: "F"))
+                == copy.apply(.memberJoined(conversation: "g", user: "F"))
+        )
         #expect(original.engine.encodedState() == copy.engine.encodedState())
     }
 
@@ -149,10 +163,14 @@ struct SnapshotTests {
                 .messageSent(conversation: "g", message: "z", sender: "A", isSystem: false),
                 .read(conversation: "g", user: "E", message: nil), .read(conversation: "g", user: "D", message: nil),
                 .delivered(conversation: "g", user: "E", message: "later"), .memberLeft(conversation: "g", user: "E"),
-                .memberLeft(conversation: "g", user: "D"), .userDeleted(user: "A"), .memberJoined(conversation: "g", user: "C"),
+                .memberLeft(conversation: "g", user: "D"), .userDeleted(user: "A"),
+                .memberJoined(conversation: "g", user: "C"),
             ]
             for (i, kind) in further.enumerated() {
-                _ = engine.apply(Event(id: EventID(source: "fuzz", sequence: UInt64(i + 1)), kind: kind), at: Timestamp(milliseconds: 1_800_000_000_000))
+                _ = engine.apply(
+                    Event(id: EventID(source: "fuzz", sequence: UInt64(i + 1)), kind: kind),
+                    at: Timestamp(milliseconds: 1_800_000_000_000)
+                )
             }
             _ = engine.expireMessages(sentBefore: Timestamp(milliseconds: 1_800_000_000_000))
             _ = engine.encodedState()
