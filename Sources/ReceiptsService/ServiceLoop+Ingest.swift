@@ -93,25 +93,15 @@ extension ServiceLoop {
         let now = clock.now()
         var outcomes: [EventOutcome] = []
         outcomes.reserveCapacity(events.count)
-        var changes: [MessageStatus] = []
         var tally = OutcomeTally()
-        var changeIndexes: [MessageKey: Int] = [:]
+        var merger = ChangeMerger()
         for event in events {
             let result = engine.apply(event, at: now)
             outcomes.append(result.outcome)
             tally.add(result.outcome, logger: logger)
-            // One update per changed message per batch, carrying its final state: the batch
-            // becomes durable at one instant, so nothing real-time is lost by merging.
-            for change in result.changes {
-                let key = MessageKey(conversation: change.conversation, sequence: change.sequence)
-                if let index = changeIndexes[key] {
-                    changes[index] = change
-                } else {
-                    changeIndexes[key] = changes.count
-                    changes.append(change)
-                }
-            }
+            merger.add(result.changes)
         }
+        let changes = merger.changes
         tally.report(to: counters, hot)
         // Only accepted events change state; anything else waits for what is already in flight,
         // so that a duplicate is never acknowledged before its original is durable.
