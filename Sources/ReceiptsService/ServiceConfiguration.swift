@@ -39,8 +39,11 @@ public struct ServiceConfiguration: Sendable {
     /// Replay the log with engine settings (worker, pending receipts) other than it was written with.
     public var acceptSettingsChange: Bool
 
+    /// The data directory used when neither a flag nor `RECEIPTD_DATA_DIR` names one.
+    public static let defaultDataDirectory = "receiptd-data"
+
     /// The embedded default configuration, rooted at `dataDirectory`.
-    public init(dataDirectory: String = "receiptd-data") {
+    public init(dataDirectory: String = defaultDataDirectory) {
         self.dataDirectory = dataDirectory
         ingestEndpoint = "ipc://\(dataDirectory)/ingest.sock"
         ingestSubscribeEndpoint = "ipc://\(dataDirectory)/ingest-sub.sock"
@@ -59,6 +62,25 @@ public struct ServiceConfiguration: Sendable {
         cutCorruptionAtStart = false
         publishHighWaterMark = 100_000
         acceptSettingsChange = false
+    }
+
+    /// The default configuration with the data directory and endpoints resolved as receiptd
+    /// resolves them: each flag if given, else its `RECEIPTD_*` environment variable, else the
+    /// default `ipc://` endpoint under the data directory. receiptctl resolves them the same
+    /// way, so the two find each other with no flags at all.
+    public init(
+        dataDirectory: String?,
+        ingest: String?,
+        ingestSubscribe: String?,
+        publish: String?,
+        query: String?,
+        environment: [String: String]
+    ) {
+        self.init(dataDirectory: dataDirectory ?? environment["RECEIPTD_DATA_DIR"] ?? Self.defaultDataDirectory)
+        ingestEndpoint = ingest ?? environment["RECEIPTD_INGEST"] ?? ingestEndpoint
+        ingestSubscribeEndpoint = ingestSubscribe ?? environment["RECEIPTD_INGEST_SUB"] ?? ingestSubscribeEndpoint
+        publishEndpoint = publish ?? environment["RECEIPTD_PUBLISH"] ?? publishEndpoint
+        queryEndpoint = query ?? environment["RECEIPTD_QUERY"] ?? queryEndpoint
     }
 
     /// Checks the values that would otherwise fail later and less clearly.

@@ -19,14 +19,20 @@ struct Endpoints: ParsableArguments {
     @Option(help: "Milliseconds to wait for a reply.")
     var timeoutMs: Int32 = 5000
 
-    private var defaults: ServiceConfiguration {
-        ServiceConfiguration(dataDirectory: dataDir ?? environment["RECEIPTD_DATA_DIR"] ?? "receiptd-data")
+    /// The endpoints exactly as the daemon resolves them from the same flags and environment.
+    private var resolved: ServiceConfiguration {
+        ServiceConfiguration(
+            dataDirectory: dataDir,
+            ingest: ingest,
+            ingestSubscribe: nil,
+            publish: publish,
+            query: query,
+            environment: ProcessInfo.processInfo.environment
+        )
     }
 
-    private var environment: [String: String] { ProcessInfo.processInfo.environment }
-
-    var ingestEndpoint: String { ingest ?? environment["RECEIPTD_INGEST"] ?? defaults.ingestEndpoint }
-    var publishEndpoint: String { publish ?? environment["RECEIPTD_PUBLISH"] ?? defaults.publishEndpoint }
-    var queryEndpoint: String { query ?? environment["RECEIPTD_QUERY"] ?? defaults.queryEndpoint }
-    var dataDirectory: String { dataDir ?? environment["RECEIPTD_DATA_DIR"] ?? "receiptd-data" }
+    var ingestEndpoint: String { resolved.ingestEndpoint }
+    var publishEndpoint: String { resolved.publishEndpoint }
+    var queryEndpoint: String { resolved.queryEndpoint }
+    var dataDirectory: String { resolved.dataDirectory }
 }

@@ -108,16 +108,13 @@ struct Receiptd: ParsableCommand {
         let logger = Logger(label: "receiptd")
 
         var configuration = ServiceConfiguration(
-            dataDirectory: settings.value(dataDir, "RECEIPTD_DATA_DIR", "receiptd-data")
+            dataDirectory: dataDir,
+            ingest: ingest,
+            ingestSubscribe: ingestSub,
+            publish: publish,
+            query: query,
+            environment: environment
         )
-        configuration.ingestEndpoint = settings.value(ingest, "RECEIPTD_INGEST", configuration.ingestEndpoint)
-        configuration.ingestSubscribeEndpoint = settings.value(
-            ingestSub,
-            "RECEIPTD_INGEST_SUB",
-            configuration.ingestSubscribeEndpoint
-        )
-        configuration.publishEndpoint = settings.value(publish, "RECEIPTD_PUBLISH", configuration.publishEndpoint)
-        configuration.queryEndpoint = settings.value(query, "RECEIPTD_QUERY", configuration.queryEndpoint)
         configuration.workerIndex = try settings.number(
             workerIndex,
             "RECEIPTD_WORKER_INDEX",

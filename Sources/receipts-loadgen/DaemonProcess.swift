@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsService
 import ReceiptsWire
 import ZeroMQ
 
@@ -10,10 +11,12 @@ final class DaemonProcess {
     private var process: Process?
     private let context: ZMQContext
 
-    var ingestEndpoint: String { "ipc://\(dataDirectory)/ingest.sock" }
-    var ingestSubscribeEndpoint: String { "ipc://\(dataDirectory)/ingest-sub.sock" }
-    var publishEndpoint: String { "ipc://\(dataDirectory)/updates.sock" }
-    var queryEndpoint: String { "ipc://\(dataDirectory)/query.sock" }
+    /// The daemon's default endpoints under its data directory.
+    private var endpoints: ServiceConfiguration { ServiceConfiguration(dataDirectory: dataDirectory) }
+    var ingestEndpoint: String { endpoints.ingestEndpoint }
+    var ingestSubscribeEndpoint: String { endpoints.ingestSubscribeEndpoint }
+    var publishEndpoint: String { endpoints.publishEndpoint }
+    var queryEndpoint: String { endpoints.queryEndpoint }
     var processIdentifier: Int32 { process?.processIdentifier ?? 0 }
 
     /// The directory holding receiptd (beside this executable), or `RECEIPTD_BIN_DIR`.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReceiptsService
 import ZeroMQ
 
 /// Drives an already-running receiptd with one workload and prints what it measured.
@@ -15,7 +16,7 @@ struct RunCommand: ParsableCommand {
     }
 
     @Option(help: "receiptd's data directory: its default ipc:// endpoints are derived from it.")
-    var dataDir = "receiptd-data"
+    var dataDir = ServiceConfiguration.defaultDataDirectory
 
     @Option(help: "Acknowledged ingest endpoint (default ipc://<data-dir>/ingest.sock).")
     var ingest: String?
@@ -56,15 +57,15 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        let directory = URL(fileURLWithPath: dataDir).standardizedFileURL.path
+        let defaults = ServiceConfiguration(dataDirectory: URL(fileURLWithPath: dataDir).standardizedFileURL.path)
         let context = try ZMQContext()
         defer { context.terminate() }
         let driver = LoadDriver(
             context: context,
-            ingestEndpoint: ingest ?? "ipc://\(directory)/ingest.sock",
-            ingestSubscribeEndpoint: ingestSub ?? "ipc://\(directory)/ingest-sub.sock",
-            publishEndpoint: publish ?? "ipc://\(directory)/updates.sock",
-            queryEndpoint: query ?? "ipc://\(directory)/query.sock"
+            ingestEndpoint: ingest ?? defaults.ingestEndpoint,
+            ingestSubscribeEndpoint: ingestSub ?? defaults.ingestSubscribeEndpoint,
+            publishEndpoint: publish ?? defaults.publishEndpoint,
+            queryEndpoint: query ?? defaults.queryEndpoint
         )
         let shape = workload.shape
         print("workload: \(shape)")
