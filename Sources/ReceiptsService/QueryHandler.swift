@@ -9,50 +9,64 @@ struct QueryHandler {
     let workerIndex: Int
     let workerCount: Int
 
-    /// The reply to an engine query (health, stats and compaction are the loop's own).
-    /// - Parameters:
-    ///   - epoch: the publisher's epoch, for a snapshot.
-    ///   - publishedSequence: for a snapshot, the conversation's last published update sequence.
-    func answer(_ query: Query, epoch: UInt64, publishedSequence: (String) -> UInt64) -> QueryReply {
-        if let conversation = query.conversation, let refusal = ownershipRefusal(conversation) {
-            return .error(refusal)
-        }
-        switch query {
-        case .messageStatus(let conversation, let message, let viewer):
+    /// The status of one message, with display text for `viewer`.
+    func messageStatus(conversation: String, message: String, viewer: Viewer) -> QueryReply {
+        owned(conversation) {
             guard let status = engine.status(conversation: conversation, message: message) else {
                 return notFound("message \(message) in conversation \(conversation)")
             }
             return .messageStatus(status, displayText: DisplayText.text(for: status, viewer: viewer))
-        case .readDetail(let conversation, let message):
+        }
+    }
+
+    /// The who-read-it sheet of one message.
+    func readDetail(conversation: String, message: String) -> QueryReply {
+        owned(conversation) {
             guard let detail = engine.readDetail(conversation: conversation, message: message) else {
                 return notFound("message \(message) in conversation \(conversation)")
             }
             return .readDetail(detail)
-        case .lastSent(let conversation, let viewer):
+        }
+    }
+
+    /// The status of the viewer's latest normal message in a conversation.
+    func lastSent(conversation: String, viewer: Viewer) -> QueryReply {
+        owned(conversation) {
             guard let status = engine.lastSent(conversation: conversation, sender: viewer.user) else {
                 return notFound("a message from \(viewer.user) in conversation \(conversation)")
             }
             return .lastSent(status, displayText: DisplayText.text(for: status, viewer: viewer))
-        case .unreadCounts(let user, let conversations):
-            return .unreadCounts(engine.unreadCounts(user: user, conversations: conversations))
-        case .snapshot(let conversation, let limit):
-            guard let snapshot = engine.snapshot(conversation: conversation, limit: limit) else {
-                return notFound("conversation \(conversation)")
-            }
-            return .snapshot(snapshot, epoch: epoch, sequence: publishedSequence(conversation))
-        case .health, .stats, .compact:
-            return .error(ErrorReply(code: .internal, message: "\(query.kindName) is not an engine query"))
         }
     }
 
-    private func ownershipRefusal(_ conversation: String) -> ErrorReply? {
+    /// A user's unread counts on this worker.
+    func unreadCounts(user: String, conversations: [String]) -> QueryReply {
+        .unreadCounts(engine.unreadCounts(user: user, conversations: conversations))
+    }
+
+    /// A conversation's snapshot, with the publisher's epoch and the conversation's last published sequence.
+    func snapshot(conversation: String, limit: Int, epoch: UInt64, publishedSequence: UInt64) -> QueryReply {
+        owned(conversation) {
+            guard let snapshot = engine.snapshot(conversation: conversation, limit: limit) else {
+                return notFound("conversation \(conversation)")
+            }
+            return .snapshot(snapshot, epoch: epoch, sequence: publishedSequence)
+        }
+    }
+
+    /// The answer, or NOT_OWNER naming the worker that owns the conversation.
+    private func owned(_ conversation: String, _ answer: () -> QueryReply) -> QueryReply {
         let owner = Partitioning.owner(of: conversation, workerCount: workerCount)
-        guard owner != workerIndex else { return nil }
-        return ErrorReply(
-            code: .notOwner,
-            message: "conversation \(conversation) belongs to worker \(owner)",
-            ownerWorker: owner
-        )
+        guard owner == workerIndex else {
+            return .error(
+                ErrorReply(
+                    code: .notOwner,
+                    message: "conversation \(conversation) belongs to worker \(owner)",
+                    ownerWorker: owner
+                )
+            )
+        }
+        return answer()
     }
 
     private func notFound(_ what: String) -> QueryReply {
@@ -61,17 +75,6 @@ struct QueryHandler {
 }
 
 extension Query {
-    /// The conversation the query is about, if any.
-    var conversation: String? {
-        switch self {
-        case .messageStatus(let conversation, _, _), .readDetail(let conversation, _),
-            .lastSent(let conversation, _), .snapshot(let conversation, _):
-            conversation
-        case .unreadCounts, .health, .stats, .compact:
-            nil
-        }
-    }
-
     /// A short name for counters and logs.
     var kindName: String {
         switch self {

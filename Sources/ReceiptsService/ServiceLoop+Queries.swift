@@ -44,6 +44,11 @@ extension ServiceLoop {
             return .error(ErrorReply(code: code, message: "undecodable Query: \(error.message)"))
         }
         counters.increment("receiptd.queries.served", label: query.kindName)
+        let engineQueries = QueryHandler(
+            engine: engine,
+            workerIndex: configuration.workerIndex,
+            workerCount: configuration.workerCount
+        )
         switch query {
         case .health:
             return .health(
@@ -61,13 +66,21 @@ extension ServiceLoop {
             compaction.requesters.append(envelope)
             startCompaction(reason: "requested")
             return nil
-        case .messageStatus, .readDetail, .lastSent, .unreadCounts, .snapshot:
-            let handler = QueryHandler(
-                engine: engine,
-                workerIndex: configuration.workerIndex,
-                workerCount: configuration.workerCount
+        case .messageStatus(let conversation, let message, let viewer):
+            return engineQueries.messageStatus(conversation: conversation, message: message, viewer: viewer)
+        case .readDetail(let conversation, let message):
+            return engineQueries.readDetail(conversation: conversation, message: message)
+        case .lastSent(let conversation, let viewer):
+            return engineQueries.lastSent(conversation: conversation, viewer: viewer)
+        case .unreadCounts(let user, let conversations):
+            return engineQueries.unreadCounts(user: user, conversations: conversations)
+        case .snapshot(let conversation, let limit):
+            return engineQueries.snapshot(
+                conversation: conversation,
+                limit: limit,
+                epoch: statusPublisher.epoch,
+                publishedSequence: statusPublisher.sequence(of: conversation)
             )
-            return handler.answer(query, epoch: statusPublisher.epoch, publishedSequence: statusPublisher.sequence(of:))
         }
     }
 
