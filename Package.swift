@@ -20,11 +20,13 @@ let package = Package(
         .library(name: "ReceiptLog", targets: ["ReceiptLog"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "ReceiptsService", targets: ["ReceiptsService"]),
+        .library(name: "ReceiptsClient", targets: ["ReceiptsClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
@@ -60,6 +62,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The gateway library: routing, batching, acknowledged retries, Clone-pattern
+        // subscriptions, typed queries and an optional outbox (a ReceiptLog); every tool of
+        // this package uses it.
+        .target(
+            name: "ReceiptsClient",
+            dependencies: [
+                "ReceiptsCore", "ReceiptsWire", "ReceiptLog", "ZeroMQ",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
 
         .executableTarget(
             name: "receiptd",
@@ -73,17 +87,20 @@ let package = Package(
         .executableTarget(
             name: "receiptctl",
             dependencies: [
-                "ReceiptsService", "ReceiptsWire", "ReceiptsCore", "ReceiptLog", "ZeroMQ",
+                "ReceiptsClient", "ReceiptsService", "ReceiptsWire", "ReceiptsCore", "ReceiptLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
         // The load generator and end-to-end benchmark harness (BENCHMARKS.md); the raw baseline
-        // decodes with protobuf-c directly, the storage rows drive ReceiptLog in-process.
+        // decodes with protobuf-c directly, the storage rows drive ReceiptLog in-process, queries
+        // and the client-path rows go through ReceiptsClient.
         .executableTarget(
             name: "receipts-loadgen",
             dependencies: [
-                "ReceiptsService", "ReceiptsWire", "ReceiptsCore", "ReceiptLog", "ZeroMQ", "CReceiptsProto",
+                "ReceiptsService", "ReceiptsClient", "ReceiptsWire", "ReceiptsCore", "ReceiptLog", "ZeroMQ",
+                "CReceiptsProto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -103,10 +120,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReceiptsClientTests",
+            dependencies: [
+                "ReceiptsClient", "ReceiptsCore", "ReceiptsWire", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Starts the built receiptd binary and talks to it over real sockets.
         .testTarget(
             name: "ReceiptdIntegrationTests",
-            dependencies: ["ReceiptsCore", "ReceiptsWire", "ZeroMQ"],
+            dependencies: [
+                "ReceiptsClient", "ReceiptsCore", "ReceiptsWire", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -23,7 +23,11 @@ public final class ReceiptService: Sendable {
         try configuration.validate()
         self.configuration = configuration
         self.logger = logger
-        self.control = ServiceControl(doorbell: try Doorbell())
+        do {
+            self.control = ServiceControl(doorbell: try Doorbell())
+        } catch {
+            throw ServiceError(.system, "cannot make the loop's wake-up pipe", cause: error)
+        }
     }
 
     /// Recovers, binds the endpoints and serves until `stop()`; then stops intake, makes

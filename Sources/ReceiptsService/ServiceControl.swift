@@ -1,5 +1,6 @@
 import ReceiptLog
 import Synchronization
+import ZeroMQ
 
 /// What other threads tell the service loop: stop, a fatal log error, a finished compaction.
 ///

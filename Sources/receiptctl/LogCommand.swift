@@ -45,13 +45,13 @@ struct LogCommand: ParsableCommand {
     }
 
     /// Asks the running receiptd to snapshot its state and remove covered segments.
-    struct Compact: ParsableCommand {
+    struct Compact: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Ask the running receiptd to compact its log now.")
         @OptionGroup var endpoints: Endpoints
         @Flag(help: "Print JSON.") var json = false
 
-        func run() throws {
-            try Rendering.print(try ask(.compact, endpoints), json: json)
+        func run() async throws {
+            try Rendering.print(try await endpoints.ask(.compact), json: json)
         }
     }
 }

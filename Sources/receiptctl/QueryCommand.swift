@@ -3,7 +3,7 @@ import ReceiptsCore
 import ReceiptsWire
 
 /// Runs one query against the query endpoint and prints the reply.
-struct QueryCommand: ParsableCommand {
+struct QueryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "query",
         abstract: "Ask receiptd about a message, a conversation or a user.",
@@ -38,7 +38,7 @@ struct QueryCommand: ParsableCommand {
     @Option(help: "Most recent messages in a snapshot; 0 = all.") var limit: Int = 0
     @Flag(help: "Print JSON.") var json = false
 
-    func run() throws {
+    func run() async throws {
         let viewerValue = Viewer(user: viewer ?? "", timeZone: timeZone, locale: locale, prefersCounts: counts)
         let query: Query
         switch kind {
@@ -61,7 +61,7 @@ struct QueryCommand: ParsableCommand {
         case .snapshot:
             query = .snapshot(conversation: try required(conversation, "conversation"), limit: limit)
         }
-        try Rendering.print(try ask(query, endpoints), json: json)
+        try Rendering.print(try await endpoints.ask(query), json: json)
     }
 
     private func required<T>(_ value: T?, _ name: String) throws -> T {
@@ -70,30 +70,24 @@ struct QueryCommand: ParsableCommand {
     }
 }
 
-/// Sends a query and decodes the reply.
-func ask(_ query: Query, _ endpoints: Endpoints) throws -> QueryReply {
-    let client = RequestClient(endpoint: endpoints.queryEndpoint, timeoutMilliseconds: endpoints.timeoutMs)
-    return try QueryReply.decode(try client.request(query.encode()))
-}
-
 /// Is receiptd serving.
-struct Health: ParsableCommand {
+struct Health: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print receiptd's health.")
     @OptionGroup var endpoints: Endpoints
     @Flag(help: "Print JSON.") var json = false
 
-    func run() throws {
-        try Rendering.print(try ask(.health, endpoints), json: json)
+    func run() async throws {
+        try Rendering.print(try await endpoints.ask(.health), json: json)
     }
 }
 
 /// receiptd's counters.
-struct Stats: ParsableCommand {
+struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print receiptd's counters.")
     @OptionGroup var endpoints: Endpoints
     @Flag(help: "Print JSON.") var json = false
 
-    func run() throws {
-        try Rendering.print(try ask(.stats, endpoints), json: json)
+    func run() async throws {
+        try Rendering.print(try await endpoints.ask(.stats), json: json)
     }
 }

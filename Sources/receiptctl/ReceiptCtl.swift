@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// receiptctl: send events, run queries, tail status updates, inspect and compact a log.
 @main
-struct ReceiptCtl: ParsableCommand {
+struct ReceiptCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receiptctl",
         abstract: "Talk to a running receiptd, or inspect its data directory.",

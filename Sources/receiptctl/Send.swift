@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
+import ReceiptsClient
 import ReceiptsCore
-import ReceiptsWire
 
 /// Sends events to the acknowledged ingest endpoint and prints each event's outcome.
-struct Send: ParsableCommand {
+struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send one event from flags, or JSON lines from stdin (--json), and print the outcomes.",
         discussion: """
@@ -45,7 +45,7 @@ struct Send: ParsableCommand {
     @Flag(help: "Print the outcomes as JSON.")
     var outputJSON = false
 
-    func run() throws {
+    func run() async throws {
         let specs: [EventSpec]
         if json {
             specs = try Self.readJSONLines()
@@ -71,12 +71,13 @@ struct Send: ParsableCommand {
         let events = try specs.enumerated().map { index, spec in
             try spec.event(source: defaultSource, sequence: firstSequence + UInt64(index))
         }
-        let client = RequestClient(endpoint: endpoints.ingestEndpoint, timeoutMilliseconds: endpoints.timeoutMs)
-        let reply = try IngestReply.decode(try client.request(EventBatchCodec.encode(events)))
-        if let error = reply.error {
-            throw CtlError("refused: \(error.code): \(error.message)")
+        // All events in one frame, as the help promises.
+        var configuration = endpoints.clientConfiguration
+        configuration.maxBatchEvents = max(events.count, 1)
+        let outcomes = try await endpoints.withClient(configuration) { client in
+            try await endpoints.send(events, client)
         }
-        for (event, outcome) in zip(events, reply.results) {
+        for (event, outcome) in zip(events, outcomes) {
             print(
                 outputJSON
                     ? Rendering.json(event: event, outcome: outcome) : Rendering.text(event: event, outcome: outcome)

@@ -1,14 +1,16 @@
 import ArgumentParser
+import Foundation
+import ReceiptsClient
 import ReceiptsCore
 import ReceiptsWire
-import ZeroMQ
 
 /// Prints status updates of a conversation or a topic prefix as they are published.
 ///
-/// With `--snapshot` (one conversation), it follows the zguide's Clone pattern: subscribe
-/// first, fetch a snapshot, skip updates the snapshot already covers, and fetch a new
-/// snapshot whenever a sequence gap or a new epoch shows that updates were lost.
-struct Tail: ParsableCommand {
+/// A conversation is followed with the zguide's Clone pattern (by `ReceiptsClient`): a late
+/// join, a sequence gap or a new epoch is repaired from a snapshot, so every message's status
+/// shows in order. `--snapshot` prints the conversation's state first; either way only what
+/// changes after that state is printed as an update.
+struct Tail: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print status updates as they are published.",
         discussion: """
@@ -25,7 +27,8 @@ struct Tail: ParsableCommand {
         help: "Follow every topic starting with this prefix (\"<4 hex digits>:\" is one partition; \"\" is everything)."
     )
     var prefix: String?
-    @Flag(help: "Start from a snapshot and repair gaps from snapshots (needs --conversation).") var snapshot = false
+    @Flag(help: "Print a snapshot first; gaps are repaired from snapshots either way (needs --conversation).")
+    var snapshot = false
     @Option(help: "Stop after this many updates (0 = never).") var count: Int = 0
     @Option(help: "Stop after this many ms without an update (0 = never).") var idleTimeoutMs: Int32 = 0
     @Flag(help: "Print JSON.") var json = false
@@ -37,41 +40,80 @@ struct Tail: ParsableCommand {
         if snapshot, conversation == nil { throw ValidationError("--snapshot needs --conversation") }
     }
 
-    func run() throws {
-        let context = try ZMQContext()
-        defer { context.terminate() }
-        let socket = try ZMQSocket(context: context, type: .sub)
-        defer { socket.close() }
-        try socket.setLinger(milliseconds: 0)
-        if idleTimeoutMs > 0 { try socket.setReceiveTimeout(milliseconds: idleTimeoutMs) }
-        let topic = conversation.map(Partitioning.topic(for:))
-        try socket.subscribe(topic ?? prefix ?? "")
-        try socket.connect(endpoints.publishEndpoint)
-
-        var position: (epoch: UInt64, sequence: UInt64)?
-        if snapshot, let conversation {
-            position = try printSnapshot(conversation)
+    func run() async throws {
+        try await endpoints.withClient { client in
+            let topic: SubscriptionTopic = conversation.map { .conversation($0) } ?? .prefix(prefix ?? "")
+            // Subscribed first, so that the snapshot below is usually not older than the
+            // subscription's own: what the subscription starts with is then already shown.
+            let updates = client.subscribe(to: topic)
+            var start: TailStart?
+            if let conversation { start = try await startingPoint(conversation, client) }
+            await Self.follow(
+                updates,
+                after: start,
+                limit: count,
+                json: json,
+                idleTimeout: idleTimeoutMs > 0 ? .milliseconds(idleTimeoutMs) : nil
+            )
         }
+    }
+
+    /// Takes the conversation's snapshot (printed with `--snapshot`) as the point after which
+    /// updates are printed.
+    /// - Returns: The snapshot's position and statuses, or nil if there is none (without
+    ///   `--snapshot`: everything the subscription reports is then printed).
+    /// - Throws: With `--snapshot`, `CtlError` for an error reply or no reply.
+    private func startingPoint(_ conversation: String, _ client: ReceiptsClient) async throws -> TailStart? {
+        let query = Query.snapshot(conversation: conversation, limit: 0)
+        let reply: QueryReply
+        if snapshot {
+            reply = try await endpoints.ask(query, client)
+            try Rendering.print(reply, json: json)
+            fflush(nil)
+        } else {
+            guard let answer = try? await endpoints.ask(query, client) else { return nil }
+            reply = answer
+        }
+        guard case .snapshot(let state, let epoch, let sequence) = reply else { return nil }
+        return TailStart(snapshot: state, epoch: epoch, sequence: sequence)
+    }
+
+    /// Prints updates the start does not cover, one line each, flushed, until `limit` are
+    /// printed (0: no limit), the subscription ends, or nothing came for `idleTimeout`.
+    private static func follow(
+        _ updates: StatusUpdates,
+        after start: TailStart?,
+        limit: Int,
+        json: Bool,
+        idleTimeout: Duration?
+    ) async {
+        guard let idleTimeout else {
+            await printUpdates(updates, after: start, limit: limit, json: json, idleTimer: nil)
+            return
+        }
+        let idleTimer = IdleTimer(timeout: idleTimeout)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await printUpdates(updates, after: start, limit: limit, json: json, idleTimer: idleTimer) }
+            group.addTask { await idleTimer.expiry() }
+            // Whichever ends first ends the other: a cancelled iteration returns nil.
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private static func printUpdates(
+        _ updates: StatusUpdates,
+        after start: TailStart?,
+        limit: Int,
+        json: Bool,
+        idleTimer: IdleTimer?
+    ) async {
+        var iterator = updates.makeAsyncIterator()
         var printed = 0
-        while count == 0 || printed < count {
-            guard let frames = try socket.receiveMultipart() else { return }
-            guard frames.count == 2 else { continue }
-            // Prefix subscriptions also match longer conversation ids: compare the whole topic.
-            if let topic, frames[0] != Array(topic.utf8) { continue }
-            let update = try StatusUpdate.decode(frames[1])
-            if let current = position, let conversation {
-                if update.epoch == current.epoch, update.sequence <= current.sequence { continue }
-                if update.epoch != current.epoch || update.sequence != current.sequence + 1 {
-                    print(
-                        json
-                            ? Rendering.encode(["gap": true, "epoch": update.epoch, "sequence": update.sequence])
-                            : "gap before sequence \(update.sequence); fetching a snapshot"
-                    )
-                    position = try printSnapshot(conversation)
-                    continue
-                }
-                position = (update.epoch, update.sequence)
-            }
+        while limit == 0 || printed < limit {
+            guard let update = await iterator.next() else { return }
+            idleTimer?.reset()
+            if let start, start.covers(update) { continue }
             var object = Rendering.object(update.status, displayText: nil)
             object["epoch"] = update.epoch
             object["updateSequence"] = update.sequence
@@ -80,16 +122,8 @@ struct Tail: ParsableCommand {
                     ? Rendering.encode(object)
                     : "#\(update.sequence) " + Rendering.text(update.status, displayText: nil)
             )
+            fflush(nil)
             printed += 1
         }
-    }
-
-    private func printSnapshot(_ conversation: String) throws -> (epoch: UInt64, sequence: UInt64) {
-        let reply = try ask(.snapshot(conversation: conversation, limit: 0), endpoints)
-        try Rendering.print(reply, json: json)
-        guard case .snapshot(_, let epoch, let sequence) = reply else {
-            throw CtlError("unexpected reply to a snapshot query")
-        }
-        return (epoch, sequence)
     }
 }

@@ -34,8 +34,27 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "The Redis function library (default: Benchmarks/redis/receipts.lua in the source tree).")
     var redisScript: String?
 
-    @Option(help: "Only these sections, comma-separated: ingest,latency,disk,redis,memory,restart,storage.")
+    @Option(
+        help: """
+            Concurrent callers of the ReceiptsClient rows, comma-separated: one row per count, each \
+            task awaiting one single-event send call at a time.
+            """
+    )
+    var clientCallers = "64,256,1024"
+
+    @Option(
+        help: """
+            Only these sections, comma-separated: \(Self.sections.joined(separator: ",")). ingest = batched + \
+            single; single = the one-event-per-frame rows and the ReceiptsClient rows; client = the \
+            ReceiptsClient rows and the acknowledged one-event-per-frame row they are compared with.
+            """
+    )
     var only: String?
+
+    /// The names `--only` takes.
+    static let sections = [
+        "ingest", "batched", "single", "client", "latency", "disk", "redis", "memory", "restart", "storage",
+    ]
 
     @OptionGroup var workload: WorkloadOptions
 
@@ -43,6 +62,20 @@ struct BenchCommand: ParsableCommand {
         guard repeats >= 1, scale > 0, memoryMessages >= 2, latencyBatch >= 1, latencySeconds > 0 else {
             throw ValidationError("repeats, scale, memory-messages, latency-batch and latency-seconds must be positive")
         }
+        guard let callers = callerCounts, callers.allSatisfy({ $0 >= 1 }) else {
+            throw ValidationError("client-callers must be positive integers, comma-separated")
+        }
+        if let unknown = only?.split(separator: ",").first(where: { !Self.sections.contains(String($0)) }) {
+            throw ValidationError(
+                "unknown section '\(unknown)' in --only; known: \(Self.sections.joined(separator: ","))"
+            )
+        }
+    }
+
+    /// `--client-callers` as numbers, or nil if one is not a number.
+    private var callerCounts: [Int]? {
+        let counts = clientCallers.split(separator: ",").map { Int($0) }
+        return counts.contains(nil) ? nil : counts.compactMap { $0 }
     }
 
     func run() throws {
@@ -61,7 +94,13 @@ struct BenchCommand: ParsableCommand {
         FileHandle.standardError.write(Data("workload: \(bench.shape)\n".utf8))
         let loadBefore = Self.loadAverage()
         if wanted("disk") { try bench.disk() }
-        if wanted("ingest") { try bench.ingest() }
+        if wanted("ingest") || wanted("batched") { try bench.ingestBatched() }
+        if wanted("ingest") || wanted("single") || wanted("client") {
+            try bench.ingestSingle(
+                fireAndForget: wanted("ingest") || wanted("single"),
+                clientCallers: callerCounts ?? []
+            )
+        }
         if wanted("latency") {
             let rates = latencyRates.split(separator: ",").compactMap { Double($0) }
             try bench.latency(rates: rates, batch: latencyBatch, seconds: latencySeconds)

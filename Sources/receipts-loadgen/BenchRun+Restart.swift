@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsClient
 import ReceiptsWire
 
 extension BenchRun {
@@ -32,15 +33,14 @@ extension BenchRun {
         )
 
         let logBytes = daemon.diskBytes()
-        let query = QueryClient(context: context, endpoint: daemon.queryEndpoint)
-        _ = try compact(query)
+        _ = try compact(daemon.client)
         _ = try LoadDriver(context: context, daemon: daemon).drive(
             set.slice(split..<set.frames.count),
             gateways: shape.gateways,
             conversations: shape.conversations,
             options: options
         )
-        let compaction = try compact(query)
+        let compaction = try compact(daemon.client)
         let compactedBytes = daemon.diskBytes()
         daemon.kill9()
         let snapshotSeconds = try daemon.start()
@@ -69,10 +69,7 @@ extension BenchRun {
         )
     }
 
-    private func compact(_ query: QueryClient) throws -> CompactResult {
-        guard case .compact(let result) = try query.ask(.compact, timeoutMilliseconds: 300_000) else {
-            throw LoadgenError(.protocolViolation, "compaction failed")
-        }
-        return result
+    private func compact(_ client: ReceiptsClient) throws -> CompactResult {
+        try AsyncBridge.wait { try await client.compact(worker: 0) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsClient
 import ZeroMQ
 
 /// The state of one `bench` invocation: its sizes, its table, and every scenario.
@@ -37,6 +38,13 @@ struct BenchRun {
         return ResultTable.median(values)
     }
 
+    /// Runs `measure` `repeats` times and returns the result with the median events/s.
+    func medianResult(_ measure: () throws -> DriveResult) rethrows -> DriveResult {
+        var results: [DriveResult] = []
+        for _ in 0..<repeats { results.append(try measure()) }
+        return results.sorted { $0.eventsPerSecond < $1.eventsPerSecond }[(results.count - 1) / 2]
+    }
+
     /// Starts a fresh receiptd for one measurement.
     func daemon(_ arguments: [String] = []) throws -> DaemonProcess {
         try DaemonProcess(context: context, arguments: arguments)
@@ -52,6 +60,25 @@ struct BenchRun {
             conversations: shape.conversations,
             options: options
         )
+        if result.rejected > 0 {
+            FileHandle.standardError.write(Data("warning: \(result.rejected) events rejected\n".utf8))
+        }
+        return result
+    }
+
+    /// Sends `set` through ReceiptsClient to a fresh receiptd, from `callers` concurrent tasks.
+    func driveThroughClient(_ set: FrameSet, callers: Int) throws -> DriveResult {
+        let daemon = try daemon()
+        defer { daemon.terminate() }
+        let driver = ClientDriver(
+            context: context,
+            worker: Cluster.Worker(
+                ingest: daemon.ingestEndpoint,
+                query: daemon.queryEndpoint,
+                publish: daemon.publishEndpoint
+            )
+        )
+        let result = try driver.drive(set, conversations: shape.conversations, callers: callers, trackLatency: false)
         if result.rejected > 0 {
             FileHandle.standardError.write(Data("warning: \(result.rejected) events rejected\n".utf8))
         }

@@ -14,6 +14,13 @@ struct DriveResult: Sendable {
     var lost = 0
     /// The subscriber's view, when latency was tracked.
     var updates: UpdateCollector.Report?
+    /// Through ReceiptsClient: the frames it made of the measured events, and how many of
+    /// them it sent again (acknowledgement timeout or UNAVAILABLE).
+    var clientFrames: Int?
+    var clientFramesResent = 0
+    /// Through ReceiptsClient: CPU seconds the load generator spent while timed (the client's
+    /// thread and the calling tasks).
+    var clientCPUSeconds = 0.0
 
     var eventsPerSecond: Double { Double(events - lost) / seconds }
 
@@ -29,6 +36,18 @@ struct DriveResult: Sendable {
             String(format: "events %d in %.3f s: %.0f events/s", events, seconds, eventsPerSecond),
             "outcomes: accepted \(accepted), duplicate \(duplicates), rejected \(rejected), lost \(lost)",
         ]
+        if let clientFrames {
+            lines.append(
+                String(
+                    format: "client: %d frames (%.1f events/frame), %d re-sent, %.2f s CPU (%.1f µs/event)",
+                    clientFrames,
+                    Double(events) / Double(max(clientFrames, 1)),
+                    clientFramesResent,
+                    clientCPUSeconds,
+                    clientCPUSeconds * 1e6 / Double(max(events, 1))
+                )
+            )
+        }
         if let updates {
             lines.append(
                 "updates: \(updates.updates) received, \(updates.matched) matched to their event, "

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsClient
 import ReceiptsCore
 import ReceiptsWire
 import ZeroMQ
@@ -6,35 +7,41 @@ import ZeroMQ
 /// Plays a `FrameSet` to a running worker: one thread owns every gateway socket (a DEALER or
 /// a PUB per gateway) and paces or floods the frames, while an `UpdateCollector` timestamps
 /// the status updates.
+///
+/// Measures the transport: raw frames on the sockets, not ReceiptsClient (`ClientDriver` times that path).
 struct LoadDriver {
     let context: ZMQContext
     let ingestEndpoint: String
     let ingestSubscribeEndpoint: String
     let publishEndpoint: String
-    let queryEndpoint: String
+    /// Answers the stats queries of fire-and-forget runs.
+    let queries: ReceiptsClient
 
     init(context: ZMQContext, daemon: DaemonProcess) {
-        self.init(
-            context: context,
-            ingestEndpoint: daemon.ingestEndpoint,
-            ingestSubscribeEndpoint: daemon.ingestSubscribeEndpoint,
-            publishEndpoint: daemon.publishEndpoint,
-            queryEndpoint: daemon.queryEndpoint
-        )
+        self.context = context
+        ingestEndpoint = daemon.ingestEndpoint
+        ingestSubscribeEndpoint = daemon.ingestSubscribeEndpoint
+        publishEndpoint = daemon.publishEndpoint
+        queries = daemon.client
     }
 
+    /// A driver of a receiptd the harness did not start (`run`).
+    /// - Throws: `ReceiptsClientError` if the query client cannot start.
     init(
         context: ZMQContext,
         ingestEndpoint: String,
         ingestSubscribeEndpoint: String,
         publishEndpoint: String,
         queryEndpoint: String
-    ) {
+    ) throws {
         self.context = context
         self.ingestEndpoint = ingestEndpoint
         self.ingestSubscribeEndpoint = ingestSubscribeEndpoint
         self.publishEndpoint = publishEndpoint
-        self.queryEndpoint = queryEndpoint
+        queries = try ReceiptsClient.harness(
+            worker: Cluster.Worker(ingest: ingestEndpoint, query: queryEndpoint, publish: publishEndpoint),
+            queryTimeoutMilliseconds: 10_000
+        )
     }
 
     /// Sends the setup frames acknowledged, then the measured frames as `options` say.
@@ -63,7 +70,6 @@ struct LoadDriver {
                 conversations: conversations
             )
             : nil
-        let query = QueryClient(context: context, endpoint: queryEndpoint)
         var result: DriveResult
         if options.acknowledged {
             let (start, end) = try sendAcknowledged(
@@ -81,7 +87,7 @@ struct LoadDriver {
                 rejected: tally.rejected
             )
         } else {
-            let before = try query.counters()
+            let before = try counters()
             // The PUBs stay open until everything arrived: closing one drops what it still queues.
             let (start, publishers) = try sendFireAndForget(
                 set.frames,
@@ -94,7 +100,7 @@ struct LoadDriver {
             var lastHandled: UInt64 = 0
             var lastChange = Monotonic.now()
             while true {
-                let handled = try query.eventsHandled()
+                let handled = Self.handled(try counters())
                 if handled >= target { break }
                 if handled != lastHandled {
                     lastHandled = handled
@@ -114,7 +120,7 @@ struct LoadDriver {
                 times: nil
             )
             let end = Monotonic.now()
-            let after = try query.counters()
+            let after = try counters()
             let accepted = Int((after["receiptd.events.accepted"] ?? 0) - (before["receiptd.events.accepted"] ?? 0))
             let duplicates =
                 Int((after["receiptd.events.duplicate"] ?? 0) - (before["receiptd.events.duplicate"] ?? 0))
@@ -133,6 +139,18 @@ struct LoadDriver {
         return result
     }
 
+    /// The worker's counters, by "name" or "name{label}".
+    private func counters() throws -> [String: UInt64] {
+        let queries = self.queries
+        let counters = try AsyncBridge.wait { try await queries.stats(worker: 0) }
+        var byName: [String: UInt64] = [:]
+        for counter in counters {
+            byName[counter.label.isEmpty ? counter.name : "\(counter.name){\(counter.label)}"] = counter.value
+        }
+        return byName
+    }
+
+    /// Events the worker has handled so far: accepted, duplicate and rejected.
     private static func handled(_ counters: [String: UInt64]) -> UInt64 {
         counters.filter {
             $0.key == "receiptd.events.accepted" || $0.key == "receiptd.events.duplicate"
@@ -172,6 +190,8 @@ struct LoadDriver {
 
     /// Sends frames over the DEALERs with at most `window` in flight per gateway, pacing them
     /// when a rate is set; returns when every reply is in.
+    ///
+    /// Measures the transport: raw frames on DEALERs, as encoded, where ReceiptsClient would re-batch them.
     /// - Returns: Monotonic times of the first send and the last reply.
     @discardableResult
     private func sendAcknowledged(
@@ -239,6 +259,8 @@ struct LoadDriver {
     }
 
     /// Publishes the frames on one PUB per gateway (no replies), pacing them when a rate is set.
+    ///
+    /// Measures the transport: raw frames on PUBs, since ReceiptsClient has no fire-and-forget path.
     /// - Returns: The monotonic time of the first send, and the PUB sockets (still sending).
     private func sendFireAndForget(
         _ frames: [Frame],

@@ -5,6 +5,8 @@ import ZeroMQ
 /// (ipc://) into a separate process that only unpacks them with protobuf-c
 /// (`receipts__v1__event_batch__unpack` from CReceiptsProto, no conversion to Swift values,
 /// no engine, no log, no replies, no updates).
+///
+/// Measures the transport itself: PUSH → PULL has no protocol for ReceiptsClient to speak.
 enum RawTransportBaseline {
     /// Events per second through PUSH → PULL + unpack, from the first send to the sink's last unpack.
     static func measure(_ set: FrameSet, context: ZMQContext) throws -> Double {

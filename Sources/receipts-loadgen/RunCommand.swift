@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReceiptsClient
 import ReceiptsService
 import ZeroMQ
 
@@ -13,6 +14,8 @@ struct RunCommand: ParsableCommand {
     enum Mode: String, ExpressibleByArgument, CaseIterable {
         case acknowledged
         case fireAndForget = "fire-and-forget"
+        /// Through ReceiptsClient: each frame's events in one `send` call, from `--callers` tasks.
+        case client
     }
 
     @Option(help: "receiptd's data directory: its default ipc:// endpoints are derived from it.")
@@ -38,7 +41,12 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Events per frame (1 = single-event frames).")
     var batch = 100
 
-    @Option(help: "acknowledged | fire-and-forget.")
+    @Option(
+        help: """
+            acknowledged | fire-and-forget (raw frames on sockets) | client (through ReceiptsClient: \
+            each frame's --batch events in one send call, from --callers concurrent tasks).
+            """
+    )
     var mode = Mode.acknowledged
 
     @Option(help: "Offered events per second; 0 = flat out.")
@@ -47,12 +55,18 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Acknowledged: frames in flight per gateway.")
     var window = 16
 
+    @Option(help: "Client mode: concurrent tasks, each awaiting one send call at a time.")
+    var callers = 256
+
     @Flag(help: "Subscribe to status updates and report event → status latency percentiles.")
     var latency = false
 
     func validate() throws {
-        guard events >= 1, batch >= 1, window >= 1, rate >= 0 else {
-            throw ValidationError("events, batch and window must be positive, rate not negative")
+        guard events >= 1, batch >= 1, window >= 1, callers >= 1, rate >= 0 else {
+            throw ValidationError("events, batch, window and callers must be positive, rate not negative")
+        }
+        guard mode != .client || rate == 0 else {
+            throw ValidationError("client mode runs flat out: its callers cannot be paced to a rate")
         }
     }
 
@@ -60,20 +74,39 @@ struct RunCommand: ParsableCommand {
         let defaults = ServiceConfiguration(dataDirectory: URL(fileURLWithPath: dataDir).standardizedFileURL.path)
         let context = try ZMQContext()
         defer { context.terminate() }
-        let driver = LoadDriver(
+        let shape = workload.shape
+        print("workload: \(shape)")
+        print(
+            "frames: \(batch) events each, \(mode.rawValue), "
+                + (mode == .client ? "\(callers) callers, " : "")
+                + (rate > 0 ? "\(Int(rate)) events/s offered" : "flat out")
+        )
+        let set = FrameSet.make(shape: shape, events: events, batchSize: batch, trackUpdates: latency)
+        if mode == .client {
+            let driver = ClientDriver(
+                context: context,
+                worker: Cluster.Worker(
+                    ingest: ingest ?? defaults.ingestEndpoint,
+                    query: query ?? defaults.queryEndpoint,
+                    publish: publish ?? defaults.publishEndpoint
+                )
+            )
+            let result = try driver.drive(
+                set,
+                conversations: shape.conversations,
+                callers: callers,
+                trackLatency: latency
+            )
+            print(result.summary)
+            return
+        }
+        let driver = try LoadDriver(
             context: context,
             ingestEndpoint: ingest ?? defaults.ingestEndpoint,
             ingestSubscribeEndpoint: ingestSub ?? defaults.ingestSubscribeEndpoint,
             publishEndpoint: publish ?? defaults.publishEndpoint,
             queryEndpoint: query ?? defaults.queryEndpoint
         )
-        let shape = workload.shape
-        print("workload: \(shape)")
-        print(
-            "frames: \(batch) events each, \(mode.rawValue), "
-                + (rate > 0 ? "\(Int(rate)) events/s offered" : "flat out")
-        )
-        let set = FrameSet.make(shape: shape, events: events, batchSize: batch, trackUpdates: latency)
         let result = try driver.drive(
             set,
             gateways: shape.gateways,

@@ -5,6 +5,8 @@ import ZeroMQ
 
 /// The receiving half of the raw transport baseline, run as its own process like receiptd:
 /// a PULL socket that unpacks every frame with protobuf-c and does nothing else.
+///
+/// Measures the transport: the raw baseline's receiver, with no protocol for ReceiptsClient to speak.
 struct SinkCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sink",

@@ -7,6 +7,8 @@ import ZeroMQ
 
 /// A subscriber on its own thread that timestamps every status update on arrival and records
 /// the time since the frame that caused it was sent (or scheduled), in nanoseconds.
+///
+/// Measures the transport: a raw SUB stamps updates on arrival, with no ReceiptsClient queue or repair in between.
 final class UpdateCollector: Sendable {
     /// What the collector saw.
     struct Report: Sendable {

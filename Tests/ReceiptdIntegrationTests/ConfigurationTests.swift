@@ -6,26 +6,26 @@ import Testing
 @Suite(.serialized)
 struct ConfigurationTests {
     @Test("HOSTNAME=debian-12 and no worker flags: worker 0 of 1 (the pod ordinal is opt-in)")
-    func hostnameAloneIsNotAnOrdinal() throws {
+    func hostnameAloneIsNotAnOrdinal() async throws {
         let daemon = try ReceiptdProcess(environment: ["HOSTNAME": "debian-12"])
-        let health = try daemon.health()
+        let health = try await daemon.health()
         #expect(health.workerIndex == 0)
         #expect(health.workerCount == 1)
     }
 
     @Test("RECEIPTD_WORKER_INDEX_FROM_HOSTNAME=1, HOSTNAME=receiptd-2, --worker-count 3: worker 2 of 3")
-    func podOrdinalFromHostname() throws {
+    func podOrdinalFromHostname() async throws {
         let daemon = try ReceiptdProcess(
             arguments: ["--worker-count", "3"],
             environment: ["HOSTNAME": "receiptd-2", "RECEIPTD_WORKER_INDEX_FROM_HOSTNAME": "1"]
         )
-        let health = try daemon.health()
+        let health = try await daemon.health()
         #expect(health.workerIndex == 2)
         #expect(health.workerCount == 3)
     }
 
     @Test("A restart with other pending-receipt settings is refused unless the operator accepts the change")
-    func replaySettingsAreKept() throws {
+    func replaySettingsAreKept() async throws {
         let daemon = try ReceiptdProcess(arguments: ["--pending-limit", "10"])
         #expect(try daemon.terminate() == 0)
 
@@ -45,7 +45,7 @@ struct ConfigurationTests {
             dataDirectory: daemon.dataDirectory,
             arguments: ["--pending-limit", "20", "--accept-settings-change"]
         )
-        #expect(try accepted.health().workerCount == 1)
+        #expect(try await accepted.health().workerCount == 1)
         #expect(try accepted.terminate() == 0)
         let again = try ReceiptdProcess(dataDirectory: daemon.dataDirectory, arguments: ["--pending-limit", "20"])
         #expect(try again.terminate() == 0, "the accepted settings are the recorded ones now")

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsClient
 import ReceiptsCore
 import ReceiptsWire
 import Testing
@@ -10,6 +11,10 @@ import ZeroMQ
 struct DurabilityTests {
     /// A gateway that keeps a window of batches in flight on a DEALER and records which
     /// events were acknowledged as accepted.
+    ///
+    /// Raw, not a `ReceiptsClient`: the tests assert the daemon's per-frame acknowledgements
+    /// (a frame answered is durable, one never answered is not in the log after a graceful
+    /// stop), which a client that re-sends unanswered frames would hide.
     final class PipelinedGateway {
         private var socket: ZMQSocket
         private var events: EventFactory
@@ -29,6 +34,7 @@ struct DurabilityTests {
         deinit { socket.close() }
 
         private static func connect(_ daemon: ReceiptdProcess) throws -> ZMQSocket {
+            // A raw socket: it tests the wire contract itself (per-frame acknowledgement).
             let socket = try ZMQSocket(context: daemon.context, type: .dealer)
             try socket.setLinger(milliseconds: 0)
             try socket.setReceiveTimeout(milliseconds: 5000)
@@ -119,13 +125,10 @@ struct DurabilityTests {
         _ gateway: PipelinedGateway,
         exact: Bool = false,
         _ context: String = ""
-    ) throws {
+    ) async throws {
         for conversation in gateway.conversations {
             let messages = gateway.acknowledged[conversation] ?? []
-            guard case .snapshot(let snapshot, _, _) = try daemon.query(.snapshot(conversation: conversation, limit: 0))
-            else {
-                throw IntegrationError("no snapshot of \(conversation)")
-            }
+            let snapshot = try await daemon.client.snapshot(of: conversation).snapshot
             let present = Set(snapshot.messages.map(\.message))
             let missing = messages.filter { !present.contains($0) }
             #expect(missing.isEmpty, "acknowledged but lost in \(conversation): \(missing.prefix(5)) \(context)")
@@ -159,16 +162,20 @@ struct DurabilityTests {
     }
 
     @Test("SIGTERM after every batch was taken in: each is answered, exit 0, every acknowledged event survives")
-    func gracefulShutdownKeepsAcknowledged() throws {
+    func gracefulShutdownKeepsAcknowledged() async throws {
         let daemon = try ReceiptdProcess()
         let gateway = try PipelinedGateway(daemon: daemon, conversations: ["t1", "t2", "t3"], source: "sigterm")
         try gateway.setUp()
         let batches = 40
-        let before = try daemon.counter("receiptd.frames.received", label: "ingest")
+        let before = try await daemon.counter("receiptd.frames.received", label: "ingest")
         for _ in 0..<batches { try gateway.sendBatch(size: 100) }
         // Every frame is inside the daemon (decoded, applied, appended) before SIGTERM, so each
         // one must be answered: shutdown stops intake, makes the log durable and replies.
-        try daemon.waitForCounter("receiptd.frames.received", label: "ingest", toReach: before + UInt64(batches))
+        try await daemon.waitForCounter(
+            "receiptd.frames.received",
+            label: "ingest",
+            toReach: before + UInt64(batches)
+        )
         daemon.signal(SIGTERM)
         try drainAcknowledgements(gateway, from: daemon)
         #expect(
@@ -180,11 +187,11 @@ struct DurabilityTests {
         gateway.disconnect()
 
         let restarted = try ReceiptdProcess(dataDirectory: daemon.dataDirectory)
-        try verifyRecovered(restarted, gateway, exact: true)
+        try await verifyRecovered(restarted, gateway, exact: true)
     }
 
     @Test("SIGTERM while batches stream in: every batch in the log was answered, exit 0, nothing acknowledged is lost")
-    func gracefulShutdownMidStreamAnswersEverythingLogged() throws {
+    func gracefulShutdownMidStreamAnswersEverythingLogged() async throws {
         let daemon = try ReceiptdProcess()
         let gateway = try PipelinedGateway(daemon: daemon, conversations: ["u1", "u2", "u3"], source: "sigterm-stream")
         try gateway.setUp()
@@ -206,18 +213,18 @@ struct DurabilityTests {
         gateway.disconnect()
 
         let restarted = try ReceiptdProcess(dataDirectory: daemon.dataDirectory)
-        try verifyRecovered(restarted, gateway, exact: true)
+        try await verifyRecovered(restarted, gateway, exact: true)
     }
 
     @Test("SIGKILL at random moments, during compaction too: acknowledged events survive, none applied twice")
-    func crashLoopKeepsAcknowledged() throws {
+    func crashLoopKeepsAcknowledged() async throws {
         let seed =
             ProcessInfo.processInfo.environment["RECEIPTD_CRASH_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 0...UInt64.max)
         let replay = "seed \(seed); rerun with RECEIPTD_CRASH_SEED=\(seed)"
         // A thrown error (a restart that fails, a reply that never comes) names the seed too.
         do {
-            try crashLoop(seed: seed, replay: replay)
+            try await crashLoop(seed: seed, replay: replay)
         } catch let error as ExpectationFailedError {
             throw error
         } catch {
@@ -225,7 +232,7 @@ struct DurabilityTests {
         }
     }
 
-    private func crashLoop(seed: UInt64, replay: String) throws {
+    private func crashLoop(seed: UInt64, replay: String) async throws {
         var generator = SeededGenerator(seed: seed)
         let arguments = ["--compact-bytes", "32768"]
         var daemon = try ReceiptdProcess(arguments: arguments)
@@ -243,7 +250,7 @@ struct DurabilityTests {
             }
             // Even rounds kill the moment a requested compaction has started; odd ones at random.
             if rounds.isMultiple(of: 2) {
-                if try killDuringCompaction(daemon) { killsDuringCompaction += 1 }
+                if try await killDuringCompaction(daemon) { killsDuringCompaction += 1 }
             } else {
                 usleep(UInt32.random(in: 0...20_000, using: &generator))
                 daemon.kill9()
@@ -251,19 +258,13 @@ struct DurabilityTests {
 
             daemon = try ReceiptdProcess(dataDirectory: owner.dataDirectory, arguments: arguments)
             try gateway.reconnect(to: daemon)
-            try verifyRecovered(daemon, gateway, replay)
+            try await verifyRecovered(daemon, gateway, replay)
 
             // Re-sending acknowledged batches is recognised as duplicates, never applied twice.
-            let resend = try ZMQSocket(context: daemon.context, type: .dealer)
-            defer { resend.close() }
-            try resend.setLinger(milliseconds: 0)
-            try resend.setReceiveTimeout(milliseconds: 5000)
-            try resend.connect(daemon.ingestEndpoint)
             for batch in gateway.acknowledgedBatches.suffix(10) {
-                _ = try resend.send([[], EventBatchCodec.encode(batch)])
-                let reply = try IngestReply.decode(try #require(try resend.receiveMultipart()?.last, "\(replay)"))
+                let outcomes = try await daemon.ingest(batch)
                 #expect(
-                    reply.results.allSatisfy { $0 == .duplicate },
+                    outcomes.allSatisfy { $0 == .duplicate },
                     "round \(rounds): a resent batch was applied again; \(replay)"
                 )
             }
@@ -275,17 +276,16 @@ struct DurabilityTests {
         #expect(try daemon.terminate() == 0, "\(replay)")
     }
 
-    /// Requests a compaction on a second REQ socket, polls the stats until the daemon has taken
-    /// the request (so a compaction is running: it started, or it was already running and the
-    /// request waits for it), and kills the daemon right then.
+    /// Requests a compaction through a client of its own, polls the stats until the daemon has
+    /// taken the request (so a compaction is running: it started, or it was already running and
+    /// the request waits for it), and kills the daemon right then.
     ///
     /// - Returns: true if the compaction was unfinished at the kill: the last stats before it
-    ///   counted no compaction finished since the request, and the reply never came.
-    private func killDuringCompaction(_ daemon: ReceiptdProcess) throws -> Bool {
-        let requester = try ZMQSocket(context: daemon.context, type: .req)
-        defer { requester.close() }
-        try requester.setLinger(milliseconds: 0)
-        try requester.connect(daemon.queryEndpoint)
+    ///   counted no compaction finished since the request, and no reply came within 300 ms.
+    private func killDuringCompaction(_ daemon: ReceiptdProcess) async throws -> Bool {
+        // Not the daemon's client: `kill9` shuts that one down, and a reply sent just before
+        // the kill must still be read.
+        let requester = try daemon.makeClient()
         func finished(_ counters: [Counter]) -> UInt64 {
             counters.filter { $0.name == "receiptd.compactions" || $0.name == "receiptd.compactions.failed" }.reduce(0)
             { $0 + $1.value }
@@ -293,22 +293,32 @@ struct DurabilityTests {
         func served(_ counters: [Counter]) -> UInt64 {
             counters.first { $0.name == "receiptd.queries.served" && $0.label == "compact" }?.value ?? 0
         }
-        guard case .stats(let before) = try daemon.query(.stats) else {
-            throw IntegrationError("unexpected stats reply")
-        }
-        _ = try requester.send([Query.compact.encode()])
+        let before = try await daemon.client.stats(worker: 0)
+        let compaction = Task { try await requester.compact(worker: 0) }
         var taken = false
         var finishedSinceRequest = false
         for _ in 0..<1000 where !taken {
-            guard case .stats(let now) = try daemon.query(.stats) else {
-                throw IntegrationError("unexpected stats reply")
-            }
+            let now = try await daemon.client.stats(worker: 0)
             taken = served(now) > served(before)
             finishedSinceRequest = finished(now) > finished(before)
         }
         daemon.kill9()
-        try requester.setReceiveTimeout(milliseconds: 300)
-        let replied = try requester.receiveMultipart() != nil
+        let replied = await Self.value(of: compaction, within: .milliseconds(300)) != nil
+        await requester.shutdown()
         return taken && !finishedSinceRequest && !replied
+    }
+
+    /// The task's value if it finishes within `deadline`, else nil: a dead daemon never
+    /// answers, so the task is then cancelled (a `ReceiptsClient` call stops waiting at once).
+    private static func value<Value: Sendable>(
+        of task: Task<Value, any Error>,
+        within deadline: Duration
+    ) async -> Value? {
+        let timer = Task {
+            try await Task.sleep(for: deadline)
+            task.cancel()
+        }
+        defer { timer.cancel() }
+        return try? await task.value
     }
 }

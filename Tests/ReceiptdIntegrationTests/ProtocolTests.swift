@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsClient
 import ReceiptsCore
 import ReceiptsWire
 import Testing
@@ -8,35 +9,31 @@ import ZeroMQ
 @Suite(.serialized)
 struct ProtocolTests {
     @Test("A late subscriber recovers through a snapshot with no gap and no duplicate")
-    func lateJoinerRecoversFromSnapshot() throws {
+    func lateJoinerRecoversFromSnapshot() async throws {
         let daemon = try ReceiptdProcess()
         var events = EventFactory()
         let group = "late-join"
         let members = ["s", "r1", "r2", "r3"]
-        _ = try daemon.ingest([events.make(.conversationUpserted(conversation: group, kind: .group, members: members))])
+        _ = try await daemon.ingest([
+            events.make(.conversationUpserted(conversation: group, kind: .group, members: members))
+        ])
         for index in 1...5 {
-            _ = try daemon.ingest([
+            _ = try await daemon.ingest([
                 events.make(.messageSent(conversation: group, message: "m\(index)", sender: "s", isSystem: false))
             ])
         }
-        _ = try daemon.ingest([events.make(.delivered(conversation: group, user: "r1", message: "m5"))])
+        _ = try await daemon.ingest([events.make(.delivered(conversation: group, user: "r1", message: "m5"))])
 
         // Clone pattern: subscribe first, then snapshot, then continue after its sequence.
-        let subscriber = try daemon.subscribe(to: group)
-        guard
-            case .snapshot(let snapshot, let epoch, let sequence) = try daemon.query(
-                .snapshot(conversation: group, limit: 0)
-            )
-        else {
-            Issue.record("unexpected snapshot reply")
-            return
-        }
+        let subscriber = try await daemon.subscribe(to: group)
+        let positioned = try await daemon.client.snapshot(of: group)
+        let (snapshot, epoch, sequence) = (positioned.snapshot, positioned.epoch, positioned.sequence)
         #expect(snapshot.messages.map(\.message) == ["m1", "m2", "m3", "m4", "m5"])
         #expect(snapshot.members.sorted() == members.sorted())
         #expect(sequence >= 6, "one update per sent message and at least one for the delivery")
 
         var state = Dictionary(uniqueKeysWithValues: snapshot.messages.map { ($0.message, $0) })
-        _ = try daemon.ingest([
+        _ = try await daemon.ingest([
             events.make(.delivered(conversation: group, user: "r2", message: "m5")),
             events.make(.delivered(conversation: group, user: "r3", message: "m5")),
             events.make(.read(conversation: group, user: "r1", message: "m3")),
@@ -58,22 +55,22 @@ struct ProtocolTests {
             state[update.status.message] = update.status
         }
         for message in ["m1", "m2", "m3", "m4", "m5"] {
-            let (queried, _) = try daemon.status(group, message, viewer: Viewer(user: "s"))
+            let queried = try await daemon.status(group, message, viewer: Viewer(user: "s")).status
             #expect(state[message] == queried, "snapshot + updates reproduce the daemon's state for \(message)")
         }
     }
 
     @Test("A subscriber that misses updates sees the gap and repairs it from a snapshot")
-    func gapRepairedFromSnapshot() throws {
+    func gapRepairedFromSnapshot() async throws {
         let daemon = try ReceiptdProcess()
         var events = EventFactory()
         let direct = "gap-repair"
-        _ = try daemon.ingest([
+        _ = try await daemon.ingest([
             events.make(.conversationUpserted(conversation: direct, kind: .direct, members: ["a", "b"])),
             events.make(.messageSent(conversation: direct, message: "m1", sender: "a", isSystem: false)),
         ])
-        let first = try daemon.subscribe(to: direct)
-        _ = try daemon.ingest([
+        let first = try await daemon.subscribe(to: direct)
+        _ = try await daemon.ingest([
             events.make(.messageSent(conversation: direct, message: "m2", sender: "a", isSystem: false))
         ])
         // Subscribers read up to the update they wait for; an earlier one is not a gap.
@@ -81,25 +78,20 @@ struct ProtocolTests {
 
         // Disconnect while updates happen, then come back.
         first.socket.close()
-        _ = try daemon.ingest([events.make(.delivered(conversation: direct, user: "b", message: "m2"))])
-        let second = try daemon.subscribe(to: direct)
-        _ = try daemon.ingest([events.make(.read(conversation: direct, user: "b", message: "m1"))])
+        _ = try await daemon.ingest([events.make(.delivered(conversation: direct, user: "b", message: "m2"))])
+        let second = try await daemon.subscribe(to: direct)
+        _ = try await daemon.ingest([events.make(.read(conversation: direct, user: "b", message: "m1"))])
         let after = try #require(try second.updates { $0.status.message == "m1" && $0.status.status == .read }.last)
         #expect(after.sequence > before.sequence + 1, "the missed delivery updates leave a visible gap")
 
-        guard
-            case .snapshot(let snapshot, _, let sequence) = try daemon.query(.snapshot(conversation: direct, limit: 0))
-        else {
-            Issue.record("unexpected snapshot reply")
-            return
-        }
-        #expect(sequence >= after.sequence)
-        #expect(snapshot.messages.first { $0.message == "m2" }?.status == .delivered)
-        #expect(snapshot.messages.first { $0.message == "m1" }?.status == .read)
+        let repaired = try await daemon.client.snapshot(of: direct)
+        #expect(repaired.sequence >= after.sequence)
+        #expect(repaired.snapshot.messages.first { $0.message == "m2" }?.status == .delivered)
+        #expect(repaired.snapshot.messages.first { $0.message == "m1" }?.status == .read)
     }
 
     @Test("A resent batch is acknowledged as duplicates and not applied twice")
-    func resentBatchIsDuplicate() throws {
+    func resentBatchIsDuplicate() async throws {
         let daemon = try ReceiptdProcess()
         var events = EventFactory()
         let group = "dup"
@@ -108,105 +100,96 @@ struct ProtocolTests {
             events.make(.messageSent(conversation: group, message: "m1", sender: "a", isSystem: false)),
             events.make(.read(conversation: group, user: "b", message: "m1")),
         ]
-        let first = try daemon.ingest(batch)
-        #expect(first.results.allSatisfy { $0 == .accepted(held: false) })
-        let (before, _) = try daemon.status(group, "m1", viewer: Viewer(user: "a"))
+        let first = try await daemon.ingest(batch)
+        #expect(first.allSatisfy { $0 == .accepted(held: false) })
+        let before = try await daemon.status(group, "m1", viewer: Viewer(user: "a")).status
 
-        let again = try daemon.ingest(batch)
-        #expect(again.results == [.duplicate, .duplicate, .duplicate])
-        let (after, _) = try daemon.status(group, "m1", viewer: Viewer(user: "a"))
+        let again = try await daemon.ingest(batch)
+        #expect(again == [.duplicate, .duplicate, .duplicate])
+        let after = try await daemon.status(group, "m1", viewer: Viewer(user: "a")).status
         #expect(after == before)
         #expect(after.readCount == 1)
-        #expect(try daemon.counter("receiptd.events.duplicate") == 3)
+        #expect(try await daemon.counter("receiptd.events.duplicate") == 3)
     }
 
     @Test("Bad input gets clear errors and counters while another gateway's traffic goes on")
-    func badInputIsAnsweredAndCounted() throws {
+    func badInputIsAnsweredAndCounted() async throws {
         let daemon = try ReceiptdProcess(arguments: ["--max-frame-bytes", "4096"])
         var events = EventFactory()
         let direct = "bad-input"
-        _ = try daemon.ingest([
+        _ = try await daemon.ingest([
             events.make(.conversationUpserted(conversation: direct, kind: .direct, members: ["a", "b"])),
             events.make(.messageSent(conversation: direct, message: "m1", sender: "a", isSystem: false)),
         ])
 
-        // A second, well-behaved gateway on its own socket.
-        let other = try ZMQSocket(context: daemon.context, type: .req)
-        defer { other.close() }
-        try other.setLinger(milliseconds: 0)
-        try other.setReceiveTimeout(milliseconds: 5000)
-        try other.connect(daemon.ingestEndpoint)
-        var otherEvents = EventFactory(source: "good-gateway")
-        func otherGatewaySends(_ message: String) throws {
-            _ = try other.send([
-                EventBatchCodec.encode([
-                    otherEvents.make(.messageSent(conversation: direct, message: message, sender: "b", isSystem: false))
-                ])
-            ])
-            let reply = try IngestReply.decode(try #require(try other.receiveMultipart()?.last))
-            #expect(reply.results == [.accepted(held: false)])
+        // A second, well-behaved gateway with a client of its own.
+        let other = try daemon.makeClient(source: "good-gateway")
+        func otherGatewaySends(_ message: String) async throws {
+            let outcome = try await other.send(
+                .messageSent(conversation: direct, message: message, sender: "b", isSystem: false)
+            )
+            #expect(outcome == .accepted(held: false))
         }
 
         let garbage = try IngestReply.decode(
             try daemon.ingestRaw([Array("definitely not protobuf \u{0}\u{1}\u{2}".utf8) + [0xff, 0xff, 0xff]])
         )
         #expect(garbage.error?.code == .malformedFrame)
-        try otherGatewaySends("g1")
+        try await otherGatewaySends("g1")
 
         let twoBodies = try IngestReply.decode(
             try daemon.ingestRaw([EventBatchCodec.encode([]), EventBatchCodec.encode([])])
         )
         #expect(twoBodies.error?.code == .wrongFrameCount)
-        try otherGatewaySends("g2")
+        try await otherGatewaySends("g2")
 
         let oversized = try IngestReply.decode(try daemon.ingestRaw([[UInt8](repeating: 0x0a, count: 5000)]))
         #expect(oversized.error?.code == .frameTooLarge)
-        try otherGatewaySends("g3")
+        try await otherGatewaySends("g3")
 
-        let mixed = try daemon.ingest([
+        let mixed = try await daemon.ingest([
             events.make(.unknown),
             events.make(.read(conversation: direct, user: "mallory", message: "m1")),
             events.make(.delivered(conversation: direct, user: "b", message: "m1")),
         ])
-        #expect(mixed.error == nil)
-        guard mixed.results.count == 3 else {
-            Issue.record("expected 3 results, got \(mixed.results)")
+        guard mixed.count == 3 else {
+            Issue.record("expected 3 results, got \(mixed)")
             return
         }
-        if case .rejected(let rejection) = mixed.results[0] {
+        if case .rejected(let rejection) = mixed[0] {
             #expect(rejection.reason == .unknownEventKind)
         } else {
-            Issue.record("unknown kind not rejected: \(mixed.results[0])")
+            Issue.record("unknown kind not rejected: \(mixed[0])")
         }
-        if case .rejected(let rejection) = mixed.results[1] {
+        if case .rejected(let rejection) = mixed[1] {
             #expect(rejection.reason == .notARecipient || rejection.reason == .notAMember)
         } else {
-            Issue.record("non-recipient not rejected: \(mixed.results[1])")
+            Issue.record("non-recipient not rejected: \(mixed[1])")
         }
-        #expect(mixed.results[2] == .accepted(held: false))
-        try otherGatewaySends("g4")
+        #expect(mixed[2] == .accepted(held: false))
+        try await otherGatewaySends("g4")
 
-        #expect(try daemon.counter("receiptd.frames.invalid", label: "malformed_frame") == 1)
-        #expect(try daemon.counter("receiptd.frames.invalid", label: "wrong_frame_count") == 1)
-        #expect(try daemon.counter("receiptd.frames.invalid", label: "frame_too_large") == 1)
-        #expect(try daemon.counter("receiptd.events.rejected", label: "unknown_event_kind") == 1)
-        #expect(try daemon.status(direct, "m1", viewer: Viewer(user: "a")).0.status == .delivered)
+        #expect(try await daemon.counter("receiptd.frames.invalid", label: "malformed_frame") == 1)
+        #expect(try await daemon.counter("receiptd.frames.invalid", label: "wrong_frame_count") == 1)
+        #expect(try await daemon.counter("receiptd.frames.invalid", label: "frame_too_large") == 1)
+        #expect(try await daemon.counter("receiptd.events.rejected", label: "unknown_event_kind") == 1)
+        #expect(try await daemon.status(direct, "m1", viewer: Viewer(user: "a")).status.status == .delivered)
 
         // Queries: garbage and an empty Query get error replies too.
-        let client = try ZMQSocket(context: daemon.context, type: .req)
-        defer { client.close() }
-        try client.setLinger(milliseconds: 0)
-        try client.setReceiveTimeout(milliseconds: 5000)
-        try client.connect(daemon.queryEndpoint)
-        _ = try client.send([[0xff, 0x01, 0x02]])
-        guard case .error(let queryError) = try QueryReply.decode(try #require(try client.receiveMultipart()?.last))
+        // A raw socket: it tests the wire contract itself (input no client sends).
+        let requester = try ZMQSocket(context: daemon.context, type: .req)
+        defer { requester.close() }
+        try requester.setReceiveTimeout(milliseconds: 5000)
+        try requester.connect(daemon.queryEndpoint)
+        _ = try requester.send([[0xff, 0x01, 0x02]])
+        guard case .error(let queryError) = try QueryReply.decode(try #require(try requester.receiveMultipart()?.last))
         else {
             Issue.record("garbage query was not answered with an error")
             return
         }
         #expect(queryError.code == .malformedFrame)
-        _ = try client.send([[]])
-        guard case .error(let emptyError) = try QueryReply.decode(try #require(try client.receiveMultipart()?.last))
+        _ = try requester.send([[]])
+        guard case .error(let emptyError) = try QueryReply.decode(try #require(try requester.receiveMultipart()?.last))
         else {
             Issue.record("empty query was not answered with an error")
             return
@@ -215,15 +198,16 @@ struct ProtocolTests {
     }
 
     @Test("Fire-and-forget ingest over SUB applies events and publishes their statuses")
-    func fireAndForgetIngest() throws {
+    func fireAndForgetIngest() async throws {
         let daemon = try ReceiptdProcess()
         var events = EventFactory()
         let direct = "fire-and-forget"
-        _ = try daemon.ingest([
+        _ = try await daemon.ingest([
             events.make(.conversationUpserted(conversation: direct, kind: .direct, members: ["a", "b"])),
             events.make(.messageSent(conversation: direct, message: "m1", sender: "a", isSystem: false)),
         ])
-        let subscriber = try daemon.subscribe(to: direct)
+        let subscriber = try await daemon.subscribe(to: direct)
+        // A raw socket: it tests the wire contract itself (the fire-and-forget PUB -> SUB ingest).
         let publisher = try ZMQSocket(context: daemon.context, type: .pub)
         defer { publisher.close() }
         try publisher.setLinger(milliseconds: 1000)
@@ -242,17 +226,18 @@ struct ProtocolTests {
     }
 
     @Test("A worker rejects events and queries for conversations it does not own, naming the owner")
-    func ownershipIsEnforced() throws {
+    func ownershipIsEnforced() async throws {
         let daemon = try ReceiptdProcess(arguments: ["--worker-count", "4", "--worker-index", "1"])
         var events = EventFactory()
         let conversations = (0..<24).map { "own-\($0)" }
-        let reply = try daemon.ingest(
+        // The daemon's own client talks to it as worker 0 of 1, so every event reaches it.
+        let outcomes = try await daemon.ingest(
             conversations.map { conversation in
                 events.make(.conversationUpserted(conversation: conversation, kind: .direct, members: ["a", "b"]))
             }
         )
-        #expect(reply.results.count == conversations.count)
-        for (conversation, outcome) in zip(conversations, reply.results) {
+        #expect(outcomes.count == conversations.count)
+        for (conversation, outcome) in zip(conversations, outcomes) {
             let owner = Partitioning.owner(of: conversation, workerCount: 4)
             if owner == 1 {
                 #expect(outcome == .accepted(held: false))
@@ -265,33 +250,32 @@ struct ProtocolTests {
             }
         }
         let foreign = try #require(conversations.first { Partitioning.owner(of: $0, workerCount: 4) != 1 })
-        guard case .error(let error) = try daemon.query(.snapshot(conversation: foreign, limit: 0)) else {
-            Issue.record("a query for a foreign conversation was answered")
-            return
+        let error = try await #require(throws: ReceiptsClientError.self) {
+            try await daemon.client.snapshot(of: foreign)
         }
         #expect(error.code == .notOwner)
         #expect(error.ownerWorker == Partitioning.owner(of: foreign, workerCount: 4))
     }
 
     @Test("A receipt that arrives before its message is held, applied when the message arrives, and survives a restart")
-    func receiptBeforeMessageIsHeld() throws {
+    func receiptBeforeMessageIsHeld() async throws {
         let daemon = try ReceiptdProcess()
         var events = EventFactory()
         let direct = "early-receipt"
-        _ = try daemon.ingest([
+        _ = try await daemon.ingest([
             events.make(.conversationUpserted(conversation: direct, kind: .direct, members: ["a", "b"]))
         ])
-        let early = try daemon.ingest([events.make(.read(conversation: direct, user: "b", message: "m1"))])
-        #expect(early.results == [.accepted(held: true)])
-        #expect(try daemon.counter("receiptd.events.held") == 1)
+        let early = try await daemon.ingest([events.make(.read(conversation: direct, user: "b", message: "m1"))])
+        #expect(early == [.accepted(held: true)])
+        #expect(try await daemon.counter("receiptd.events.held") == 1)
 
-        _ = try daemon.ingest([
+        _ = try await daemon.ingest([
             events.make(.messageSent(conversation: direct, message: "m1", sender: "a", isSystem: false))
         ])
-        #expect(try daemon.status(direct, "m1", viewer: Viewer(user: "a")).0.status == .read)
+        #expect(try await daemon.status(direct, "m1", viewer: Viewer(user: "a")).status.status == .read)
 
         #expect(try daemon.terminate() == 0)
         let restarted = try ReceiptdProcess(dataDirectory: daemon.dataDirectory)
-        #expect(try restarted.status(direct, "m1", viewer: Viewer(user: "a")).0.status == .read)
+        #expect(try await restarted.status(direct, "m1", viewer: Viewer(user: "a")).status.status == .read)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsClient
 import ReceiptsCore
 import ReceiptsWire
 import Testing
@@ -9,43 +10,37 @@ struct PublishingTests {
     @Test(
         "With --coalesce-ms 200, receipts on a message within the window publish one update with the final counts; sequences go 1, 2, 3 ..."
     )
-    func coalescingWindow() throws {
+    func coalescingWindow() async throws {
         let daemon = try ReceiptdProcess(arguments: ["--coalesce-ms", "200"])
         var events = EventFactory()
         let group = "coalesce"
-        let updates = try daemon.subscribe(to: group)
-        func expectAccepted(_ replies: [IngestReply], sourceLocation: SourceLocation = #_sourceLocation) {
-            for reply in replies {
-                #expect(
-                    reply.error == nil && reply.results.allSatisfy { $0 == .accepted(held: false) },
-                    "\(reply)",
-                    sourceLocation: sourceLocation
-                )
-            }
+        let updates = try await daemon.subscribe(to: group)
+        func expectAccepted(_ outcomes: [EventOutcome], sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(outcomes.allSatisfy { $0 == .accepted(held: false) }, "\(outcomes)", sourceLocation: sourceLocation)
         }
 
-        expectAccepted([
-            try daemon.ingest([
+        expectAccepted(
+            try await daemon.ingest([
                 events.make(
                     .conversationUpserted(conversation: group, kind: .group, members: ["s", "r1", "r2", "r3"])
                 ),
                 events.make(.messageSent(conversation: group, message: "m1", sender: "s", isSystem: false)),
             ])
-        ])
+        )
         let sent = try #require(try updates.next())
         #expect(sent.sequence == 1)
         #expect(sent.status.message == "m1" && sent.status.status == .notDelivered)
 
-        // Five receipts on m1, one batch each, sent back to back: all inside one window.
-        expectAccepted(
-            try daemon.ingestPipelined([
-                [events.make(.delivered(conversation: group, user: "r1", message: "m1"))],
-                [events.make(.delivered(conversation: group, user: "r2", message: "m1"))],
-                [events.make(.delivered(conversation: group, user: "r3", message: "m1"))],
-                [events.make(.read(conversation: group, user: "r1", message: "m1"))],
-                [events.make(.read(conversation: group, user: "r2", message: "m1"))],
-            ])
-        )
+        // Five receipts on m1, one frame each, sent back to back: all inside one window.
+        let receipts = try daemon.ingestPipelined([
+            [events.make(.delivered(conversation: group, user: "r1", message: "m1"))],
+            [events.make(.delivered(conversation: group, user: "r2", message: "m1"))],
+            [events.make(.delivered(conversation: group, user: "r3", message: "m1"))],
+            [events.make(.read(conversation: group, user: "r1", message: "m1"))],
+            [events.make(.read(conversation: group, user: "r2", message: "m1"))],
+        ])
+        #expect(receipts.allSatisfy { $0.error == nil }, "\(receipts)")
+        expectAccepted(receipts.flatMap(\.results))
         let coalesced = try #require(try updates.next())
         #expect(coalesced.sequence == 2, "the next sequence: coalescing leaves no gap")
         #expect(coalesced.status.message == "m1")
@@ -56,15 +51,15 @@ struct PublishingTests {
 
         // Two new messages and reads by everyone up to the newer one, in one batch: one final
         // update per touched message (m1 becomes read by all through r3's "up to" read).
-        expectAccepted([
-            try daemon.ingest([
+        expectAccepted(
+            try await daemon.ingest([
                 events.make(.messageSent(conversation: group, message: "m2", sender: "s", isSystem: false)),
                 events.make(.messageSent(conversation: group, message: "m3", sender: "s", isSystem: false)),
                 events.make(.read(conversation: group, user: "r1", message: "m3")),
                 events.make(.read(conversation: group, user: "r2", message: "m3")),
                 events.make(.read(conversation: group, user: "r3", message: "m3")),
             ])
-        ])
+        )
         var window: [StatusUpdate] = []
         while let update = try updates.next(timeoutMilliseconds: 600) { window.append(update) }
         #expect(
@@ -79,14 +74,10 @@ struct PublishingTests {
             )
         }
 
-        guard case .snapshot(let snapshot, _, let sequence) = try daemon.query(.snapshot(conversation: group, limit: 0))
-        else {
-            Issue.record("unexpected snapshot reply")
-            return
-        }
-        #expect(sequence == 5, "the snapshot continues after the last coalesced update")
+        let final = try await daemon.client.snapshot(of: group)
+        #expect(final.sequence == 5, "the snapshot continues after the last coalesced update")
         let published = Dictionary(uniqueKeysWithValues: window.map { ($0.status.message, $0.status) })
-        for status in snapshot.messages {
+        for status in final.snapshot.messages {
             #expect(published[status.message] == status, "the published update of \(status.message) is its final state")
         }
     }

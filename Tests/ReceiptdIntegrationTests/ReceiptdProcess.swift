@@ -1,14 +1,17 @@
 import Foundation
+import Logging
+import ReceiptsClient
 import ReceiptsCore
 import ReceiptsWire
 import Testing
 import ZeroMQ
 
-/// A real `receiptd` child process on its own data directory, with clients for its endpoints.
+/// A real `receiptd` child process on its own data directory, with a `ReceiptsClient` for it.
 ///
-/// Ingest goes through a DEALER (the gateway shape that pipelines), queries through a REQ
-/// (the client shape the contract names). Every wait is bounded: by a receive timeout, or by
-/// a deadline after which the process is killed and the test fails instead of hanging CI.
+/// Events and queries go through the client, which talks to this one process as worker 0 of
+/// a one-worker cluster whatever its `--worker-index`; raw sockets remain only for tests of
+/// the wire contract itself. Every wait is bounded: by a timeout, or by a deadline after which
+/// the process is killed and the test fails instead of hanging CI.
 final class ReceiptdProcess {
     /// Where the test runner finds the built binaries: beside the test bundle, or `RECEIPTD_BIN_DIR`.
     static let binaryDirectory: URL = {
@@ -19,7 +22,7 @@ final class ReceiptdProcess {
         return executable.deletingLastPathComponent()
     }()
 
-    /// One context for every client in the test process, never terminated: a socket that
+    /// One context for every raw socket in the test process, never terminated: a socket that
     /// outlives a daemon (a gateway reconnecting after a restart) must not block teardown.
     static let sharedContext: ZMQContext = {
         do {
@@ -42,11 +45,11 @@ final class ReceiptdProcess {
     /// This worker's ordinal and the worker count, from its health reply.
     private(set) var worker = (index: 0, count: 1)
     private var process: Process?
-    private var ingestSocket: ZMQSocket?
-    private var querySocket: ZMQSocket?
+    /// The client of the running process; nil once it is stopped.
+    private var currentClient: ReceiptsClient?
+    /// The raw DEALER of the wire-contract tests (`ingestRaw`, `ingestPipelined`).
+    private var rawIngestSocket: ZMQSocket?
     private let ownsDirectory: Bool
-    /// Events of the subscribers' readiness probes, from a source of their own.
-    private var probeEvents = EventFactory(source: "probe-\(UUID().uuidString.prefix(8))")
 
     /// Starts receiptd and waits until it answers a health query.
     /// - Parameters:
@@ -70,8 +73,7 @@ final class ReceiptdProcess {
     }
 
     deinit {
-        ingestSocket?.close()
-        querySocket?.close()
+        rawIngestSocket?.close()
         if let process, process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -86,12 +88,14 @@ final class ReceiptdProcess {
     var queryEndpoint: String { "ipc://\(dataDirectory)/query.sock" }
     var ingestSubscribeEndpoint: String { "ipc://\(dataDirectory)/ingest-sub.sock" }
 
-    /// Launches the binary (again, after `terminate` or `kill`) and waits for health.
+    /// Launches the binary (again, after `terminate` or `kill`), makes a new client for it and
+    /// waits for health.
     ///
     /// The daemon inherits the runner's environment without `HOSTNAME` and `RECEIPTD_*`
     /// (a CI runner in a pod named `runner-3`, or an exported setting, must not change what
     /// the tests start), then gets `environment`.
     func start() throws {
+        stopClients()
         let process = Process()
         process.executableURL = Self.binaryDirectory.appendingPathComponent("receiptd")
         process.arguments = ["--data-dir", dataDirectory, "--log-level", "warning"] + arguments
@@ -109,20 +113,24 @@ final class ReceiptdProcess {
         process.standardOutput = log
         try process.run()
         self.process = process
-        try waitUntilHealthy()
+        let client = try makeClient()
+        currentClient = client
+        try waitUntilHealthy(client)
     }
 
-    private func waitUntilHealthy() throws {
+    /// Asks for health until the daemon answers, in short attempts so that an exit is noticed.
+    ///
+    /// `start()` is synchronous, so the client's async health query runs through `BlockingWait`.
+    private func waitUntilHealthy(_ client: ReceiptsClient) throws {
         let deadline = Date().addingTimeInterval(Self.startDeadlineSeconds)
         while Date() < deadline {
             guard let process, process.isRunning else {
                 throw IntegrationError("receiptd exited during start-up: \(standardError())")
             }
-            if case .health(let health)? = try? query(.health, timeoutMilliseconds: 100) {
+            if let health = try? BlockingWait.run(seconds: 0.2, { try await client.health(worker: 0) }) {
                 worker = (health.workerIndex, health.workerCount)
                 return
             }
-            usleep(20_000)
         }
         kill9()
         throw IntegrationError(
@@ -137,90 +145,95 @@ final class ReceiptdProcess {
 
     // MARK: - Clients
 
-    /// Sends one batch and waits for its acknowledgement.
-    func ingest(_ events: [Event]) throws -> IngestReply {
-        try IngestReply.decode(try ingestRaw([EventBatchCodec.encode(events)]))
+    /// The client of the running daemon, made by `start()`.
+    /// - Throws: if the daemon was stopped (`terminate`, `kill9`) and not started again.
+    var client: ReceiptsClient {
+        get throws {
+            guard let currentClient else { throw IntegrationError("receiptd was stopped; start() it first") }
+            return currentClient
+        }
     }
 
-    /// Sends every batch first, then waits for the acknowledgements, in order.
+    /// A new client of this one daemon (worker 0 of a one-worker cluster, whatever its
+    /// `--worker-index`), with timeouts short enough for tests.
+    ///
+    /// The acknowledgement timeout is as long as the query timeout: a frame re-sent only
+    /// because a loaded daemon was slow would count its events as duplicates, which some
+    /// tests count.
+    /// - Parameter source: The event source id; nil for a random one.
+    func makeClient(source: String? = nil) throws -> ReceiptsClient {
+        var configuration = ReceiptsClient.Configuration(
+            cluster: Cluster(workers: [Cluster.Worker(dataDirectory: dataDirectory)]),
+            source: source
+        )
+        configuration.queryTimeoutMilliseconds = 5000
+        configuration.acknowledgementTimeoutMilliseconds = 5000
+        return try ReceiptsClient(configuration, logger: Logger(label: "receiptd-integration-tests"))
+    }
+
+    /// Sends events with the ids they carry and waits until they are acknowledged.
+    /// - Returns: one outcome per event, in order.
+    func ingest(_ events: [Event]) async throws -> [EventOutcome] {
+        try await client.send(identified: events)
+    }
+
+    /// Sends every batch as its own frame first, then waits for the acknowledgements, in order.
+    ///
+    /// Raw, because it tests the wire contract itself: `ReceiptsClient` would merge concurrent
+    /// sends into one frame, and coalescing across frames is what the caller asserts.
     func ingestPipelined(_ batches: [[Event]]) throws -> [IngestReply] {
-        let socket = try connectedIngestSocket()
-        for batch in batches {
-            _ = try socket.send([[], EventBatchCodec.encode(batch)])
-        }
-        return try batches.map { _ in
-            try IngestReply.decode(try receiveIngestReply(on: socket, timeoutMilliseconds: 5000))
-        }
+        try exchangeRaw(batches.map { [EventBatchCodec.encode($0)] }).map { try IngestReply.decode($0) }
     }
 
     /// Sends raw body frames (after the empty delimiter) to the acknowledged ingest endpoint.
+    ///
+    /// Raw, because it tests the wire contract itself: malformed, oversized or wrongly framed
+    /// input that no client would send.
+    /// - Returns: the reply body.
     func ingestRaw(_ body: [[UInt8]], timeoutMilliseconds: Int32 = 5000) throws -> [UInt8] {
-        let socket = try connectedIngestSocket()
-        _ = try socket.send([[]] + body)
-        return try receiveIngestReply(on: socket, timeoutMilliseconds: timeoutMilliseconds)
+        try exchangeRaw([body], timeoutMilliseconds: timeoutMilliseconds)[0]
     }
 
-    private func connectedIngestSocket() throws -> ZMQSocket {
-        if let ingestSocket { return ingestSocket }
-        let socket = try ZMQSocket(context: context, type: .dealer)
-        try socket.setLinger(milliseconds: 0)
-        try socket.connect(ingestEndpoint)
-        ingestSocket = socket
-        return socket
-    }
-
-    private func receiveIngestReply(on socket: ZMQSocket, timeoutMilliseconds: Int32) throws -> [UInt8] {
-        try socket.setReceiveTimeout(milliseconds: timeoutMilliseconds)
-        guard let reply = try socket.receiveMultipart() else {
-            throw IntegrationError("no ingest reply within \(timeoutMilliseconds) ms")
-        }
-        guard reply.count == 2, reply[0].isEmpty else {
-            throw IntegrationError("ingest reply has \(reply.count) frames")
-        }
-        return reply[1]
-    }
-
-    /// Asks one query over REQ; a timeout discards the socket (a REQ that missed a reply is stuck).
-    func query(_ query: Query, timeoutMilliseconds: Int32 = 5000) throws -> QueryReply {
+    /// Sends every request's body frames on the raw DEALER, then reads one reply body per
+    /// request, in order.
+    private func exchangeRaw(_ requests: [[[UInt8]]], timeoutMilliseconds: Int32 = 5000) throws -> [[UInt8]] {
+        // A raw socket: it tests the wire contract itself.
         let socket =
-            try querySocket
+            try rawIngestSocket
             ?? {
-                let socket = try ZMQSocket(context: context, type: .req)
-                try socket.setLinger(milliseconds: 0)
-                try socket.connect(queryEndpoint)
-                querySocket = socket
+                let socket = try ZMQSocket(context: context, type: .dealer)
+                try socket.connect(ingestEndpoint)
+                rawIngestSocket = socket
                 return socket
             }()
-        try socket.setReceiveTimeout(milliseconds: timeoutMilliseconds)
-        _ = try socket.send([query.encode()])
-        guard let reply = try socket.receiveMultipart(), let body = reply.last else {
-            socket.close()
-            querySocket = nil
-            throw IntegrationError("no query reply within \(timeoutMilliseconds) ms")
+        for body in requests {
+            _ = try socket.send([[]] + body)
         }
-        return try QueryReply.decode(body)
+        try socket.setReceiveTimeout(milliseconds: timeoutMilliseconds)
+        return try requests.map { _ in
+            guard let reply = try socket.receiveMultipart() else {
+                throw IntegrationError("no ingest reply within \(timeoutMilliseconds) ms")
+            }
+            guard reply.count == 2, reply[0].isEmpty else {
+                throw IntegrationError("ingest reply has \(reply.count) frames")
+            }
+            return reply[1]
+        }
     }
 
     /// The status of a message with display text for `viewer`.
-    func status(_ conversation: String, _ message: String, viewer: Viewer) throws -> (MessageStatus, String) {
-        let reply = try query(.messageStatus(conversation: conversation, message: message, viewer: viewer))
-        guard case .messageStatus(let status, let text) = reply else {
-            throw IntegrationError("unexpected reply \(reply)")
-        }
-        return (status, text)
+    func status(_ conversation: String, _ message: String, viewer: Viewer) async throws -> ReceiptsClient.ViewedStatus {
+        try await client.status(of: message, in: conversation, viewer: viewer)
     }
 
     /// The health reply.
-    func health() throws -> Health {
-        let reply = try query(.health)
-        guard case .health(let health) = reply else { throw IntegrationError("unexpected health reply \(reply)") }
-        return health
+    func health() async throws -> Health {
+        try await client.health(worker: 0)
     }
 
     /// The value of a counter from the stats query (0 if absent).
-    func counter(_ name: String, label: String = "") throws -> UInt64 {
-        guard case .stats(let counters) = try query(.stats) else { throw IntegrationError("unexpected stats reply") }
-        return counters.first { $0.name == name && $0.label == label }?.value ?? 0
+    func counter(_ name: String, label: String = "") async throws -> UInt64 {
+        try await client.stats(worker: 0).first { $0.name == name && $0.label == label }?.value ?? 0
     }
 
     /// Polls the stats query, back to back, until counter `name` reaches `value`; returns as
@@ -231,16 +244,16 @@ final class ReceiptdProcess {
         label: String = "",
         toReach value: UInt64,
         timeoutMilliseconds: Int = 10_000
-    ) throws {
+    ) async throws {
         let deadline = Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000)
-        var seen = try counter(name, label: label)
+        var seen = try await counter(name, label: label)
         while seen < value {
             guard Date() < deadline else {
                 throw IntegrationError(
                     "\(name){\(label)} is \(seen) after \(timeoutMilliseconds) ms, expected \(value)"
                 )
             }
-            seen = try counter(name, label: label)
+            seen = try await counter(name, label: label)
         }
     }
 
@@ -249,7 +262,7 @@ final class ReceiptdProcess {
     /// Readiness is proven on the wire: the subscriber also follows a probe conversation of
     /// its own (owned by this worker), and probe messages are ingested, each a new message,
     /// until the subscriber receives a probe update: at most 100 tries of 50 ms.
-    func subscribe(to conversation: String) throws -> Subscriber {
+    func subscribe(to conversation: String) async throws -> Subscriber {
         var probe = "probe-\(UUID().uuidString.prefix(8))"
         while Partitioning.owner(of: probe, workerCount: worker.count) != worker.index {
             probe = "probe-\(UUID().uuidString.prefix(8))"
@@ -260,9 +273,11 @@ final class ReceiptdProcess {
             conversation: conversation,
             probe: probe
         )
-        try ingestProbe(.conversationUpserted(conversation: probe, kind: .direct, members: ["probe-a", "probe-b"]))
+        try await ingestProbe(
+            .conversationUpserted(conversation: probe, kind: .direct, members: ["probe-a", "probe-b"])
+        )
         for attempt in 1...100 {
-            try ingestProbe(
+            try await ingestProbe(
                 .messageSent(conversation: probe, message: "p\(attempt)", sender: "probe-a", isSystem: false)
             )
             if try subscriber.waitForProbe(timeoutMilliseconds: 50) { return subscriber }
@@ -270,9 +285,10 @@ final class ReceiptdProcess {
         throw IntegrationError("the publisher did not attach a subscriber within 100 probe messages")
     }
 
-    private func ingestProbe(_ kind: EventKind) throws {
-        let reply = try ingest([probeEvents.make(kind)])
-        guard reply.results == [.accepted(held: false)] else { throw IntegrationError("probe event refused: \(reply)") }
+    /// Sends a probe event numbered by the client, from its own source.
+    private func ingestProbe(_ kind: EventKind) async throws {
+        let outcome = try await client.send(kind)
+        guard outcome == .accepted(held: false) else { throw IntegrationError("probe event refused: \(outcome)") }
     }
 
     // MARK: - Lifecycle
@@ -329,10 +345,15 @@ final class ReceiptdProcess {
         process.waitUntilExit()
     }
 
+    /// Shuts the client down (its waiting calls fail with `.closed`, and its retries stop) and
+    /// closes the raw socket, so that nothing of theirs reaches a daemon started again on the
+    /// same endpoints.
     private func stopClients() {
-        ingestSocket?.close()
-        ingestSocket = nil
-        querySocket?.close()
-        querySocket = nil
+        rawIngestSocket?.close()
+        rawIngestSocket = nil
+        if let client = currentClient {
+            currentClient = nil
+            _ = try? BlockingWait.run(seconds: Self.stopDeadlineSeconds) { await client.shutdown() }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsClient
 import ReceiptsCore
 import ReceiptsWire
 import Testing
@@ -7,23 +8,22 @@ import Testing
 /// through queries.
 @Suite(.serialized)
 struct SeedFlowTests {
-    private func expectAllAccepted(_ reply: IngestReply, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(reply.error == nil, sourceLocation: sourceLocation)
-        for outcome in reply.results {
+    private func expectAllAccepted(_ outcomes: [EventOutcome], sourceLocation: SourceLocation = #_sourceLocation) {
+        for outcome in outcomes {
             #expect(outcome == .accepted(held: false), sourceLocation: sourceLocation)
         }
     }
 
     @Test("Seed 000 One-on-One Chat Test: nothing, then Delivered, then Read at <time>")
-    func oneOnOneChat() throws {
+    func oneOnOneChat() async throws {
         let daemon = try ReceiptdProcess()
         var events = EventFactory()
         let conversation = "direct-ab"
         let alice = Viewer(user: "alice", timeZone: "UTC", locale: "en_US")
-        let updates = try daemon.subscribe(to: conversation)
+        let updates = try await daemon.subscribe(to: conversation)
 
         expectAllAccepted(
-            try daemon.ingest([
+            try await daemon.ingest([
                 events.make(
                     .conversationUpserted(conversation: conversation, kind: .direct, members: ["alice", "bob"])
                 ),
@@ -33,43 +33,43 @@ struct SeedFlowTests {
         // 1-2. User A sends; A sees nothing.
         let sent = try updates.updates { $0.status.message == "m1" }
         #expect(sent.last?.status.status == .notDelivered)
-        #expect(try daemon.status(conversation, "m1", viewer: alice).1 == "")
+        #expect(try await daemon.status(conversation, "m1", viewer: alice).displayText == "")
 
         // 3-4. B's device receives it in the background; A sees "Delivered".
         expectAllAccepted(
-            try daemon.ingest([events.make(.delivered(conversation: conversation, user: "bob", message: "m1"))])
+            try await daemon.ingest([events.make(.delivered(conversation: conversation, user: "bob", message: "m1"))])
         )
         let delivered = try #require(try updates.next())
         #expect(delivered.status.status == .delivered)
         #expect(delivered.sequence == sent.last!.sequence + 1)
-        #expect(try daemon.status(conversation, "m1", viewer: alice).1 == "Delivered")
+        #expect(try await daemon.status(conversation, "m1", viewer: alice).displayText == "Delivered")
 
         // 5-6. B opens the chat; A sees "Read at <time>".
         expectAllAccepted(
-            try daemon.ingest([events.make(.read(conversation: conversation, user: "bob", message: "m1"))])
+            try await daemon.ingest([events.make(.read(conversation: conversation, user: "bob", message: "m1"))])
         )
         let read = try #require(try updates.next())
         #expect(read.status.status == .read)
         #expect(read.sequence == delivered.sequence + 1)
         let readAt = try #require(read.status.readAt)
-        let (status, text) = try daemon.status(conversation, "m1", viewer: alice)
-        #expect(status.status == .read)
-        #expect(status.readAt == readAt)
-        #expect(text.hasPrefix("Read at "))
+        let shown = try await daemon.status(conversation, "m1", viewer: alice)
+        #expect(shown.status.status == .read)
+        #expect(shown.status.readAt == readAt)
+        #expect(shown.displayText.hasPrefix("Read at "))
         // Bob is not the sender: nothing is shown under someone else's message.
-        #expect(try daemon.status(conversation, "m1", viewer: Viewer(user: "bob")).1 == "")
+        #expect(try await daemon.status(conversation, "m1", viewer: Viewer(user: "bob")).displayText == "")
     }
 
     @Test("Seed 000 Group Chat Test: nothing, Delivered, Read by some users, Read by all users")
-    func groupChat() throws {
+    func groupChat() async throws {
         let daemon = try ReceiptdProcess()
         var events = EventFactory()
         let group = "group-abcd"
         let alice = Viewer(user: "alice")
-        let updates = try daemon.subscribe(to: group)
+        let updates = try await daemon.subscribe(to: group)
 
         expectAllAccepted(
-            try daemon.ingest([
+            try await daemon.ingest([
                 events.make(
                     .conversationUpserted(
                         conversation: group,
@@ -81,54 +81,54 @@ struct SeedFlowTests {
             ])
         )
         #expect(try updates.updates { $0.status.message == "m1" }.last?.status.status == .notDelivered)
-        #expect(try daemon.status(group, "m1", viewer: alice).1 == "")
+        #expect(try await daemon.status(group, "m1", viewer: alice).displayText == "")
 
         // All users receive it in the background.
-        expectAllAccepted(try daemon.ingest([events.make(.delivered(conversation: group, user: "bob", message: "m1"))]))
-        #expect(try daemon.status(group, "m1", viewer: alice).1 == "", "not yet delivered to everyone")
         expectAllAccepted(
-            try daemon.ingest([
+            try await daemon.ingest([events.make(.delivered(conversation: group, user: "bob", message: "m1"))])
+        )
+        #expect(try await daemon.status(group, "m1", viewer: alice).displayText == "", "not yet delivered to everyone")
+        expectAllAccepted(
+            try await daemon.ingest([
                 events.make(.delivered(conversation: group, user: "carol", message: "m1")),
                 events.make(.delivered(conversation: group, user: "dave", message: "m1")),
             ])
         )
         #expect(try updates.updates { $0.status.status == .delivered }.last?.status.deliveredCount == 3)
-        #expect(try daemon.status(group, "m1", viewer: alice).1 == "Delivered")
+        #expect(try await daemon.status(group, "m1", viewer: alice).displayText == "Delivered")
 
         // B reads.
-        expectAllAccepted(try daemon.ingest([events.make(.read(conversation: group, user: "bob", message: "m1"))]))
+        expectAllAccepted(
+            try await daemon.ingest([events.make(.read(conversation: group, user: "bob", message: "m1"))])
+        )
         #expect(try updates.updates { $0.status.status == .readBySome }.last?.status.readCount == 1)
-        #expect(try daemon.status(group, "m1", viewer: alice).1 == "Read by some users")
+        #expect(try await daemon.status(group, "m1", viewer: alice).displayText == "Read by some users")
         let counts = Viewer(user: "alice", prefersCounts: true)
-        #expect(try daemon.status(group, "m1", viewer: counts).1 == "Read by 1 of 3")
+        #expect(try await daemon.status(group, "m1", viewer: counts).displayText == "Read by 1 of 3")
 
         // C and D read.
         expectAllAccepted(
-            try daemon.ingest([
+            try await daemon.ingest([
                 events.make(.read(conversation: group, user: "carol", message: "m1")),
                 events.make(.read(conversation: group, user: "dave", message: "m1")),
             ])
         )
         #expect(try updates.updates { $0.status.status == .readByAll }.last?.status.readCount == 3)
-        #expect(try daemon.status(group, "m1", viewer: alice).1 == "Read by all users")
+        #expect(try await daemon.status(group, "m1", viewer: alice).displayText == "Read by all users")
 
         // The last-sent query points at the message the receipt is shown under.
-        guard case .lastSent(let last, let text) = try daemon.query(.lastSent(conversation: group, viewer: alice))
-        else {
-            Issue.record("unexpected last-sent reply")
-            return
-        }
-        #expect(last.message == "m1")
-        #expect(text == "Read by all users")
+        let last = try await daemon.client.lastSent(in: group, viewer: alice)
+        #expect(last.status.message == "m1")
+        #expect(last.displayText == "Read by all users")
     }
 
     @Test("Seed 003 who-read-it detail: readers most recent first, sender excluded, non-readers delivered")
-    func readDetailOrdering() throws {
+    func readDetailOrdering() async throws {
         let daemon = try ReceiptdProcess()
         var events = EventFactory()
         let group = "group-sheet"
         expectAllAccepted(
-            try daemon.ingest([
+            try await daemon.ingest([
                 events.make(
                     .conversationUpserted(conversation: group, kind: .group, members: ["a", "b", "c", "d", "e"])
                 ),
@@ -138,13 +138,10 @@ struct SeedFlowTests {
                 events.make(.read(conversation: group, user: "b", message: "m1")),
             ])
         )
-        usleep(20_000)  // so that C's server read time is later than B's
-        expectAllAccepted(try daemon.ingest([events.make(.read(conversation: group, user: "c", message: "m1"))]))
+        try await Task.sleep(for: .milliseconds(20))  // so that C's server read time is later than B's
+        expectAllAccepted(try await daemon.ingest([events.make(.read(conversation: group, user: "c", message: "m1"))]))
 
-        guard case .readDetail(let detail) = try daemon.query(.readDetail(conversation: group, message: "m1")) else {
-            Issue.record("unexpected detail reply")
-            return
-        }
+        let detail = try await daemon.client.readDetail(of: "m1", in: group)
         #expect(detail.read.map(\.user) == ["c", "b"])
         #expect(Set(detail.delivered.map(\.user)) == ["d", "e"])
         #expect(detail.notDelivered.isEmpty)

@@ -20,8 +20,8 @@ final class Subscriber {
     /// Both subscriptions travel to the publisher in this order over the one connection, so
     /// an update of the probe conversation proves that the followed topic is subscribed too.
     init(context: ZMQContext, endpoint: String, conversation: String, probe: String) throws {
+        // A raw socket: it tests the wire contract itself (exact sequences, gaps, the Clone pattern).
         socket = try ZMQSocket(context: context, type: .sub)
-        try socket.setLinger(milliseconds: 0)
         topic = Array(Partitioning.topic(for: conversation).utf8)
         probeTopic = Array(Partitioning.topic(for: probe).utf8)
         try socket.subscribe(topic)

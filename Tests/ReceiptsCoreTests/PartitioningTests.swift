@@ -1,3 +1,4 @@
+import Foundation
 import ReceiptsCore
 import Testing
 
@@ -78,5 +79,46 @@ extension String {
     init(format4 value: UInt64) {
         let digits = String(value, radix: 16)
         self = String(repeating: "0", count: 4 - digits.count) + digits
+    }
+}
+
+/// The routing test vectors README.md publishes for gateways in other languages must be what
+/// the workers compute.
+struct PublishedRoutingVectorsTests {
+    @Test func readmeTableMatchesPartitioning() throws {
+        let readme = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        guard let section = text.range(of: "### Routing test vectors") else {
+            Issue.record("README.md has no routing test vectors section")
+            return
+        }
+        let rows = text[section.upperBound...].split(separator: "\n", omittingEmptySubsequences: false)
+            .drop { !$0.hasPrefix("|") }.prefix { $0.hasPrefix("|") }.filter { $0.hasPrefix("| `") }
+        #expect(rows.count >= 5, "README.md lost its routing vectors")
+        for row in rows {
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+                .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "`")) }
+            guard cells.count == 8 else {
+                Issue.record("malformed vector row: \(row)")
+                continue
+            }
+            let id = cells[0]
+            #expect(String(Partitioning.stableHash(id), radix: 16).leftPadded(to: 16) == cells[1], "\(id)")
+            for (column, workers) in [2, 3, 5, 10, 1000].enumerated() {
+                #expect(
+                    String(Partitioning.owner(of: id, workerCount: workers)) == cells[2 + column],
+                    "\(id) n=\(workers)"
+                )
+            }
+            #expect(Partitioning.topic(for: id) == cells[7], "\(id)")
+        }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(width - count, 0)) + self
     }
 }

@@ -2,24 +2,24 @@
 import Glibc
 #endif
 
-/// Wakes the service loop from another thread: a non-blocking pipe whose read end
-/// `zmq_poll` watches.
+/// Wakes a `zmq_poll` loop from another thread: a non-blocking pipe whose read end the loop's
+/// ``ZMQPoller`` watches (``ZMQPoller/add(fileDescriptor:events:)``).
 ///
-/// The log's writer thread rings it when a batch becomes durable; the signal handler and
-/// the compaction thread ring it when they have something for the loop. Ringing is
+/// A loop that owns sockets cannot be handed work through them from arbitrary threads (sockets
+/// belong to one thread), so other threads queue work behind a lock and ring. Ringing is
 /// thread-safe and never blocks (a full pipe already means "wake up"); the loop drains it
 /// after a wake-up.
-final class Doorbell: Sendable {
+public final class Doorbell: Sendable {
     /// The descriptor to poll for readability.
-    let fileDescriptor: Int32
+    public let fileDescriptor: Int32
     private let writeDescriptor: Int32
 
     /// Creates the pipe.
-    /// - Throws: `ServiceError` with code `.system` if the kernel refuses.
-    init() throws(ServiceError) {
+    /// - Throws: ``ZMQError`` with the `pipe` errno if the kernel refuses (too many descriptors).
+    public init() throws(ZMQError) {
         var descriptors: [Int32] = [-1, -1]
         guard pipe(&descriptors) == 0 else {
-            throw ServiceError(.system, "pipe failed: \(String(cString: strerror(errno)))")
+            throw ZMQError(errno: errno, operation: "pipe")
         }
         for descriptor in descriptors {
             _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
@@ -35,13 +35,13 @@ final class Doorbell: Sendable {
     }
 
     /// Wakes the loop. Safe from any thread.
-    func ring() {
+    public func ring() {
         var byte: UInt8 = 1
         _ = write(writeDescriptor, &byte, 1)
     }
 
     /// Clears pending rings so the next poll waits again.
-    func drain() {
+    public func drain() {
         var buffer = [UInt8](repeating: 0, count: 256)
         while read(fileDescriptor, &buffer, buffer.count) > 0 {}
     }

@@ -1,0 +1,249 @@
+import DequeModule
+import Logging
+import ReceiptsCore
+import ReceiptsWire
+import ZeroMQ
+
+/// The one thread that owns a client's sockets (libzmq sockets belong to one thread).
+///
+/// Callers reach it through ``ClientInbox``; it answers through their continuations. Per
+/// worker it holds a DEALER to the ingest endpoint and one to the query endpoint, and every
+/// request carries a tag frame before the empty delimiter, which the worker's ROUTER returns
+/// with the reply: replies are matched by tag, so they may come in any order, late, or twice.
+final class ClientLoop {
+    typealias Instant = ContinuousClock.Instant
+
+    let configuration: ReceiptsClient.Configuration
+    let logger: Logger
+    let inbox: ClientInbox
+    let statistics: ClientStatistics
+    /// The durable queue of events taken in, if the client has one.
+    let outbox: Outbox?
+    let clock = ContinuousClock()
+    private let context: ZMQContext
+
+    var ingest: [WorkerIngest] = []
+    var querySockets: [ZMQSocket] = []
+    /// Sends not yet answered, by request id.
+    var sends: [UInt64: SendState] = [:]
+    /// Sends waiting for room in the queues (backpressure), oldest first, and their events.
+    var admissions = Deque<UInt64>()
+    var pendingEvents: [UInt64: [Event]] = [:]
+    /// Events queued in ``ingest`` but not yet in a frame.
+    var queuedEvents = 0
+    /// Queries waiting for their reply, by tag.
+    var queries: [UInt64: PendingQuery] = [:]
+    var subscriptions: [UInt64: Subscription] = [:]
+    /// Callers of `flush`, by request id.
+    var flushes: [UInt64: Reply<Void>] = [:]
+    private var nextTag: UInt64 = 1
+    /// Set when sockets were added or removed, so the poll set is rebuilt.
+    var pollSetChanged = true
+    private var running = true
+
+    init(
+        configuration: ReceiptsClient.Configuration,
+        logger: Logger,
+        inbox: ClientInbox,
+        statistics: ClientStatistics,
+        outbox: Outbox?
+    ) throws(ZMQError) {
+        self.configuration = configuration
+        self.logger = logger
+        self.inbox = inbox
+        self.statistics = statistics
+        self.outbox = outbox
+        context = try ZMQContext()
+    }
+
+    /// Runs until a shutdown command; every socket is closed and every waiter answered on return.
+    func run() {
+        do {
+            try openSockets()
+            if let outbox, !outbox.recovered.isEmpty {
+                // Taken in before a restart and never answered: they go first.
+                logger.info("re-sending the outbox", metadata: ["receipts.events": "\(outbox.recovered.count)"])
+                startSend(id: 0, events: outbox.recovered, inOutbox: true, reply: nil)
+            }
+            try serve()
+        } catch {
+            logger.error("receipts client loop stopped", metadata: ["error": "\(error)"])
+        }
+        stop()
+    }
+
+    private func openSockets() throws(ZMQError) {
+        for worker in configuration.cluster.workers {
+            let ingestSocket = try ZMQSocket(context: context, type: .dealer)
+            try ingestSocket.setSendHighWaterMark(0)
+            try ingestSocket.setReceiveHighWaterMark(0)
+            try ingestSocket.connect(worker.ingest)
+            ingest.append(WorkerIngest(socket: ingestSocket))
+            let querySocket = try ZMQSocket(context: context, type: .dealer)
+            try querySocket.setSendHighWaterMark(0)
+            try querySocket.setReceiveHighWaterMark(0)
+            try querySocket.connect(worker.query)
+            querySockets.append(querySocket)
+        }
+    }
+
+    /// What each poll item is.
+    private enum PollSource {
+        case doorbell
+        case ingest(Int)
+        case query(Int)
+        case subscription(UInt64, ZMQSocket)
+    }
+
+    private func serve() throws(ZMQError) {
+        var poller = ZMQPoller()
+        var sources: [PollSource] = []
+        while running {
+            if pollSetChanged {
+                (poller, sources) = makePollSet()
+                pollSetChanged = false
+            }
+            let now = clock.now
+            pumpIngest(now: now)
+            expireIngestDeadlines(now: now)
+            expireQueries(now: now)
+            runSubscriptionTimers(now: now)
+            answerFlushes()
+            let timeout = pollTimeout(now: clock.now)
+            guard try poller.poll(timeoutMilliseconds: timeout) > 0 else { continue }
+            for (index, source) in sources.enumerated() where poller.isReadable(index) {
+                switch source {
+                case .doorbell:
+                    inbox.doorbell.drain()
+                    for command in inbox.take() { handle(command) }
+                case .ingest(let worker):
+                    try receiveIngestReplies(worker: worker)
+                case .query(let worker):
+                    try receiveQueryReplies(worker: worker)
+                case .subscription(let id, let socket):
+                    try receiveUpdates(subscription: id, socket: socket)
+                }
+                if !running { return }
+            }
+        }
+    }
+
+    private func makePollSet() -> (ZMQPoller, [PollSource]) {
+        var poller = ZMQPoller()
+        var sources: [PollSource] = []
+        poller.add(fileDescriptor: inbox.doorbell.fileDescriptor)
+        sources.append(.doorbell)
+        for worker in ingest.indices {
+            poller.add(ingest[worker].socket)
+            sources.append(.ingest(worker))
+            poller.add(querySockets[worker])
+            sources.append(.query(worker))
+        }
+        for (id, subscription) in subscriptions {
+            for socket in subscription.sockets {
+                poller.add(socket)
+                sources.append(.subscription(id, socket))
+            }
+        }
+        return (poller, sources)
+    }
+
+    /// Milliseconds until the next timer (linger, acknowledgement, query, repair), at most 100.
+    private func pollTimeout(now: Instant) -> Int {
+        var next = now + .milliseconds(100)
+        for worker in ingest {
+            if let due = worker.nextDeadline(lingerMilliseconds: configuration.lingerMilliseconds) {
+                next = min(next, due)
+            }
+        }
+        for query in queries.values { next = min(next, query.deadline) }
+        for subscription in subscriptions.values {
+            if let due = subscription.nextTimer { next = min(next, due) }
+        }
+        guard next > now else { return 0 }
+        let milliseconds = (next - now).components
+        return Int(milliseconds.seconds * 1000 + milliseconds.attoseconds / 1_000_000_000_000_000) + 1
+    }
+
+    // MARK: - Commands
+
+    private func handle(_ command: ClientCommand) {
+        switch command {
+        case .send(let id, let events, let inOutbox, let reply):
+            startSend(id: id, events: events, inOutbox: inOutbox, reply: reply)
+        case .query(let id, let worker, let query, let reply):
+            startQuery(query, worker: worker, completion: .caller(id: id, reply))
+        case .subscribe(let id, let topic, let output):
+            startSubscription(id: id, topic: topic, output: output)
+        case .cancel(let id):
+            // Always behind its request in the inbox (see `RequestTicket`); nothing to do if the
+            // request was answered meanwhile.
+            if !cancelSend(id: id), !cancelQuery(id: id), let reply = flushes.removeValue(forKey: id) {
+                reply.resume(returning: .failure(ReceiptsClientError(.cancelled, "the flush was cancelled")))
+            }
+        case .unsubscribe(let id):
+            endSubscription(id: id)
+        case .flush(let id, let reply):
+            flushes[id] = reply
+        case .shutdown:
+            running = false
+        }
+    }
+
+    /// A fresh tag for a frame or query.
+    func makeTag() -> UInt64 {
+        defer { nextTag += 1 }
+        return nextTag
+    }
+
+    /// The tag frame of a request.
+    static func tagFrame(_ tag: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: tag.littleEndian) { Array($0) }
+    }
+
+    /// The tag of a reply `[tag, "", body]`, or nil for anything else.
+    static func tag(of frames: [UnsafeRawBufferPointer]) -> UInt64? {
+        guard frames.count == 3, frames[0].count == 8, frames[1].isEmpty else { return nil }
+        return UInt64(littleEndian: frames[0].loadUnaligned(as: UInt64.self))
+    }
+
+    private func answerFlushes() {
+        guard !flushes.isEmpty, sends.isEmpty else { return }
+        for reply in flushes.values { reply.resume(returning: .success(())) }
+        flushes = [:]
+    }
+
+    /// Answers every waiter with `.closed`, ends subscriptions and closes the sockets.
+    private func stop() {
+        running = false
+        for command in inbox.close() {
+            switch command {
+            case .send(_, _, _, let reply):
+                reply?.resume(returning: .failure(Self.closedError))
+            case .query(_, _, _, let reply):
+                reply.resume(returning: .failure(Self.closedError))
+            case .flush(_, let reply):
+                reply.resume(returning: .failure(Self.closedError))
+            case .subscribe(_, _, let output):
+                output.finish()
+            case .cancel, .unsubscribe, .shutdown:
+                break
+            }
+        }
+        for send in sends.values { send.reply?.resume(returning: .failure(Self.closedError)) }
+        sends = [:]
+        for query in queries.values {
+            if case .caller(_, let reply) = query.completion { reply.resume(returning: .failure(Self.closedError)) }
+        }
+        queries = [:]
+        for reply in flushes.values { reply.resume(returning: .failure(Self.closedError)) }
+        flushes = [:]
+        for id in Array(subscriptions.keys) { endSubscription(id: id) }
+        for worker in ingest { worker.socket.close() }
+        for socket in querySockets { socket.close() }
+        context.terminate()
+        outbox?.close()
+    }
+
+    static let closedError = ReceiptsClientError(.closed, "the client was shut down")
+}

@@ -1,0 +1,22 @@
+extension ReceiptsClient {
+    /// What the client has done since it started: for dashboards and for tests that must see a
+    /// retry or a repair happen.
+    public struct Statistics: Hashable, Sendable {
+        /// Ingest frames sent (first attempts).
+        public var framesSent: Int
+        /// Ingest frames sent again after their acknowledgement timed out.
+        public var framesResent: Int
+        /// Ingest frames a worker answered UNAVAILABLE (each re-sent after a pause).
+        public var unavailableReplies: Int
+        /// Replies that could not be decoded or did not fit their request.
+        public var malformedReplies: Int
+        /// Events a worker answered NOT_OWNER for and that went on to the owner it named.
+        public var redirects: Int
+        /// Queries that got no reply in time (snapshot repairs included).
+        public var queryTimeouts: Int
+        /// Snapshots fetched for subscriptions (start, gaps, new epochs, slow consumers).
+        public var snapshotRepairs: Int
+        /// Updates a subscription's consumer had no room for (later repaired by snapshot).
+        public var updatesCoalesced: Int
+    }
+}

@@ -1,0 +1,245 @@
+import Foundation
+public import Logging
+public import ReceiptsCore
+public import ReceiptsWire
+import Synchronization
+
+/// A gateway's connection to a receiptd cluster: sends events to their owners with batching
+/// and retries, answers typed queries, and follows status updates with Clone-pattern repair.
+///
+/// One background thread owns every socket; the methods are `async` and safe to call from any
+/// task. Sending is at-least-once on the wire with stable event ids, so with receiptd's
+/// de-duplication each event is applied once: a frame that is not acknowledged in time, is
+/// answered UNAVAILABLE, or was lost with a restarted worker goes again with the same ids,
+/// until it is acknowledged.
+///
+/// ```swift
+/// let client = try ReceiptsClient(.init(cluster: Cluster(workers: [.init(dataDirectory: "receiptd-data")])),
+///                                 logger: Logger(label: "gateway"))
+/// try await client.send([.messageSent(conversation: "c1", message: "m1", sender: "alice", isSystem: false)])
+/// ```
+public final class ReceiptsClient: Sendable {
+    /// The configuration the client was made with.
+    public let configuration: Configuration
+    private let inbox: ClientInbox
+    private let statistics = ClientStatistics()
+    private let outbox: Outbox?
+    private let sequence: Mutex<UInt64>
+    private let requestIDs = Atomic<UInt64>(0)
+    private let completion = LoopCompletion()
+
+    /// Starts the client's thread and connects to every worker (libzmq connects in the
+    /// background, so a worker that is not up yet is reached once it is).
+    /// - Parameters:
+    ///   - configuration: The cluster and the batching and retry settings.
+    ///   - logger: For connection trouble (warning) and retries (debug).
+    /// - Throws: ``ReceiptsClientError`` `.invalidArgument` for a configuration that cannot
+    ///   work, `.transport` if a socket or pipe cannot be made.
+    public init(_ configuration: Configuration, logger: Logger) throws(ReceiptsClientError) {
+        try configuration.validate()
+        self.configuration = configuration
+        let outbox = try configuration.outboxDirectory.map { (directory) throws(ReceiptsClientError) in
+            try Outbox(
+                directory: directory,
+                source: configuration.source,
+                firstSequence: configuration.firstSequence,
+                logger: logger
+            )
+        }
+        self.outbox = outbox
+        sequence = Mutex(outbox?.nextSequence ?? configuration.firstSequence)
+        do {
+            inbox = try ClientInbox()
+            // Made here so that set-up errors reach the caller, then handed to its thread for good.
+            nonisolated(unsafe) let loop = try ClientLoop(
+                configuration: configuration,
+                logger: logger,
+                inbox: inbox,
+                statistics: statistics,
+                outbox: outbox
+            )
+            let completion = self.completion
+            let thread = Thread {
+                loop.run()
+                completion.finish()
+            }
+            thread.name = "receipts-client"
+            thread.start()
+        } catch {
+            throw ReceiptsClientError(.transport, "cannot start the client", cause: error)
+        }
+    }
+
+    deinit {
+        inbox.post(.shutdown)
+    }
+
+    /// The sequence the next event numbered by this client gets: persist it with
+    /// ``Configuration/source`` to continue after a restart without reusing an id.
+    public var nextSequence: UInt64 {
+        sequence.withLock { $0 }
+    }
+
+    /// What the client has done so far.
+    public var currentStatistics: Statistics {
+        statistics.snapshot
+    }
+
+    /// Events in the outbox that no worker has answered yet (0 without an outbox).
+    public var unansweredInOutbox: Int {
+        outbox?.unanswered ?? 0
+    }
+
+    // MARK: - Sending
+
+    /// Sends events, numbered from ``Configuration/source`` and ``nextSequence``, and waits for
+    /// their outcomes.
+    ///
+    /// Concurrent calls share frames. Each event goes to the worker that owns its conversation
+    /// (user-wide events to every worker, their outcome merged). If the queues are full the
+    /// call waits for room. Cancelling stops the wait: events not yet sent are withdrawn, events
+    /// already sent are still applied.
+    /// - Parameter events: What happened, in order.
+    /// With an outbox, the events are fsynced there first, and a cancelled call's events are
+    /// still delivered (from the outbox after a restart if need be).
+    /// - Returns: One outcome per event, in order. `duplicate` means the event was applied
+    ///   before (by an earlier attempt that was not acknowledged, or an earlier send of its id).
+    /// - Throws: ``ReceiptsClientError``: `.rejected` or `.malformedReply` if a worker refused
+    ///   or garbled a whole frame, `.unavailable` if the outbox failed, `.cancelled`, `.closed`.
+    public func send(_ events: [EventKind]) async throws(ReceiptsClientError) -> [EventOutcome] {
+        try await sendNumbered(number(events.map { ($0, nil) }))
+    }
+
+    /// Sends one event and waits for its outcome; see ``send(_:)``.
+    /// - Parameters:
+    ///   - event: What happened.
+    ///   - clientTime: For a receipt queued offline on the device: when it happened there
+    ///     (receiptd clamps it into [message sent, now]).
+    public func send(_ event: EventKind, clientTime: Timestamp? = nil) async throws(ReceiptsClientError) -> EventOutcome
+    {
+        let outcomes = try await sendNumbered(number([(event, clientTime)]))
+        return outcomes[0]
+    }
+
+    /// Takes events into the outbox and returns once they are fsynced there, without waiting
+    /// for a worker: the client delivers them in the background, and a client started again on
+    /// the same outbox after a crash delivers what was not answered (the seeds' "receipts queue
+    /// offline and sync on reconnect", on the gateway side). ``flush()`` waits for delivery.
+    /// - Parameter events: What happened, in order.
+    /// - Returns: The ids the events were given.
+    /// - Throws: ``ReceiptsClientError`` `.invalidArgument` without an outbox
+    ///   (``Configuration/outboxDirectory``), `.unavailable` if the outbox failed, `.closed`.
+    @discardableResult
+    public func enqueue(_ events: [EventKind]) async throws(ReceiptsClientError) -> [EventID] {
+        guard let outbox else {
+            throw ReceiptsClientError(.invalidArgument, "enqueue needs an outbox (Configuration.outboxDirectory)")
+        }
+        let numbered = number(events.map { ($0, nil) })
+        try await outbox.append(numbered)
+        let id = requestIDs.wrappingAdd(1, ordering: .relaxed).newValue
+        guard inbox.post(.send(id: id, events: numbered, inOutbox: true, reply: nil)) else {
+            throw ClientLoop.closedError
+        }
+        return numbered.map(\.id)
+    }
+
+    /// Sends events this client numbered: through the outbox when there is one.
+    private func sendNumbered(_ events: [Event]) async throws(ReceiptsClientError) -> [EventOutcome] {
+        guard let outbox else { return try await send(identified: events) }
+        try await outbox.append(events)
+        return try await request { id, reply in .send(id: id, events: events, inOutbox: true, reply: reply) }
+    }
+
+    /// Sends events whose ids the caller chose (re-sending a stored event, tools); see ``send(_:)``.
+    public func send(identified events: [Event]) async throws(ReceiptsClientError) -> [EventOutcome] {
+        try await request { id, reply in .send(id: id, events: events, inOutbox: false, reply: reply) }
+    }
+
+    /// Gives events ids: this client's source and the next sequences.
+    private func number(_ events: [(EventKind, Timestamp?)]) -> [Event] {
+        let first = sequence.withLock { next in
+            defer { next += UInt64(events.count) }
+            return next
+        }
+        return events.enumerated().map { offset, event in
+            Event(
+                id: EventID(source: configuration.source, sequence: first + UInt64(offset)),
+                clientTime: event.1,
+                kind: event.0
+            )
+        }
+    }
+
+    /// Waits until everything sent before the call is acknowledged (or failed).
+    /// - Throws: ``ReceiptsClientError`` `.closed` or `.cancelled`.
+    public func flush() async throws(ReceiptsClientError) {
+        try await request { id, reply in .flush(id: id, reply: reply) }
+    }
+
+    // MARK: - Subscribing
+
+    /// Status updates of a conversation, a topic prefix or everything, from every worker that
+    /// publishes them.
+    ///
+    /// A one-conversation subscription starts with the conversation's current statuses (from a
+    /// snapshot). For every conversation it follows, a late join, a sequence gap and a new
+    /// epoch (a restarted worker) are repaired from a snapshot: the consumer sees each
+    /// message's statuses in order, never an older one after a newer one. A consumer that
+    /// falls more than ``Configuration/subscriptionBuffer`` updates behind gets the newest
+    /// statuses, coalesced, instead of an unbounded queue. The sequence ends when the consumer
+    /// stops iterating or the client shuts down.
+    /// - Parameter topic: What to follow.
+    public func subscribe(to topic: SubscriptionTopic) -> StatusUpdates {
+        let id = requestIDs.wrappingAdd(1, ordering: .relaxed).newValue
+        let (stream, output) = AsyncStream.makeStream(
+            of: StatusUpdate.self,
+            bufferingPolicy: .bufferingOldest(configuration.subscriptionBuffer)
+        )
+        let inbox = self.inbox
+        output.onTermination = { _ in inbox.post(.unsubscribe(id: id)) }
+        if !inbox.post(.subscribe(id: id, topic: topic, output: output)) { output.finish() }
+        return StatusUpdates(stream: stream)
+    }
+
+    // MARK: - Queries
+
+    /// Asks one worker a query and returns its reply as it is, error replies included (for
+    /// tools; the typed methods route by owner and throw on errors).
+    /// - Parameters:
+    ///   - query: The query.
+    ///   - worker: The worker's ordinal.
+    /// - Throws: ``ReceiptsClientError`` `.timeout`, `.malformedReply`, `.cancelled`, `.closed`.
+    public func query(_ query: Query, worker: Int) async throws(ReceiptsClientError) -> QueryReply {
+        try await request { id, reply in .query(id: id, worker: worker, query: query, reply: reply) }
+    }
+
+    /// The worker that owns a conversation.
+    public func owner(of conversation: String) -> Int {
+        Partitioning.owner(of: conversation, workerCount: configuration.cluster.workerCount)
+    }
+
+    /// Shuts the client down: waiting calls fail with `.closed`, subscriptions end, sockets
+    /// close. Events not yet acknowledged are not sent again (call ``flush()`` first).
+    public func shutdown() async {
+        inbox.post(.shutdown)
+        await completion.wait()
+    }
+
+    /// Posts a command made with a fresh request id and waits for the loop's answer; a
+    /// cancelled task tells the loop, which answers `.cancelled`.
+    private func request<Value: Sendable>(
+        _ make: (UInt64, Reply<Value>) -> ClientCommand
+    ) async throws(ReceiptsClientError) -> Value {
+        let ticket = RequestTicket(id: requestIDs.wrappingAdd(1, ordering: .relaxed).newValue, inbox: inbox)
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: Reply<Value>) in
+                ticket.post(make(ticket.id, continuation)) { failure in
+                    continuation.resume(returning: .failure(failure))
+                }
+            }
+        } onCancel: {
+            ticket.cancel()
+        }
+        return try result.get()
+    }
+}

@@ -1,0 +1,120 @@
+import ReceiptsCore
+import ReceiptsWire
+import Testing
+
+@testable import ReceiptsClient
+
+/// The Clone-pattern decisions, without sockets: what reaches the consumer and when a
+/// snapshot is asked for.
+struct CloneTrackerTests {
+    /// A status of message `message` in conversation "c" with `delivered` and `read` of 3 recipients.
+    private static func status(_ message: String, delivered: Int, read: Int = 0) -> MessageStatus {
+        let status: ReceiptStatus =
+            read == 3 ? .readByAll : read > 0 ? .readBySome : delivered == 3 ? .delivered : .notDelivered
+        return MessageStatus(
+            conversation: "c",
+            message: message,
+            sequence: UInt64(message.dropFirst()) ?? 0,
+            sender: "a",
+            sentAt: Timestamp(milliseconds: 1000),
+            status: status,
+            recipientCount: 3,
+            deliveredCount: delivered,
+            readCount: read,
+            deliveredAt: nil,
+            readAt: nil,
+            isSystem: false,
+            isEdited: false,
+            isDeleted: false
+        )
+    }
+
+    private static func update(_ sequence: UInt64, epoch: UInt64 = 7, _ status: MessageStatus) -> StatusUpdate {
+        StatusUpdate(epoch: epoch, sequence: sequence, status: status)
+    }
+
+    private static func snapshot(_ messages: [MessageStatus]) -> ConversationSnapshot {
+        ConversationSnapshot(conversation: "c", kind: .group, members: ["a", "b", "c", "d"], messages: messages)
+    }
+
+    @Test func inOrderUpdatesPassAndRepeatsAreSkipped() {
+        var tracker = CloneTracker()
+        let first = Self.update(1, Self.status("m1", delivered: 1))
+        let second = Self.update(2, Self.status("m1", delivered: 2))
+        #expect(tracker.receive(first).emit == [first])
+        #expect(tracker.receive(second).emit == [second])
+        #expect(tracker.receive(second) == .init(emit: [], repair: nil))
+    }
+
+    @Test func aGapAsksForASnapshotAndHoldsUpdatesUntilThen() {
+        var tracker = CloneTracker()
+        _ = tracker.receive(Self.update(1, Self.status("m1", delivered: 1)))
+        let afterGap = Self.update(4, Self.status("m1", delivered: 3, read: 1))
+        #expect(tracker.receive(afterGap).repair == "c")
+        let held = Self.update(5, Self.status("m1", delivered: 3, read: 2))
+        #expect(tracker.receive(held).emit.isEmpty)
+        // The snapshot covers up to 4; the held update 5 follows it.
+        let decision = tracker.snapshotArrived(
+            Self.snapshot([Self.status("m1", delivered: 3, read: 1)]),
+            epoch: 7,
+            sequence: 4
+        )
+        #expect(decision.repair == nil)
+        #expect(decision.emit.map(\.status) == [Self.status("m1", delivered: 3, read: 1), held.status])
+    }
+
+    @Test func aNewEpochIsRepaired() {
+        var tracker = CloneTracker()
+        _ = tracker.receive(Self.update(9, Self.status("m1", delivered: 1)))
+        #expect(tracker.receive(Self.update(1, epoch: 8, Self.status("m1", delivered: 2))).repair == "c")
+    }
+
+    @Test func aSnapshotNeverTakesTheConsumerBack() {
+        var tracker = CloneTracker()
+        tracker.expectSnapshot(of: "c")
+        let newer = Self.update(3, Self.status("m1", delivered: 3, read: 2))
+        #expect(tracker.receive(newer).emit.isEmpty)  // held until the snapshot
+        // A snapshot older than what is held: shown, then the held update after it.
+        var decision = tracker.snapshotArrived(Self.snapshot([Self.status("m1", delivered: 2)]), epoch: 7, sequence: 2)
+        #expect(decision.emit.map(\.status) == [Self.status("m1", delivered: 2), newer.status])
+        // A later repair that returns an older state shows nothing.
+        tracker.expectSnapshot(of: "c")
+        decision = tracker.snapshotArrived(
+            Self.snapshot([Self.status("m1", delivered: 3, read: 1)]),
+            epoch: 7,
+            sequence: 3
+        )
+        #expect(decision.emit.isEmpty)
+    }
+
+    @Test func heldUpdatesWithAGapAfterTheSnapshotAskAgain() {
+        var tracker = CloneTracker()
+        tracker.expectSnapshot(of: "c")
+        _ = tracker.receive(Self.update(6, Self.status("m2", delivered: 1)))
+        let decision = tracker.snapshotArrived(Self.snapshot([Self.status("m1", delivered: 3)]), epoch: 7, sequence: 4)
+        #expect(decision.emit.map(\.status) == [Self.status("m1", delivered: 3)])
+        #expect(decision.repair == "c")
+    }
+
+    @Test func anAbsentConversationStartsAtItsFirstUpdate() {
+        var tracker = CloneTracker()
+        tracker.expectSnapshot(of: "c")
+        #expect(tracker.absent("c") == .init(emit: [], repair: nil))
+        let first = Self.update(1, Self.status("m1", delivered: 0))
+        #expect(tracker.receive(first).emit == [first])
+        // Updates held while the answer was on its way mean it exists now: ask again.
+        tracker.expectSnapshot(of: "c")
+        _ = tracker.receive(Self.update(2, Self.status("m1", delivered: 1)))
+        #expect(tracker.absent("c").repair == "c")
+    }
+
+    @Test func aLostUpdateIsShownByTheNextRepair() {
+        var tracker = CloneTracker()
+        let update = Self.update(1, Self.status("m1", delivered: 1))
+        #expect(tracker.receive(update).emit == [update])
+        tracker.lost(update)
+        #expect(tracker.isRepairing("c"))
+        let decision = tracker.snapshotArrived(Self.snapshot([Self.status("m1", delivered: 1)]), epoch: 7, sequence: 1)
+        #expect(decision.emit.map(\.status) == [Self.status("m1", delivered: 1)])
+    }
+}
