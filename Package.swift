@@ -29,6 +29,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // C libraries from Debian packages, found through pkg-config.
@@ -75,13 +79,32 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The daemon: flags, the Prometheus backend, the HTTP endpoint and the ServiceGroup.
         .executableTarget(
             name: "receiptd",
             dependencies: [
                 "ReceiptsService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The reference chat gateway: a demo chat backend, one static page, and a WebSocket
+        // bridge between browsers and receiptd through ReceiptsClient.
+        .executableTarget(
+            name: "receipts-web",
+            dependencies: [
+                "ReceiptsClient", "ReceiptsCore", "ReceiptsWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            resources: [.copy("Public")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages receiptd needs to build, test and run (as root).
-# Only what is missing is installed; safe to run again.
+# prometheus ships prometheus and promtool, which the tests run. Only what is missing is
+# installed; safe to run again.
 set -euo pipefail
-packages=(libzmq3-dev libprotobuf-c-dev protobuf-c-compiler pkg-config zlib1g-dev)
+packages=(libzmq3-dev libprotobuf-c-dev protobuf-c-compiler pkg-config zlib1g-dev prometheus)
 if [ "${RECEIPTD_WITH_REDIS:-0}" = 1 ]; then packages+=(redis-server); fi
 missing=()
 for package in "${packages[@]}"; do

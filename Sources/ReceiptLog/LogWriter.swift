@@ -40,6 +40,7 @@ final class LogWriter: Sendable {
     let logger: Logger
     private let onDurable: @Sendable () -> Void
     private let onFatal: @Sendable (LogError) -> Void
+    private let onGroupCommit: @Sendable (GroupCommit) -> Void
 
     init(
         configuration: LogConfiguration,
@@ -48,7 +49,8 @@ final class LogWriter: Sendable {
         snapshots: [UInt64],
         logger: Logger,
         onDurable: @escaping @Sendable () -> Void,
-        onFatal: @escaping @Sendable (LogError) -> Void
+        onFatal: @escaping @Sendable (LogError) -> Void,
+        onGroupCommit: @escaping @Sendable (GroupCommit) -> Void
     ) {
         var pending: [UInt8] = []
         pending.reserveCapacity(min(configuration.maxPendingBytes, 1 << 20))
@@ -74,6 +76,7 @@ final class LogWriter: Sendable {
         self.logger = logger
         self.onDurable = onDurable
         self.onFatal = onFatal
+        self.onGroupCommit = onGroupCommit
     }
 
     var durablePosition: UInt64 {
@@ -115,6 +118,7 @@ final class LogWriter: Sendable {
                 state.pending.append(type)
                 state.pending.appendLittleEndian(crc)
                 state.pending.append(contentsOf: payload)
+                state.pendingRecords += 1
                 state.appended += UInt64(frameLength)
                 let wake = state.writerIdle
                 state.writerIdle = false
@@ -205,13 +209,17 @@ final class LogWriter: Sendable {
         var segment = initial
         var group: [UInt8] = []
         var rolls: [UInt64] = []
+        var groupRecords = 0
         var lastSync = Self.monotonicNanoseconds()
         var syncs = 0
         let interval: UInt64? =
             if case .interval(let milliseconds) = self.policy { UInt64(max(milliseconds, 0)) * 1_000_000 } else { nil }
         defer { FileIO.close(segment.fd) }
 
-        func syncSegment(_ segment: ActiveSegment) throws(LogError) {
+        /// Syncs `segment`.
+        /// - Returns: How long the sync took.
+        func syncSegment(_ segment: ActiveSegment) throws(LogError) -> Duration {
+            let started = Self.monotonicNanoseconds()
             if let errno = self.faultInjection?.syncError(syncs) {
                 throw LogError(
                     code: .fsyncFailed,
@@ -223,6 +231,7 @@ final class LogWriter: Sendable {
             try FileIO.dataSync(segment.fd, path: segment.path)
             syncs += 1
             lastSync = Self.monotonicNanoseconds()
+            return .nanoseconds(lastSync - started)
         }
 
         while true {
@@ -234,6 +243,8 @@ final class LogWriter: Sendable {
                 if !state.pending.isEmpty {
                     swap(&state.pending, &group)
                     swap(&state.pendingRolls, &rolls)
+                    groupRecords = state.pendingRecords
+                    state.pendingRecords = 0
                     let start = state.pendingStart
                     state.pendingStart = state.appended
                     return (.write(start: start), waiters)
@@ -266,13 +277,16 @@ final class LogWriter: Sendable {
                     case .interval: syncNow = Self.monotonicNanoseconds() >= lastSync + (interval ?? 0)
                     case .none: syncNow = false
                     }
-                    if syncNow { try syncSegment(segment) }
+                    var syncDuration: Duration?
+                    if syncNow { syncDuration = try syncSegment(segment) }
                     group.removeAll(keepingCapacity: true)
                     rolls.removeAll(keepingCapacity: true)
                     self.publish(written: end, synced: syncNow ? end : nil)
+                    self.onGroupCommit(GroupCommit(records: groupRecords, syncDuration: syncDuration))
                 case .sync(let target):
-                    try syncSegment(segment)
+                    let syncDuration = try syncSegment(segment)
                     self.publish(written: target, synced: target)
+                    self.onGroupCommit(GroupCommit(records: 0, syncDuration: syncDuration))
                 case .sleep(let deadline):
                     if let deadline {
                         _ = self.wakeup.wait(until: Self.realtimeDeadline(afterMonotonic: deadline))
@@ -317,7 +331,7 @@ final class LogWriter: Sendable {
         from start: UInt64,
         rolls: [UInt64],
         into segment: inout ActiveSegment,
-        sync: (ActiveSegment) throws(LogError) -> Void
+        sync: (ActiveSegment) throws(LogError) -> Duration
     ) throws(LogError) {
         try group.withBytes { bytes throws(LogError) in
             var position = start
@@ -329,7 +343,7 @@ final class LogWriter: Sendable {
             }
             for roll in rolls {
                 try writeChunk(upTo: roll)
-                try sync(segment)
+                _ = try sync(segment)
                 FileIO.close(segment.fd)
                 segment = try self.createSegment(start: roll)
             }

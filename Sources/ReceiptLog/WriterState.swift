@@ -7,6 +7,8 @@ struct WriterState {
     var pending: [UInt8]
     /// The log position of `pending[0]`.
     var pendingStart: UInt64
+    /// How many records `pending` holds (reported per group commit).
+    var pendingRecords = 0
     /// Positions inside or at the end of `pending` where a new segment must begin.
     var pendingRolls: [UInt64] = []
     /// The end of everything appended.

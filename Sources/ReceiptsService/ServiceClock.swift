@@ -26,6 +26,13 @@ struct ServiceClock {
         milliseconds(CLOCK_MONOTONIC)
     }
 
+    /// Nanoseconds on the monotonic clock, for latencies.
+    static func monotonicNanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
     private static func milliseconds(_ clock: clockid_t) -> Int64 {
         var spec = timespec()
         clock_gettime(clock, &spec)

@@ -10,6 +10,8 @@ final class ServiceControl: Sendable {
     struct CompactionOutcome: Sendable {
         var result: Result<CompactionReport, LogError>
         var messagesExpired: Int
+        /// How long encoding and writing the snapshot took.
+        var duration: Duration
     }
 
     private struct State {

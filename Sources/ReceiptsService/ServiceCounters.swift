@@ -1,7 +1,8 @@
 import Metrics
 import ReceiptsWire
 
-/// The daemon's counters: kept for the stats query and reported to swift-metrics.
+/// The daemon's counters: kept for the stats query under their dotted names and reported to
+/// swift-metrics under the Prometheus names of `MetricCatalog.exported(counter:label:)`.
 ///
 /// Each (name, label) counter is created once; hot paths resolve it to a `Handle` up front
 /// and increment through that (an array index) instead of hashing the name per event.
@@ -31,8 +32,10 @@ final class ServiceCounters {
     func handle(_ name: String, label: String = "") -> Handle {
         let key = Key(name: name, label: label)
         if let index = indexes[key] { return Handle(index: index) }
-        let dimensions = label.isEmpty ? [] : [("kind", label)]
-        entries.append(Entry(key: key, value: 0, metric: Metrics.Counter(label: name, dimensions: dimensions)))
+        let exported = MetricCatalog.exported(counter: name, label: label)
+        entries.append(
+            Entry(key: key, value: 0, metric: Metrics.Counter(label: exported.name, dimensions: exported.dimensions))
+        )
         indexes[key] = entries.count - 1
         return Handle(index: entries.count - 1)
     }

@@ -44,9 +44,16 @@ extension ServiceLoop {
             metadata: ["compaction.reason": "\(reason)", "compaction.position": "\(position.offset)"]
         )
         let thread = Thread {
+            let started = ContinuousClock.now
             let payload = state.encodedState()
             let result = Result { () throws(LogError) in try log.writeSnapshot(payload, covering: position) }
-            control.reportCompaction(ServiceControl.CompactionOutcome(result: result, messagesExpired: expired))
+            control.reportCompaction(
+                ServiceControl.CompactionOutcome(
+                    result: result,
+                    messagesExpired: expired,
+                    duration: ContinuousClock.now - started
+                )
+            )
         }
         thread.name = "receiptd-compaction"
         thread.start()
@@ -60,6 +67,8 @@ extension ServiceLoop {
         case .success(let report):
             compaction.succeeded()
             counters.increment("receiptd.compactions")
+            metrics.snapshotDuration.record(duration: outcome.duration)
+            metrics.snapshotBytes.record(report.snapshotBytes)
             counters.increment("receiptd.messages.expired", by: outcome.messagesExpired)
             logger.info(
                 "compacted",

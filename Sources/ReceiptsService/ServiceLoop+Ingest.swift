@@ -30,6 +30,7 @@ extension ServiceLoop {
     }
 
     private func handleAcknowledgedIngest(_ frames: [UnsafeRawBufferPointer]) {
+        let received = ServiceClock.monotonicNanoseconds()
         counters.increment(hot.ingestFrames)
         guard let (envelope, body) = RequestEnvelope.split(frames) else { return }
         guard body.count == 1, let frame = body.first else {
@@ -47,7 +48,8 @@ extension ServiceLoop {
                 AwaitingDurability(
                     position: position,
                     changes: changes,
-                    reply: PendingReply(socket: .ingest, frames: reply)
+                    reply: PendingReply(socket: .ingest, frames: reply),
+                    receivedNanoseconds: received
                 )
             )
         case .failure(let error):
@@ -90,6 +92,7 @@ extension ServiceLoop {
         } catch {
             return .failure(FrameRefusal(code: .malformedFrame, message: "undecodable EventBatch: \(error.message)"))
         }
+        metrics.eventsPerFrame.record(events.count)
         let now = clock.now()
         var outcomes: [EventOutcome] = []
         outcomes.reserveCapacity(events.count)

@@ -18,6 +18,9 @@ final class ServiceLoop {
         var position: LogPosition
         var changes: [MessageStatus]
         var reply: PendingReply?
+        /// When an acknowledged ingest frame arrived (monotonic nanoseconds), for the
+        /// acknowledgement latency; 0 for anything else.
+        var receivedNanoseconds: UInt64 = 0
     }
 
     /// An encoded reply and the socket it goes out on.
@@ -45,6 +48,11 @@ final class ServiceLoop {
     let statusPublisher: StatusPublisher
     let counters: ServiceCounters
     let hot: HotCounters
+    let metrics: ServiceMetrics
+    /// When the gauges were last sampled (monotonic milliseconds).
+    var gaugesSampledMonotonic: Int64 = 0
+    /// The engine's dropped-receipt total at the last gauge sample.
+    var droppedPendingReceiptsSampled = 0
     var engine: ReceiptEngine
     var clock = ServiceClock()
     var awaiting = FIFOQueue<AwaitingDurability>()
@@ -58,6 +66,15 @@ final class ServiceLoop {
         let counters = ServiceCounters()
         self.counters = counters
         hot = HotCounters(counters)
+        // Registered up front so that they are exported (and alertable) at 0.
+        for name in ["receiptd.log.fsync_errors", "receiptd.compactions", "receiptd.compactions.failed"] {
+            _ = counters.handle(name)
+        }
+        for code in [ErrorReply.Code.malformedFrame, .unknownKind, .frameTooLarge, .wrongFrameCount] {
+            _ = counters.handle("receiptd.frames.invalid", label: "\(code)")
+        }
+        let metrics = ServiceMetrics(workerIndex: configuration.workerIndex, workerCount: configuration.workerCount)
+        self.metrics = metrics
         startedMonotonic = ServiceClock.monotonicMilliseconds()
         compaction.lastStartedMonotonic = startedMonotonic
 
@@ -69,7 +86,8 @@ final class ServiceLoop {
                 configuration: logConfiguration,
                 logger: logger,
                 onDurable: { [doorbell = control.doorbell] in doorbell.ring() },
-                onFatal: { [control] error in control.reportFatal(error) }
+                onFatal: { [control] error in control.reportFatal(error) },
+                onGroupCommit: { commit in metrics.groupCommitted(commit) }
             )
         } catch {
             throw ServiceError(.storage, "cannot open the log in \(configuration.dataDirectory)", cause: error)
@@ -92,6 +110,7 @@ final class ServiceLoop {
             counters: counters,
             logger: logger
         )
+        metrics.recoveryDuration.record(Double(ServiceClock.monotonicMilliseconds() - startedMonotonic) / 1000)
 
         do {
             context = try ZMQContext()
@@ -172,6 +191,7 @@ final class ServiceLoop {
             completeDurable()
             statusPublisher.flushDue(now: ServiceClock.monotonicMilliseconds())
             startCompactionIfDue()
+            sampleGaugesIfDue()
         }
         try shutDown()
     }
@@ -180,6 +200,7 @@ final class ServiceLoop {
     /// sync may falsely succeed). Restart recovers from the log.
     private func stopIfLogFailed() throws(ServiceError) {
         guard let fatal = control.fatalError else { return }
+        counters.increment("receiptd.log.fsync_errors")
         logger.critical("log failed; stopping without acknowledging further batches", metadata: ["error": "\(fatal)"])
         throw ServiceError(.storage, "the log failed", cause: fatal)
     }
@@ -236,7 +257,8 @@ final class ServiceLoop {
     func completeDurable() {
         guard control.fatalError == nil else { return }
         let durable = log.durablePosition
-        let now = ServiceClock.monotonicMilliseconds()
+        let nowNanoseconds = ServiceClock.monotonicNanoseconds()
+        let now = Int64(nowNanoseconds / 1_000_000)
         while let item = awaiting.first, item.position <= durable {
             _ = awaiting.popFirst()
             if !item.changes.isEmpty {
@@ -244,6 +266,9 @@ final class ServiceLoop {
             }
             if let reply = item.reply {
                 send(reply.frames, on: reply.socket)
+            }
+            if item.receivedNanoseconds > 0 {
+                metrics.ackLatency.recordNanoseconds(nowNanoseconds - item.receivedNanoseconds)
             }
         }
     }
@@ -259,6 +284,21 @@ final class ServiceLoop {
             counters.increment("receiptd.replies.dropped", label: "unroutable")
             logger.debug("reply not delivered", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Samples the gauges about once a second (the engine is this thread's alone).
+    private func sampleGaugesIfDue() {
+        let now = ServiceClock.monotonicMilliseconds()
+        guard now - gaugesSampledMonotonic >= ServiceMetrics.gaugeIntervalMilliseconds else { return }
+        gaugesSampledMonotonic = now
+        let engineCounters = engine.counters
+        metrics.sample(
+            engine: engineCounters,
+            droppedBefore: droppedPendingReceiptsSampled,
+            awaiting: awaiting.count,
+            log: log
+        )
+        droppedPendingReceiptsSampled = engineCounters.droppedPendingReceipts
     }
 
     // MARK: - Shutdown

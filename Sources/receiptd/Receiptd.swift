@@ -1,13 +1,16 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import Logging
+import Metrics
+import Prometheus
 import ReceiptLog
 import ReceiptsService
+import ServiceLifecycle
 
-/// The receiptd daemon: flags (with environment-variable fallbacks) in, a running worker out.
+/// The receiptd daemon: flags (with environment-variable fallbacks) in, a running worker and
+/// its HTTP endpoint out, under one `ServiceGroup` that shuts both down on SIGTERM or SIGINT.
 @main
-struct Receiptd: ParsableCommand {
+struct Receiptd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receiptd",
         abstract: "Chat read receipts over ZeroMQ: ingest events, publish statuses, answer queries.",
@@ -88,10 +91,19 @@ struct Receiptd: ParsableCommand {
     )
     var acceptSettingsChange = false
 
+    @Option(
+        help: """
+            HTTP address for /metrics, /healthz and /readyz: host:port (port 0 picks a free one, logged \
+            in the "ready" line as http.address) or off (RECEIPTD_HTTP; default 127.0.0.1:7080, loopback so \
+            that a quick-start daemon exposes nothing to the network).
+            """
+    )
+    var http: String?
+
     @Option(help: "trace | debug | info | notice | warning | error | critical (RECEIPTD_LOG_LEVEL; default info).")
     var logLevel: String?
 
-    mutating func run() throws {
+    mutating func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let settings = Settings(environment: environment)
         let levelName = logLevel ?? environment["RECEIPTD_LOG_LEVEL"] ?? "info"
@@ -106,6 +118,13 @@ struct Receiptd: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "receiptd")
+        let httpAddress = try Settings.httpAddress(settings.value(http, "RECEIPTD_HTTP", "127.0.0.1:7080"))
+        // Metrics only where someone can read them: with --http off, swift-metrics keeps its
+        // no-op handlers (the stats query's counters count regardless).
+        let registry = PrometheusCollectorRegistry()
+        if httpAddress != nil {
+            MetricsSystem.bootstrap(CatalogMetricsFactory(registry: registry))
+        }
 
         var configuration = ServiceConfiguration(
             dataDirectory: dataDir,
@@ -159,25 +178,43 @@ struct Receiptd: ParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        let signalSources = [SIGTERM, SIGINT].map { signalNumber in
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler {
-                logger.info("signal received; shutting down", metadata: ["signal": "\(signalNumber)"])
-                service.stop()
-            }
-            source.resume()
-            return source
-        }
         signal(SIGPIPE, SIG_IGN)
-        defer {
-            for source in signalSources { source.cancel() }
+        let readiness = Readiness(servesHTTP: httpAddress != nil, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let httpAddress {
+            let server = HTTPServer.make(
+                host: httpAddress.host,
+                port: httpAddress.port,
+                registry: registry,
+                readiness: readiness,
+                worker: (configuration.workerIndex, configuration.workerCount),
+                logger: Logger(label: "receiptd.http")
+            )
+            services.append(.init(service: server))
         }
+        // Last in the list, so graceful shutdown reaches it first: the worker drains while
+        // /readyz already answers "stopping"; the HTTP server stops once the worker is done.
+        services.append(
+            .init(
+                service: WorkerService(service: service, readiness: readiness, logger: logger),
+                successTerminationBehavior: .gracefullyShutdownGroup
+            )
+        )
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services,
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
         do {
-            try service.run(onReady: { logger.info("ready") })
-        } catch {
+            try await group.run()
+        } catch let error as ServiceError {
             logger.critical("receiptd stopped on an error", metadata: ["error": "\(error)"])
             throw ExitCode(error.code == .storage ? 74 : 1)
+        } catch {
+            logger.critical("receiptd stopped on an error", metadata: ["error": "\(error)"])
+            throw ExitCode(1)
         }
     }
 }

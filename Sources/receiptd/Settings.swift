@@ -31,6 +31,18 @@ struct Settings {
         return ordinal
     }
 
+    /// Parses the HTTP listen address: `host:port` (port 0 picks a free one), or `off`.
+    /// - Returns: The host and port, or nil for `off`.
+    static func httpAddress(_ text: String) throws -> (host: String, port: Int)? {
+        if text == "off" { return nil }
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65535).contains(port), colon > text.startIndex
+        else {
+            throw ValidationError("HTTP address must be host:port or off, got \(text)")
+        }
+        return (String(text[..<colon]), port)
+    }
+
     /// Parses `always`, `none` or `interval:<ms>`.
     static func fsyncPolicy(_ text: String) throws -> FsyncPolicy {
         switch text {

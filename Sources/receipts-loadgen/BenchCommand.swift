@@ -53,7 +53,8 @@ struct BenchCommand: ParsableCommand {
 
     /// The names `--only` takes.
     static let sections = [
-        "ingest", "batched", "single", "client", "latency", "disk", "redis", "memory", "restart", "storage",
+        "ingest", "batched", "single", "client", "metrics", "latency", "disk", "redis", "memory", "restart",
+        "storage",
     ]
 
     @OptionGroup var workload: WorkloadOptions
@@ -101,6 +102,7 @@ struct BenchCommand: ParsableCommand {
                 clientCallers: callerCounts ?? []
             )
         }
+        if wanted("metrics") { try bench.metricsCost() }
         if wanted("latency") {
             let rates = latencyRates.split(separator: ",").compactMap { Double($0) }
             try bench.latency(rates: rates, batch: latencyBatch, seconds: latencySeconds)

@@ -51,9 +51,16 @@ struct BenchRun {
     }
 
     /// Drives a fresh receiptd with `set`.
-    func drive(_ set: FrameSet, _ options: DriveOptions, arguments: [String] = []) throws -> DriveResult {
+    /// - Parameter during: Called once the daemon serves, before the load starts.
+    func drive(
+        _ set: FrameSet,
+        _ options: DriveOptions,
+        arguments: [String] = [],
+        during: () -> Void = {}
+    ) throws -> DriveResult {
         let daemon = try daemon(arguments)
         defer { daemon.terminate() }
+        during()
         let result = try LoadDriver(context: context, daemon: daemon).drive(
             set,
             gateways: shape.gateways,

@@ -75,7 +75,11 @@ final class DaemonProcess {
         let process = Process()
         process.executableURL = Self.binaryDirectory.appendingPathComponent("receiptd")
         process.arguments =
-            ["--data-dir", dataDirectory, "--log-level", "warning", "--compact-interval-s", "0"] + arguments
+            [
+                "--data-dir", dataDirectory, "--log-level", "warning", "--compact-interval-s", "0",
+                // Metrics served on a free port, so no bench daemon collides with a running one.
+                "--http", "127.0.0.1:0",
+            ] + arguments
         let logPath = "\(dataDirectory)/receiptd.stderr"
         if !FileManager.default.fileExists(atPath: logPath) {
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)

@@ -44,6 +44,9 @@ final class ReceiptdProcess {
     var context: ZMQContext { Self.sharedContext }
     /// This worker's ordinal and the worker count, from its health reply.
     private(set) var worker = (index: 0, count: 1)
+    /// The address (`host:port`) of the daemon's HTTP endpoint, from its "ready" log line;
+    /// nil when started with `--http off`.
+    private(set) var httpAddress: String?
     private var process: Process?
     /// The client of the running process; nil once it is stopped.
     private var currentClient: ReceiptsClient?
@@ -98,7 +101,10 @@ final class ReceiptdProcess {
         stopClients()
         let process = Process()
         process.executableURL = Self.binaryDirectory.appendingPathComponent("receiptd")
-        process.arguments = ["--data-dir", dataDirectory, "--log-level", "warning"] + arguments
+        // Info level for the "ready" line with the HTTP address; port 0 so that daemons running
+        // in parallel never collide (a test's own --http comes later and wins).
+        process.arguments =
+            ["--data-dir", dataDirectory, "--log-level", "info", "--http", "127.0.0.1:0"] + arguments
         process.environment = ProcessInfo.processInfo.environment
             .filter { $0.key != "HOSTNAME" && !$0.key.hasPrefix("RECEIPTD_") }
             .merging(environment) { $1 }
@@ -108,7 +114,7 @@ final class ReceiptdProcess {
                 _ = FileManager.default.createFile(atPath: "\(dataDirectory)/receiptd.stderr", contents: nil)
                 return FileHandle(forWritingAtPath: "\(dataDirectory)/receiptd.stderr")!
             }()
-        log.seekToEndOfFile()
+        let logStart = log.seekToEndOfFile()
         process.standardError = log
         process.standardOutput = log
         try process.run()
@@ -116,6 +122,27 @@ final class ReceiptdProcess {
         let client = try makeClient()
         currentClient = client
         try waitUntilHealthy(client)
+        httpAddress = try waitForReadyLine(after: logStart)
+    }
+
+    /// Reads the HTTP address from this start's "ready" log line (logged once the worker serves
+    /// and the HTTP listener is bound), waiting for it within the start deadline.
+    /// - Parameter offset: Where this start's output begins in the standard-error file.
+    /// - Returns: `host:port`, or nil if the daemon runs with `--http off`.
+    private func waitForReadyLine(after offset: UInt64) throws -> String? {
+        let deadline = Date().addingTimeInterval(Self.startDeadlineSeconds)
+        while Date() < deadline {
+            let output = standardError().utf8.dropFirst(Int(offset))
+            for line in String(decoding: output, as: UTF8.self).split(separator: "\n")
+            where line.contains(#""message":"ready""#) {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String],
+                    let address = object["http.address"]
+                else { throw IntegrationError("unreadable ready line: \(line)") }
+                return address == "off" ? nil : address
+            }
+            usleep(10_000)
+        }
+        throw IntegrationError("no ready line within \(Self.startDeadlineSeconds) s: \(standardError())")
     }
 
     /// Asks for health until the daemon answers, in short attempts so that an exit is noticed.

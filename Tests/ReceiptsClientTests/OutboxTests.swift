@@ -87,10 +87,10 @@ struct OutboxTests {
         let cluster = Cluster(
             workerCount: 3,
             ingest: "tcp://receiptd-{index}.receiptd:7001",
-            query: "tcp://receiptd-{index}.receiptd:7003",
-            publish: "tcp://receiptd-{index}.receiptd:7004"
+            query: "tcp://receiptd-{index}.receiptd:7004",
+            publish: "tcp://receiptd-{index}.receiptd:7003"
         )
         #expect(cluster.workers.map(\.ingest) == (0..<3).map { "tcp://receiptd-\($0).receiptd:7001" })
-        #expect(cluster.workers[2].publish == "tcp://receiptd-2.receiptd:7004")
+        #expect(cluster.workers[2].publish == "tcp://receiptd-2.receiptd:7003")
     }
 }

@@ -1,0 +1,163 @@
+import Foundation
+
+/// Every metric receiptd reports through swift-metrics, under the names Prometheus users
+/// expect (snake case, units as suffixes, `_total` on counters), with help text and buckets.
+///
+/// The service creates its metrics from these names; the executable's backend reads the
+/// help text and buckets from here, so one file says what `/metrics` shows.
+public enum MetricCatalog {
+    /// One exported metric family.
+    public struct Family: Sendable {
+        /// The Prometheus name.
+        public let name: String
+        /// The `# HELP` text.
+        public let help: String
+        /// Bucket upper bounds of a duration histogram (a swift-metrics `Timer`).
+        public let durationBuckets: [Duration]?
+        /// Bucket upper bounds of a value histogram (an aggregating swift-metrics `Recorder`).
+        public let valueBuckets: [Double]?
+
+        init(_ name: String, _ help: String, durationBuckets: [Duration]? = nil, valueBuckets: [Double]? = nil) {
+            self.name = name
+            self.help = help
+            self.durationBuckets = durationBuckets
+            self.valueBuckets = valueBuckets
+        }
+    }
+
+    static let events = Family(
+        "receiptd_events_total",
+        "Events by outcome (accepted, duplicate, rejected) and, for rejections, reason."
+    )
+    static let eventsHeld = Family(
+        "receiptd_events_held_total",
+        "Accepted receipts held because their message had not arrived yet."
+    )
+    static let frames = Family("receiptd_frames_total", "Frames received by endpoint (ingest, ingest_sub, query).")
+    static let framesInvalid = Family(
+        "receiptd_frames_invalid_total",
+        "Frames refused whole, by error code (malformed_frame, frame_too_large, ...)."
+    )
+    static let updatesPublished = Family("receiptd_updates_published_total", "Status updates published.")
+    static let repliesDropped = Family(
+        "receiptd_replies_dropped_total",
+        "Replies not delivered, by reason (would_block, unroutable)."
+    )
+    static let queries = Family("receiptd_queries_total", "Queries answered, by kind.")
+    static let compactions = Family("receiptd_compactions_total", "Compactions by result (ok, failed).")
+    static let messagesExpired = Family("receiptd_messages_expired_total", "Messages removed by retention.")
+    static let recoveryTruncatedBytes = Family(
+        "receiptd_recovery_truncated_bytes_total",
+        "Bytes of a torn log tail truncated at start-up."
+    )
+    static let recoveryDroppedRecords = Family(
+        "receiptd_recovery_dropped_records_total",
+        "Records dropped with a torn log tail at start-up."
+    )
+    static let fsyncErrors = Family(
+        "receiptd_fsync_errors_total",
+        "Log write or fdatasync failures; the worker stops at the first one."
+    )
+    static let pendingReceiptsDropped = Family(
+        "receiptd_pending_receipts_dropped_total",
+        "Held receipts dropped because their message did not arrive in time."
+    )
+    static let ackLatency = Family(
+        "receiptd_ack_latency_seconds",
+        "Time from receiving an acknowledged ingest frame to sending its acknowledgement.",
+        durationBuckets: [
+            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .microseconds(2500),
+            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
+        ]
+    )
+    static let fsyncDuration = Family(
+        "receiptd_fsync_duration_seconds",
+        "Duration of each group commit's fdatasync.",
+        durationBuckets: [
+            .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
+            .microseconds(2500), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+        ]
+    )
+    static let eventsPerFrame = Family(
+        "receiptd_events_per_frame",
+        "Events in each decoded ingest frame.",
+        valueBuckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000]
+    )
+    static let framesPerGroupCommit = Family(
+        "receiptd_frames_per_group_commit",
+        "Log records (ingest frames) written by each group commit.",
+        valueBuckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096]
+    )
+    static let awaitingDurability = Family(
+        "receiptd_awaiting_durability_batches",
+        "Batches and replies waiting for the log to make them durable."
+    )
+    static let pendingReceipts = Family(
+        "receiptd_pending_receipts",
+        "Receipts held for messages that have not arrived."
+    )
+    static let snapshotDuration = Family(
+        "receiptd_snapshot_duration_seconds",
+        "Time to encode and write a compaction snapshot.",
+        durationBuckets: [
+            .milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+            .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30), .seconds(60),
+        ]
+    )
+    static let snapshotBytes = Family("receiptd_snapshot_bytes", "Size of the last snapshot written.")
+    static let recoveryDuration = Family(
+        "receiptd_recovery_duration_seconds",
+        "Time the worker took to open and replay its log at start-up."
+    )
+    static let stateConversations = Family("receiptd_state_conversations", "Conversations known to this worker.")
+    static let stateMessages = Family("receiptd_state_messages", "Messages currently retained.")
+    static let stateMembers = Family("receiptd_state_members", "Conversation member slots, current and former.")
+    static let logBytes = Family("receiptd_log_bytes", "Bytes of log segments and snapshots on disk.")
+    static let residentMemory = Family("receiptd_resident_memory_bytes", "Resident memory of the process.")
+    static let workerInfo = Family(
+        "receiptd_worker_info",
+        "Always 1; labels name this worker's index and the worker count."
+    )
+
+    /// Every family, by name.
+    public static let families: [String: Family] = Dictionary(
+        uniqueKeysWithValues: [
+            events, eventsHeld, frames, framesInvalid, updatesPublished, repliesDropped, queries, compactions,
+            messagesExpired, recoveryTruncatedBytes, recoveryDroppedRecords, fsyncErrors, pendingReceiptsDropped,
+            ackLatency, fsyncDuration, eventsPerFrame, framesPerGroupCommit, awaitingDurability, pendingReceipts,
+            snapshotDuration, snapshotBytes, recoveryDuration, stateConversations, stateMessages, stateMembers,
+            logBytes, residentMemory, workerInfo,
+        ].map { ($0.name, $0) }
+    )
+
+    /// The one mapping from a service counter (the dotted name and label the stats query
+    /// reports) to its exported name and dimensions.
+    ///
+    /// A family always gets the same dimension names (Prometheus requires it), so an event
+    /// outcome without a reason has `reason=""`.
+    static func exported(counter name: String, label: String) -> (name: String, dimensions: [(String, String)]) {
+        switch name {
+        case "receiptd.events.accepted": (events.name, [("outcome", "accepted"), ("reason", "")])
+        case "receiptd.events.duplicate": (events.name, [("outcome", "duplicate"), ("reason", "")])
+        case "receiptd.events.rejected": (events.name, [("outcome", "rejected"), ("reason", label)])
+        case "receiptd.events.held": (eventsHeld.name, [])
+        case "receiptd.frames.received":
+            (frames.name, [("endpoint", label == "ingest_subscribe" ? "ingest_sub" : label)])
+        case "receiptd.frames.invalid": (framesInvalid.name, [("kind", label)])
+        case "receiptd.updates.published": (updatesPublished.name, [])
+        case "receiptd.replies.dropped": (repliesDropped.name, [("reason", label)])
+        case "receiptd.queries.served": (queries.name, [("kind", label)])
+        case "receiptd.compactions": (compactions.name, [("result", "ok")])
+        case "receiptd.compactions.failed": (compactions.name, [("result", "failed")])
+        case "receiptd.messages.expired": (messagesExpired.name, [])
+        case "receiptd.log.truncated_bytes": (recoveryTruncatedBytes.name, [])
+        case "receiptd.log.dropped_records": (recoveryDroppedRecords.name, [])
+        case "receiptd.log.fsync_errors": (fsyncErrors.name, [])
+        default:
+            // A counter added without an entry above: still exported, under a derived name.
+            (name.replacingOccurrences(of: ".", with: "_") + "_total", label.isEmpty ? [] : [("kind", label)])
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Metrics
+import ReceiptLog
+import ReceiptsCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The worker's metrics beyond its counters: histograms and gauges, each created once with
+/// fixed dimensions (swift-metrics' correct usage pattern) and reported to whatever backend
+/// the executable bootstrapped.
+///
+/// Histograms are recorded where their events happen (`groupCommitted` on the log's writer
+/// thread, the rest on the loop); gauges are sampled by the loop about once a second.
+final class ServiceMetrics: Sendable {
+    /// How often the loop samples the gauges.
+    static let gaugeIntervalMilliseconds: Int64 = 1000
+
+    let ackLatency = Metrics.Timer(label: MetricCatalog.ackLatency.name)
+    let eventsPerFrame = Recorder(label: MetricCatalog.eventsPerFrame.name, aggregate: true)
+    let snapshotDuration = Metrics.Timer(label: MetricCatalog.snapshotDuration.name)
+    let snapshotBytes = Gauge(label: MetricCatalog.snapshotBytes.name)
+    let recoveryDuration = Gauge(label: MetricCatalog.recoveryDuration.name)
+    private let fsyncDuration = Metrics.Timer(label: MetricCatalog.fsyncDuration.name)
+    private let framesPerGroupCommit = Recorder(label: MetricCatalog.framesPerGroupCommit.name, aggregate: true)
+    private let awaitingDurability = Gauge(label: MetricCatalog.awaitingDurability.name)
+    private let pendingReceipts = Gauge(label: MetricCatalog.pendingReceipts.name)
+    private let pendingReceiptsDropped = Metrics.Counter(label: MetricCatalog.pendingReceiptsDropped.name)
+    private let conversations = Gauge(label: MetricCatalog.stateConversations.name)
+    private let messages = Gauge(label: MetricCatalog.stateMessages.name)
+    private let members = Gauge(label: MetricCatalog.stateMembers.name)
+    private let logBytes = Gauge(label: MetricCatalog.logBytes.name)
+    private let residentMemory = Gauge(label: MetricCatalog.residentMemory.name)
+
+    /// Registers every metric (so each is exported from the start, at 0) and the worker's info.
+    init(workerIndex: Int, workerCount: Int) {
+        Gauge(
+            label: MetricCatalog.workerInfo.name,
+            dimensions: [("worker", "\(workerIndex)"), ("workers", "\(workerCount)")]
+        ).record(1)
+    }
+
+    /// Records one step of the log's writer thread.
+    func groupCommitted(_ commit: GroupCommit) {
+        if commit.records > 0 { framesPerGroupCommit.record(commit.records) }
+        if let duration = commit.syncDuration { fsyncDuration.record(duration: duration) }
+    }
+
+    /// Samples the gauges (on the loop's thread, which owns the engine).
+    /// - Parameters:
+    ///   - engine: The engine's sizes.
+    ///   - droppedBefore: The engine's dropped-receipt total at the last sample; the counter
+    ///     grows by the difference.
+    ///   - awaiting: Batches and replies waiting for durability.
+    ///   - log: The log, for its bytes on disk.
+    func sample(engine: EngineCounters, droppedBefore: Int, awaiting: Int, log: ReceiptLog) {
+        pendingReceipts.record(engine.heldReceipts)
+        pendingReceiptsDropped.increment(by: Int64(max(0, engine.droppedPendingReceipts - droppedBefore)))
+        conversations.record(engine.conversations)
+        messages.record(engine.messages)
+        members.record(engine.members)
+        awaitingDurability.record(awaiting)
+        logBytes.record(Double(log.bytesOnDisk))
+        if let resident = Self.residentBytes() { residentMemory.record(resident) }
+    }
+
+    /// Resident set size from /proc/self/statm (its second field, in pages).
+    private static func residentBytes() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        return pages * sysconf(Int32(_SC_PAGESIZE))
+    }
+}

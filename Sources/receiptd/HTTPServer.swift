@@ -1,0 +1,62 @@
+import Foundation
+import Hummingbird
+import Logging
+import Prometheus
+
+/// The daemon's HTTP endpoint (Hummingbird): `/metrics` for Prometheus, `/healthz` and
+/// `/readyz` for probes.
+enum HTTPServer {
+    /// Builds the application; it serves once run as a service of the daemon's `ServiceGroup`.
+    /// - Parameters:
+    ///   - host: The address to bind.
+    ///   - port: The port to bind; 0 picks a free one (reported through `readiness`).
+    ///   - registry: The Prometheus registry swift-metrics reports to.
+    ///   - readiness: What `/readyz` reports, and where the bound address goes.
+    ///   - worker: This worker's index and the worker count, for `/readyz`.
+    ///   - logger: The server's logger.
+    static func make(
+        host: String,
+        port: Int,
+        registry: PrometheusCollectorRegistry,
+        readiness: Readiness,
+        worker: (index: Int, count: Int),
+        logger: Logger
+    ) -> some ApplicationProtocol {
+        let router = Router()
+        router.get("healthz") { _, _ in
+            json(.ok, #"{"status":"alive"}"#)
+        }
+        router.get("readyz") { _, _ in
+            switch readiness.phase {
+            case .ready:
+                json(.ok, #"{"status":"ready","worker":\#(worker.index),"workers":\#(worker.count)}"#)
+            case .recovering, .stopping:
+                json(.serviceUnavailable, #"{"status":"\#(readiness.phase.rawValue)"}"#)
+            }
+        }
+        router.get("metrics") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer()))
+            )
+        }
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "receiptd"),
+            onServerRunning: { channel in
+                let address = channel.localAddress
+                readiness.httpBound("\(address?.ipAddress ?? host):\(address?.port ?? port)")
+            },
+            logger: logger
+        )
+    }
+
+    private static func json(_ status: HTTPResponse.Status, _ body: String) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: body))
+        )
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+
+/// The demo chat's own data, in memory: users, conversations and message texts. receiptd keeps
+/// the receipts only, so this is what a real chat backend's database would hold.
+struct ChatBackend: Sendable {
+    /// A demo user.
+    struct User: Sendable, Codable {
+        var id: String
+        var name: String
+        var deleted = false
+    }
+
+    /// A conversation: direct (two members) or group.
+    struct Conversation: Sendable, Codable {
+        var id: String
+        var title: String
+        var isGroup: Bool
+        var members: [String]
+    }
+
+    /// A message's text and who sent it when.
+    struct Message: Sendable, Codable {
+        var id: String
+        var conversation: String
+        var sender: String
+        var text: String
+        var isSystem: Bool
+        /// Milliseconds since the epoch, the gateway's clock.
+        var sentAt: Int64
+    }
+
+    var users: [User]
+    var conversations: [Conversation]
+    var messages: [Message] = []
+    /// Whether each user shares their reads ("Send read receipts").
+    var sharesReads: [String: Bool] = [:]
+    private var nextMessage = 1
+
+    /// Alice, Bob, Carol, Dave and Erin; a direct chat of Alice and Bob, and groups of all five
+    /// ("Team"), of Alice, Bob and Carol ("Trio", seed 003's three) and of Alice to Dave
+    /// ("Book Club", seed 000's sender and three recipients).
+    static func demo() -> ChatBackend {
+        let names = ["alice": "Alice", "bob": "Bob", "carol": "Carol", "dave": "Dave", "erin": "Erin"]
+        let ids = ["alice", "bob", "carol", "dave", "erin"]
+        return ChatBackend(
+            users: ids.map { User(id: $0, name: names[$0]!) },
+            conversations: [
+                Conversation(id: "dm-alice-bob", title: "", isGroup: false, members: ["alice", "bob"]),
+                Conversation(id: "team", title: "Team", isGroup: true, members: ids),
+                Conversation(id: "trio", title: "Trio", isGroup: true, members: ["alice", "bob", "carol"]),
+                Conversation(
+                    id: "club",
+                    title: "Book Club",
+                    isGroup: true,
+                    members: ["alice", "bob", "carol", "dave"]
+                ),
+            ]
+        )
+    }
+
+    func user(_ id: String) -> User? {
+        users.first { $0.id == id }
+    }
+
+    func conversation(_ id: String) -> Conversation? {
+        conversations.first { $0.id == id }
+    }
+
+    /// The conversations a user belongs to.
+    func conversations(of user: String) -> [Conversation] {
+        conversations.filter { $0.members.contains(user) }
+    }
+
+    func message(_ id: String) -> Message? {
+        messages.first { $0.id == id }
+    }
+
+    /// Stores a new message and returns it.
+    mutating func append(conversation: String, sender: String, text: String, isSystem: Bool) -> Message {
+        let message = Message(
+            id: "m\(nextMessage)",
+            conversation: conversation,
+            sender: sender,
+            text: text,
+            isSystem: isSystem,
+            sentAt: Int64(Date().timeIntervalSince1970 * 1000)
+        )
+        nextMessage += 1
+        messages.append(message)
+        return message
+    }
+
+    mutating func markDeleted(_ user: String) {
+        guard let index = users.firstIndex(where: { $0.id == user }) else { return }
+        users[index].deleted = true
+    }
+}

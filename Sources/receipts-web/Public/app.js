@@ -1,0 +1,415 @@
+// receipts-web: the demo chat page. Plain JS, no build step. The gateway (receipts-web) keeps
+// the chat and talks to receiptd; this page tells it what the user received, saw and did, and
+// shows the receipts it pushes back.
+"use strict";
+
+const params = new URLSearchParams(location.search);
+const me = params.get("user");
+const $ = (id) => document.getElementById(id);
+const now = () => performance.timeOrigin + performance.now();
+
+const state = {
+  users: new Map(),
+  conversations: new Map(),
+  messages: new Map(), // conversation -> [message]
+  statuses: new Map(), // message id -> status view
+  unread: new Map(), // conversation -> {unread, markedUnread}
+  open: null, // the open conversation id
+  sheet: null, // {conversation, message} while the "Read By" sheet is open
+  socket: null,
+  offline: false,
+  ready: false,
+  lastRead: new Map(), // conversation -> message id sent as read
+  prefersCounts: localStorage.getItem("prefersCounts") === "true",
+  requests: 0,
+};
+
+const pendingKey = `receipts-web.pending-reads.${me}`;
+function pendingReads() {
+  try { return JSON.parse(localStorage.getItem(pendingKey) || "[]"); } catch { return []; }
+}
+
+// ---- connection ---------------------------------------------------------------------------
+
+function connect() {
+  if (state.offline || state.socket) return;
+  const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`);
+  state.socket = socket;
+  setConnection("connecting");
+  socket.onopen = () => {
+    socket.send(JSON.stringify({
+      type: "hello",
+      user: me,
+      timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      locale: navigator.language,
+      prefersCounts: state.prefersCounts,
+    }));
+  };
+  socket.onmessage = (event) => receive(JSON.parse(event.data));
+  socket.onclose = () => {
+    if (state.socket === socket) state.socket = null;
+    state.ready = false;
+    setConnection(state.offline ? "offline" : "connecting");
+    if (!state.offline) setTimeout(connect, 500);
+  };
+}
+
+function disconnect() {
+  const socket = state.socket;
+  state.socket = null;
+  state.ready = false;
+  if (socket) socket.close();
+  setConnection("offline");
+}
+
+function setOffline(offline) {
+  state.offline = offline;
+  $("offline").checked = offline;
+  if (offline) disconnect(); else connect();
+}
+
+function setConnection(text) {
+  const label = $("connection");
+  label.textContent = text;
+  label.classList.toggle("offline", text !== "online");
+  document.body.dataset.connection = text;
+}
+
+function send(command) {
+  if (!state.ready || !state.socket) return false;
+  state.socket.send(JSON.stringify(command));
+  return true;
+}
+
+// ---- what the gateway pushes ------------------------------------------------------------
+
+function receive(event) {
+  switch (event.type) {
+    case "init":
+      state.users = new Map(event.users.map((u) => [u.id, u]));
+      state.conversations = new Map(event.conversations.map((c) => [c.id, c]));
+      state.messages = new Map(event.conversations.map((c) => [c.id, []]));
+      for (const m of event.messages) state.messages.get(m.conversation).push(m);
+      for (const s of event.statuses) state.statuses.set(s.message, s);
+      $("privacy").checked = event.shareReads;
+      state.ready = true;
+      setConnection("online");
+      for (const m of event.messages) acknowledgeDelivery(m);
+      flushPendingReads();
+      renderAll();
+      markVisibleRead(true);
+      break;
+    case "message": {
+      const list = state.messages.get(event.message.conversation);
+      if (!list || list.some((m) => m.id === event.message.id)) break;
+      list.push(event.message);
+      acknowledgeDelivery(event.message);
+      if (event.message.conversation === state.open) { renderMessages(); markVisibleRead(false); }
+      renderConversations();
+      break;
+    }
+    case "status":
+      state.statuses.set(event.status.message, event.status);
+      if (event.status.conversation === state.open) renderMessages();
+      if (state.sheet && state.sheet.message === event.status.message) requestDetail();
+      break;
+    case "unread":
+      state.unread = new Map(event.unread.map((u) => [u.conversation, u]));
+      renderConversations();
+      break;
+    case "privacy":
+      $("privacy").checked = event.shareReads;
+      break;
+    case "users":
+      state.users = new Map(event.users.map((u) => [u.id, u]));
+      renderAll();
+      if (state.sheet) requestDetail();
+      break;
+    case "readDetail":
+      if (state.sheet && state.sheet.message === event.detail.message) renderSheet(event.detail);
+      break;
+    case "error":
+      console.warn("receipts-web:", event.error);
+      document.body.dataset.lastError = event.error;
+      break;
+  }
+}
+
+// A message from someone else reached this browser: "delivered", even if its chat is closed.
+function acknowledgeDelivery(message) {
+  if (message.sender === me || message.isSystem) return;
+  send({ type: "delivered", conversation: message.conversation, message: message.id });
+}
+
+// The open conversation is on screen: mark read up to its newest message from someone else.
+// Offline, the read waits in localStorage with the time it happened here.
+function markVisibleRead(force) {
+  const conversation = state.open;
+  if (!conversation || document.visibilityState !== "visible") return;
+  const others = (state.messages.get(conversation) || []).filter((m) => m.sender !== me && !m.isSystem);
+  const latest = others[others.length - 1];
+  if (!latest) return;
+  if (!force && state.lastRead.get(conversation) === latest.id) return;
+  state.lastRead.set(conversation, latest.id);
+  const read = { type: "read", conversation, message: latest.id };
+  if (!send(read)) {
+    const queue = pendingReads().filter((r) => r.conversation !== conversation);
+    queue.push({ ...read, clientTime: Date.now() });
+    localStorage.setItem(pendingKey, JSON.stringify(queue));
+    document.body.dataset.pendingReads = String(queue.length);
+  }
+}
+
+function flushPendingReads() {
+  const queue = pendingReads();
+  for (const read of queue) send(read);
+  localStorage.removeItem(pendingKey);
+  document.body.dataset.pendingReads = "0";
+}
+
+function requestDetail() {
+  if (!state.sheet) return;
+  state.requests += 1;
+  send({ type: "readDetail", conversation: state.sheet.conversation, message: state.sheet.message, request: state.requests });
+}
+
+// ---- rendering ----------------------------------------------------------------------------
+
+function userName(id) {
+  const user = state.users.get(id);
+  if (!user) return id;
+  return user.deleted ? "Deleted User" : user.name;
+}
+
+function conversationTitle(conversation) {
+  if (conversation.isGroup) return conversation.title;
+  const other = conversation.members.find((m) => m !== me);
+  return userName(other);
+}
+
+function renderAll() {
+  $("me").textContent = userName(me);
+  renderConversations();
+  renderMessages();
+}
+
+function renderConversations() {
+  const list = $("conversations");
+  list.replaceChildren();
+  for (const conversation of state.conversations.values()) {
+    const item = document.createElement("li");
+    item.dataset.testid = `conversation-${conversation.id}`;
+    item.dataset.conversation = conversation.id;
+    item.classList.toggle("open", conversation.id === state.open);
+    const title = document.createElement("span");
+    title.textContent = conversationTitle(conversation);
+    const badge = document.createElement("span");
+    badge.className = "badge";
+    badge.dataset.testid = `unread-${conversation.id}`;
+    const unread = state.unread.get(conversation.id);
+    if (unread && conversation.id !== state.open) {
+      badge.textContent = unread.unread > 0 ? String(unread.unread) : unread.markedUnread ? "●" : "";
+    }
+    item.append(title, badge);
+    item.addEventListener("click", () => openConversation(conversation.id));
+    list.append(item);
+  }
+}
+
+function openConversation(id) {
+  document.body.dataset.openedAt = String(now());
+  state.open = id;
+  closeSheet();
+  renderAll();
+  markVisibleRead(true);
+}
+
+function closeConversation() {
+  state.open = null;
+  closeSheet();
+  renderAll();
+}
+
+// ✓ sent, ✓✓ delivered (gray), ✓✓ read (blue).
+function ticksFor(status) {
+  if (!status) return { text: "✓", state: "sent" };
+  switch (status.status) {
+    case "delivered": return { text: "✓✓", state: "delivered" };
+    case "read": case "readBySome": case "readByAll": return { text: "✓✓", state: "read" };
+    default: return { text: "✓", state: "sent" };
+  }
+}
+
+function receiptText(status) {
+  if (!status || !status.text) return "";
+  if (state.prefersCounts && status.status === "readBySome") return `✓✓ ${status.text}`;
+  return status.text;
+}
+
+function renderMessages() {
+  const chat = $("chat");
+  const conversation = state.open && state.conversations.get(state.open);
+  chat.hidden = !conversation;
+  $("no-chat").hidden = !!conversation;
+  if (!conversation) return;
+  $("chat-title").textContent = conversationTitle(conversation);
+  const messages = state.messages.get(conversation.id) || [];
+  const own = messages.filter((m) => m.sender === me && !m.isSystem);
+  const lastOwn = own[own.length - 1];
+  const list = $("messages");
+  const previousReceipt = list.querySelector("[data-testid=receipt]");
+  const previous = previousReceipt ? { message: previousReceipt.dataset.message, text: previousReceipt.textContent, at: previousReceipt.dataset.changedAt } : null;
+  list.replaceChildren();
+  for (const message of messages) {
+    const item = document.createElement("li");
+    const kind = message.isSystem ? "system" : message.sender === me ? "own" : "other";
+    item.className = `msg ${kind}${conversation.isGroup ? " group" : ""}`;
+    item.dataset.testid = message.isSystem ? "system-message" : "message";
+    item.dataset.message = message.id;
+    item.dataset.sender = message.sender;
+    if (kind === "other" && conversation.isGroup) {
+      const sender = document.createElement("span");
+      sender.className = "sender";
+      sender.textContent = userName(message.sender);
+      item.append(sender);
+    }
+    const bubble = document.createElement("div");
+    bubble.className = "bubble";
+    bubble.dataset.testid = "bubble";
+    bubble.textContent = message.text;
+    bubble.addEventListener("click", () => maybeOpenSheet(conversation, message));
+    bubble.addEventListener("contextmenu", (event) => { event.preventDefault(); maybeOpenSheet(conversation, message); });
+    item.append(bubble);
+    if (kind === "own") {
+      const status = state.statuses.get(message.id);
+      const ticks = ticksFor(status);
+      const span = document.createElement("span");
+      span.className = `ticks ${ticks.state}`;
+      span.dataset.testid = "ticks";
+      span.dataset.state = ticks.state;
+      span.textContent = ticks.text;
+      item.append(span);
+      if (message === lastOwn) {
+        const receipt = document.createElement("div");
+        receipt.className = "receipt";
+        receipt.dataset.testid = "receipt";
+        receipt.dataset.message = message.id;
+        receipt.textContent = receiptText(status);
+        if (status && status.readAt) receipt.dataset.readAt = String(status.readAt);
+        const unchanged = previous && previous.message === message.id && previous.text === receipt.textContent;
+        receipt.dataset.changedAt = unchanged ? previous.at : String(now());
+        item.append(receipt);
+      }
+    }
+    list.append(item);
+  }
+  list.scrollTop = list.scrollHeight;
+}
+
+// The "Read By" sheet: one's own, non-system messages in groups only.
+function maybeOpenSheet(conversation, message) {
+  if (!conversation.isGroup || message.isSystem || message.sender !== me) return;
+  state.sheet = { conversation: conversation.id, message: message.id };
+  $("read-list").replaceChildren();
+  $("delivered-list").replaceChildren();
+  $("not-delivered-list").replaceChildren();
+  $("sheet-backdrop").hidden = false;
+  $("sheet-backdrop").dataset.message = message.id;
+  requestDetail();
+}
+
+function closeSheet() {
+  state.sheet = null;
+  $("sheet-backdrop").hidden = true;
+}
+
+const relativeFormat = new Intl.RelativeTimeFormat(navigator.language, { numeric: "auto" });
+
+// "now", "5 minutes ago", "1 hour ago", "yesterday", "2 days ago".
+function formatRelative(time, reference = Date.now()) {
+  const seconds = Math.round((time - reference) / 1000);
+  const abs = Math.abs(seconds);
+  if (abs < 45) return relativeFormat.format(0, "second");
+  if (abs < 45 * 60) return relativeFormat.format(Math.round(seconds / 60), "minute");
+  if (abs < 22 * 3600) return relativeFormat.format(Math.round(seconds / 3600), "hour");
+  return relativeFormat.format(Math.round(seconds / 86400), "day");
+}
+
+function renderSheet(detail) {
+  const fill = (listId, rows, timeOf) => {
+    const list = $(listId);
+    list.replaceChildren();
+    for (const row of rows) {
+      const item = document.createElement("li");
+      item.dataset.testid = "read-by-row";
+      item.dataset.user = row.user;
+      const name = document.createElement("span");
+      name.dataset.testid = "row-name";
+      name.textContent = row.deleted ? "Deleted User" : row.name;
+      const time = document.createElement("span");
+      time.className = "time";
+      time.dataset.testid = "row-time";
+      const at = timeOf(row);
+      if (at) { time.dataset.time = String(at); time.textContent = formatRelative(at); }
+      item.append(name, time);
+      list.append(item);
+    }
+    if (rows.length === 0) {
+      const empty = document.createElement("li");
+      empty.className = "empty";
+      empty.textContent = "Nobody";
+      list.append(empty);
+    }
+  };
+  fill("read-list", detail.read, (row) => row.readAt);
+  fill("delivered-list", detail.delivered, () => null);
+  fill("not-delivered-list", detail.notDelivered, () => null);
+  $("not-delivered-section").hidden = detail.notDelivered.length === 0;
+  $("sheet-backdrop").dataset.version = String((Number($("sheet-backdrop").dataset.version) || 0) + 1);
+}
+
+// Relative times age while the sheet stays open.
+setInterval(() => {
+  for (const time of document.querySelectorAll("#sheet [data-time]")) {
+    time.textContent = formatRelative(Number(time.dataset.time));
+  }
+}, 10000);
+
+// ---- start --------------------------------------------------------------------------------
+
+function start() {
+  if (!me) { $("login").hidden = false; return; }
+  $("app").hidden = false;
+  $("counts").checked = state.prefersCounts;
+  $("close-chat").addEventListener("click", closeConversation);
+  $("close-sheet").addEventListener("click", closeSheet);
+  $("sheet-backdrop").addEventListener("click", (event) => { if (event.target === $("sheet-backdrop")) closeSheet(); });
+  $("mark-unread").addEventListener("click", () => {
+    const conversation = state.open;
+    if (!conversation) return;
+    send({ type: "markUnread", conversation });
+    closeConversation();
+  });
+  $("composer").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = $("composer-input");
+    const text = input.value.trim();
+    if (!text || !state.open) return;
+    if (send({ type: "send", conversation: state.open, text })) input.value = "";
+  });
+  $("privacy").addEventListener("change", (event) => send({ type: "privacy", shareReads: event.target.checked }));
+  $("counts").addEventListener("change", (event) => {
+    state.prefersCounts = event.target.checked;
+    localStorage.setItem("prefersCounts", String(state.prefersCounts));
+    if (state.socket) state.socket.close(); // the next hello carries the new style
+  });
+  $("offline").addEventListener("change", (event) => setOffline(event.target.checked));
+  $("delete-account").addEventListener("click", () => send({ type: "deleteAccount" }));
+  window.addEventListener("offline", () => setOffline(true));
+  window.addEventListener("online", () => setOffline(false));
+  document.addEventListener("visibilitychange", () => markVisibleRead(false));
+  connect();
+}
+
+window.receiptsWeb = { state, formatRelative };
+start();

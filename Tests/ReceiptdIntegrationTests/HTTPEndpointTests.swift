@@ -1,0 +1,150 @@
+import Foundation
+import ReceiptsCore
+import Testing
+
+/// receiptd's HTTP endpoint: probes, `/metrics` against what was sent, promtool's lint, and a
+/// real Prometheus scraping it.
+@Suite
+struct HTTPEndpointTests {
+    /// The names the Grafana dashboard and the alert rules use: `deploy/prometheus/metrics.json`,
+    /// which `deploy/check-deploy.sh` checks them against.
+    static func contractNames() throws -> [String] {
+        let url = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("deploy/prometheus/metrics.json")
+        let contract = try JSONDecoder().decode(Contract.self, from: Data(contentsOf: url))
+        return contract.counters + contract.histograms + contract.gauges
+    }
+
+    /// The contract file's lists (its description is for people).
+    private struct Contract: Decodable {
+        var counters: [String]
+        var histograms: [String]
+        var gauges: [String]
+    }
+
+    @Test func healthAndReadinessAnswerWhileServing() async throws {
+        let daemon = try ReceiptdProcess(arguments: ["--worker-index", "1", "--worker-count", "2"])
+        let address = try #require(daemon.httpAddress)
+        let health = try await HTTPProbe.get(address, "/healthz")
+        #expect(health.status == 200)
+        #expect(health.body == #"{"status":"alive"}"#)
+        let ready = try await HTTPProbe.get(address, "/readyz")
+        #expect(ready.status == 200)
+        #expect(ready.body == #"{"status":"ready","worker":1,"workers":2}"#)
+        #expect(try await daemon.health().workerIndex == 1, "the ZeroMQ health query still answers")
+    }
+
+    /// The HTTP server is up before recovery ends: `/readyz` answers 503 "recovering" while the
+    /// log replays, then 200.
+    @Test func readinessIsUnavailableWhileRecovering() async throws {
+        let daemon = try ReceiptdProcess()
+        let conversation = "recover-\(UUID().uuidString.prefix(8))"
+        _ = try await daemon.client.send([
+            .conversationUpserted(conversation: conversation, kind: .direct, members: ["a", "b"])
+        ])
+        for block in 0..<100 {
+            // A log long enough that replaying it takes a while.
+            let kinds: [EventKind] = (0..<1000).map { index in
+                .messageSent(conversation: conversation, message: "m\(block)-\(index)", sender: "a", isSystem: false)
+            }
+            _ = try await daemon.client.send(kinds)
+        }
+        #expect(try daemon.terminate() == 0)
+
+        let address = "127.0.0.1:\(try HTTPProbe.freePort())"
+        let watcher = Task { () -> [String] in
+            var answers: [String] = []
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                if let response = try? await HTTPProbe.get(address, "/readyz") {
+                    answers.append("\(response.status) \(response.body)")
+                    if response.status == 200 { break }
+                }
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+            return answers
+        }
+        let restarted = try ReceiptdProcess(dataDirectory: daemon.dataDirectory, arguments: ["--http", address])
+        let answers = await watcher.value
+        #expect(answers.contains(#"503 {"status":"recovering"}"#), "\(answers.prefix(3))")
+        #expect(answers.last == #"200 {"status":"ready","worker":0,"workers":1}"#)
+        #expect(restarted.isRunning)
+    }
+
+    @Test func httpOffServesNoHTTP() async throws {
+        let daemon = try ReceiptdProcess(arguments: ["--http", "off"])
+        #expect(daemon.httpAddress == nil)
+        #expect(try await daemon.health().workerCount == 1)
+    }
+
+    @Test func metricsCountWhatWasSentAndPassPromtool() async throws {
+        let promtool = try HTTPProbe.requireBinary("promtool")
+        let daemon = try ReceiptdProcess()
+        let address = try #require(daemon.httpAddress)
+        let sent = try await Self.sendEvents(to: daemon, messages: 40)
+
+        let text = try await HTTPProbe.get(address, "/metrics").body
+        #expect(Self.sample(#"receiptd_events_total{outcome="accepted",reason=""}"#, in: text) == Double(sent))
+        #expect(Self.sample(#"receiptd_events_total{outcome="duplicate",reason=""}"#, in: text) == 0)
+        #expect(Self.sample(#"receiptd_frames_total{endpoint="ingest"}"#, in: text).map { $0 >= 1 } == true)
+        #expect(Self.sample(#"receiptd_ack_latency_seconds_count"#, in: text).map { $0 >= 1 } == true)
+        #expect(Self.sample(#"receiptd_worker_info{worker="0",workers="1"}"#, in: text) == 1)
+        for name in try Self.contractNames() {
+            #expect(text.contains("# TYPE \(name) "), "\(name) is exported")
+        }
+        // The dotted counters of the stats query feed the same numbers.
+        #expect(try await daemon.counter("receiptd.events.accepted") == UInt64(sent))
+
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: promtool)
+        check.arguments = ["check", "metrics"]
+        let input = Pipe()
+        let output = Pipe()
+        check.standardInput = input
+        check.standardOutput = output
+        check.standardError = output
+        try check.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        check.waitUntilExit()
+        #expect(check.terminationStatus == 0, "promtool check metrics: \(report)")
+    }
+
+    @Test func aRealPrometheusScrapesTheCounters() async throws {
+        let binary = try HTTPProbe.requireBinary("prometheus")
+        let daemon = try ReceiptdProcess()
+        let target = try #require(daemon.httpAddress)
+        let prometheus = try PrometheusServer(binary: binary, target: target)
+        defer { prometheus.stop() }
+        try await prometheus.waitUntilReady()
+
+        let sent = try await Self.sendEvents(to: daemon, messages: 25)
+        let query = #"receiptd_events_total{outcome="accepted"}"#
+        let scraped = try await prometheus.waitForValue(of: query, toEqual: Double(sent))
+        #expect(scraped == Double(sent))
+    }
+
+    /// Creates a conversation and sends `messages` messages, each with a read.
+    /// - Returns: How many events were accepted (all of them).
+    static func sendEvents(to daemon: ReceiptdProcess, messages: Int) async throws -> Int {
+        let conversation = "http-\(UUID().uuidString.prefix(8))"
+        var kinds: [EventKind] = [
+            .conversationUpserted(conversation: conversation, kind: .direct, members: ["a", "b"])
+        ]
+        for index in 0..<messages {
+            kinds.append(.messageSent(conversation: conversation, message: "m\(index)", sender: "a", isSystem: false))
+            kinds.append(.read(conversation: conversation, user: "b", message: "m\(index)"))
+        }
+        let outcomes = try await daemon.client.send(kinds)
+        #expect(outcomes.allSatisfy { $0 == .accepted(held: false) })
+        return outcomes.count
+    }
+
+    /// The value of the sample named exactly `series` (name and labels) in exposition text.
+    static func sample(_ series: String, in text: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(series + " ") }
+            .flatMap { Double($0.dropFirst(series.count + 1)) }
+    }
+}

