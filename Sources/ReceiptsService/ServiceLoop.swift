@@ -110,6 +110,9 @@ final class ServiceLoop {
             counters: counters,
             logger: logger
         )
+        // The engine's total is kept in snapshots and replayed: only what is dropped from now on
+        // is new to this process's counter (else every restart would look like fresh drops).
+        droppedPendingReceiptsSampled = engine.counters.droppedPendingReceipts
         metrics.recoveryDuration.record(Double(ServiceClock.monotonicMilliseconds() - startedMonotonic) / 1000)
 
         do {

@@ -31,8 +31,9 @@ struct Settings {
         return ordinal
     }
 
-    /// Parses the HTTP listen address: `host:port` (port 0 picks a free one), or `off`.
-    /// - Returns: The host and port, or nil for `off`.
+    /// Parses the HTTP listen address: `host:port` or `[ipv6]:port` (port 0 picks a free one),
+    /// or `off`.
+    /// - Returns: The host (without brackets) and port, or nil for `off`.
     static func httpAddress(_ text: String) throws -> (host: String, port: Int)? {
         if text == "off" { return nil }
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
@@ -40,7 +41,9 @@ struct Settings {
         else {
             throw ValidationError("HTTP address must be host:port or off, got \(text)")
         }
-        return (String(text[..<colon]), port)
+        var host = text[..<colon]
+        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        return (String(host), port)
     }
 
     /// Parses `always`, `none` or `interval:<ms>`.

@@ -13,6 +13,9 @@ import ReceiptsWire
 /// ``ReceiptsClient``; receiptd's status updates, followed per conversation, go back to every
 /// member's browser with the text the sender's own browser shows (its time zone and locale).
 actor Gateway {
+    /// Pushes a browser may have unread before it is closed.
+    static let sessionBuffer = 1024
+
     /// One browser tab.
     private struct Session {
         var output: AsyncStream<String>.Continuation
@@ -116,7 +119,12 @@ actor Gateway {
 
     /// Serves one browser's WebSocket until it closes.
     nonisolated func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
-        let (stream, output) = AsyncStream.makeStream(of: String.self)
+        // Bounded: a browser that stops reading is closed (it reconnects and gets a fresh
+        // state) instead of piling up pushes in the gateway.
+        let (stream, output) = AsyncStream.makeStream(
+            of: String.self,
+            bufferingPolicy: .bufferingOldest(Self.sessionBuffer)
+        )
         let id = await register(output)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -153,7 +161,10 @@ actor Gateway {
 
     private func push(_ outgoing: Outgoing, to id: Int) {
         guard let session = sessions[id], let data = try? JSONEncoder().encode(outgoing) else { return }
-        session.output.yield(String(decoding: data, as: UTF8.self))
+        if case .dropped = session.output.yield(String(decoding: data, as: UTF8.self)) {
+            logger.warning("closing a browser that does not keep up", metadata: ["web.session": "\(id)"])
+            session.output.finish()
+        }
     }
 
     private func push(_ outgoing: Outgoing, toUser user: String) {

@@ -67,9 +67,17 @@ struct ReceiptsWeb: AsyncParsableCommand {
         let page = try StaticPage.load()
         let router = Router(context: BasicWebSocketRequestContext.self)
         page.register(on: router)
-        router.ws("/ws") { inbound, outbound, _ in
-            await gateway.serve(inbound: inbound, outbound: outbound)
-        }
+        router.ws(
+            "/ws",
+            shouldUpgrade: { request, _ in
+                // Only this page may open a session: a browser sends the Origin of the page that
+                // opens a WebSocket, and another site must not act as a demo user.
+                Self.isSameOrigin(request) ? .upgrade([:]) : .dontUpgrade
+            },
+            onUpgrade: { inbound, outbound, _ in
+                await gateway.serve(inbound: inbound, outbound: outbound)
+            }
+        )
         let address = HostAndPort(http)!
         let app = Application(
             router: router,
@@ -86,6 +94,13 @@ struct ReceiptsWeb: AsyncParsableCommand {
             group.cancelAll()
         }
         await client.shutdown()
+    }
+
+    /// Whether a WebSocket request comes from a page this server served: its `Origin` names the
+    /// same host and port as its `Host` (the request's authority).
+    static func isSameOrigin(_ request: Request) -> Bool {
+        guard let origin = request.headers[.origin], let host = request.head.authority else { return false }
+        return origin == "http://\(host)" || origin == "https://\(host)"
     }
 }
 

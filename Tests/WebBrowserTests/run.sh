@@ -18,10 +18,12 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
-if ! python3 -c 'import selenium, pytest' 2>/dev/null; then
-    echo "run.sh: installing selenium and pytest" >&2
-    python3 -m pip install -q selenium pytest
-fi
+# selenium and pytest in a virtual environment of their own (see deploy/python-tools.sh).
+# shellcheck source=../../deploy/python-tools.sh
+source "$root/deploy/python-tools.sh"
+python_tools_venv "${RECEIPTD_BROWSER_TOOLS:-/opt/receiptd-browser-tools}" "selenium==4.51.0
+pytest==9.0.3"
+export PATH="$venv/bin:$PATH"
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
     (cd "$root" && swift build --product receiptd && swift build --product receipts-web)

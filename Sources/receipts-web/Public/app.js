@@ -47,7 +47,9 @@ function connect() {
   };
   socket.onmessage = (event) => receive(JSON.parse(event.data));
   socket.onclose = () => {
-    if (state.socket === socket) state.socket = null;
+    // A late close of a socket already replaced (offline, then online again) changes nothing.
+    if (state.socket !== socket) return;
+    state.socket = null;
     state.ready = false;
     setConnection(state.offline ? "offline" : "connecting");
     if (!state.offline) setTimeout(connect, 500);
