@@ -345,8 +345,12 @@ final class LogWriter: Sendable {
                 try writeChunk(upTo: roll)
                 // A roll's sync delays acknowledgements like any other: it is reported too.
                 self.onGroupCommit(GroupCommit(records: 0, syncDuration: try sync(segment)))
+                // The next segment first: if it cannot be made, `segment` still owns an open
+                // descriptor, which the writer's `defer` closes once. Closing it before would
+                // let that `defer` close the number again, by then perhaps another file's.
+                let next = try self.createSegment(start: roll)
                 FileIO.close(segment.fd)
-                segment = try self.createSegment(start: roll)
+                segment = next
             }
             try writeChunk(upTo: start + UInt64(bytes.count))
         }
