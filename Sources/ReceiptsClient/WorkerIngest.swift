@@ -41,7 +41,7 @@ struct WorkerIngest {
     /// The earliest time something must happen without a reply: a frame's deadline, or the
     /// linger of a queue that can be framed.
     func nextDeadline(lingerMilliseconds: Int) -> ContinuousClock.Instant? {
-        var next = inFlight.map(\.deadline).min()
+        var next = inFlight.lazy.map(\.deadline).min()
         if let queuedSince, !queue.isEmpty {
             let due = queuedSince + .milliseconds(lingerMilliseconds)
             next = min(next ?? due, due)

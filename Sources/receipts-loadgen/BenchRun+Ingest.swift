@@ -3,12 +3,7 @@ import Foundation
 extension BenchRun {
     /// Durable ingest, batched, beside the raw transport on the same frames.
     mutating func ingestBatched() throws {
-        let batched = FrameSet.make(
-            shape: shape,
-            events: count(2_000_000, smoke: 20_000),
-            batchSize: 1000,
-            trackUpdates: false
-        )
+        let batched = frames(2_000_000, smoke: 20_000, batchSize: 1000)
         let ours = try median { try drive(batched, DriveOptions(acknowledged: true, window: 4)).eventsPerSecond }
         let raw = try median { try RawTransportBaseline.measure(batched, context: context) }
         table.add(
@@ -27,12 +22,7 @@ extension BenchRun {
     ///   - fireAndForget: Include the fire-and-forget row.
     ///   - clientCallers: One ReceiptsClient row per count of concurrent callers.
     mutating func ingestSingle(fireAndForget: Bool, clientCallers: [Int]) throws {
-        let single = FrameSet.make(
-            shape: shape,
-            events: count(200_000, smoke: 5_000),
-            batchSize: 1,
-            trackUpdates: false
-        )
+        let single = singleEventFrames()
         let rawSingle = try median { try RawTransportBaseline.measure(single, context: context) }
         let acknowledged = try median {
             try drive(single, DriveOptions(acknowledged: true, window: 256)).eventsPerSecond

@@ -10,18 +10,8 @@ extension BenchRun {
     /// `/metrics` served and scraped every second (as Prometheus would) beside `--http off`,
     /// interleaved run by run so that both see the same machine.
     mutating func metricsCost() throws {
-        let batched = FrameSet.make(
-            shape: shape,
-            events: count(1_000_000, smoke: 20_000),
-            batchSize: 1000,
-            trackUpdates: false
-        )
-        let single = FrameSet.make(
-            shape: shape,
-            events: count(200_000, smoke: 5_000),
-            batchSize: 1,
-            trackUpdates: false
-        )
+        let batched = frames(1_000_000, smoke: 20_000, batchSize: 1000)
+        let single = singleEventFrames()
         let scenarios = [
             ("durable ingest, batched (1000 events/frame)", batched, DriveOptions(acknowledged: true, window: 4)),
             (

@@ -9,18 +9,8 @@ extension BenchRun {
     /// The log alone, in this process: append throughput per fsync policy beside the plain
     /// write + fdatasync loops, replay through the engine, and snapshot load.
     mutating func storage() throws {
-        let batched = FrameSet.make(
-            shape: shape,
-            events: count(1_000_000, smoke: 20_000),
-            batchSize: 1000,
-            trackUpdates: false
-        )
-        let single = FrameSet.make(
-            shape: shape,
-            events: count(200_000, smoke: 5_000),
-            batchSize: 1,
-            trackUpdates: false
-        )
+        let batched = frames(1_000_000, smoke: 20_000, batchSize: 1000)
+        let single = singleEventFrames()
         let time = Timestamp(milliseconds: 1_750_000_000_000)
         let batchedRecords = (batched.setup + batched.frames).map { IngestRecord.encode(time: time, frame: $0.bytes) }
         let singleRecords = single.frames.map { IngestRecord.encode(time: time, frame: $0.bytes) }

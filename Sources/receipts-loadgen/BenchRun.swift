@@ -31,6 +31,17 @@ struct BenchRun {
         smoke ? small : max(1, Int(Double(full) * scale))
     }
 
+    /// The workload's frames of `batchSize` events, `full` events in all (`small` with `--smoke`),
+    /// without update tracking.
+    func frames(_ full: Int, smoke small: Int, batchSize: Int) -> FrameSet {
+        FrameSet.make(shape: shape, events: count(full, smoke: small), batchSize: batchSize, trackUpdates: false)
+    }
+
+    /// The one-event-per-frame workload that the single-event rows of every scenario share.
+    func singleEventFrames() -> FrameSet {
+        frames(200_000, smoke: 5_000, batchSize: 1)
+    }
+
     /// Runs `measure` `repeats` times and returns the median.
     func median(_ measure: () throws -> Double) rethrows -> Double {
         var values: [Double] = []
