@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
     ],
     targets: [
         // C libraries from Debian packages, found through pkg-config.
@@ -61,6 +62,7 @@ let package = Package(
             name: "ReceiptsService",
             dependencies: [
                 "ReceiptsCore", "ReceiptsWire", "ReceiptLog", "ZeroMQ",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
@@ -83,13 +85,14 @@ let package = Package(
         .executableTarget(
             name: "receiptd",
             dependencies: [
-                "ReceiptsService",
+                "ReceiptsService", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -110,7 +113,7 @@ let package = Package(
         .executableTarget(
             name: "receiptctl",
             dependencies: [
-                "ReceiptsClient", "ReceiptsService", "ReceiptsWire", "ReceiptsCore", "ReceiptLog",
+                "ReceiptsClient", "ReceiptsService", "ReceiptsWire", "ReceiptsCore", "ReceiptLog", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

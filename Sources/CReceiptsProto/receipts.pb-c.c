@@ -4665,7 +4665,7 @@ const ProtobufCEnumDescriptor receipts__v1__recipient_state__descriptor =
   receipts__v1__recipient_state__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue receipts__v1__error_code__enum_values_by_number[10] =
+static const ProtobufCEnumValue receipts__v1__error_code__enum_values_by_number[11] =
 {
   { "ERROR_CODE_UNSPECIFIED", "RECEIPTS__V1__ERROR_CODE__ERROR_CODE_UNSPECIFIED", 0 },
   { "ERROR_CODE_MALFORMED_FRAME", "RECEIPTS__V1__ERROR_CODE__ERROR_CODE_MALFORMED_FRAME", 1 },
@@ -4677,11 +4677,12 @@ static const ProtobufCEnumValue receipts__v1__error_code__enum_values_by_number[
   { "ERROR_CODE_UNAVAILABLE", "RECEIPTS__V1__ERROR_CODE__ERROR_CODE_UNAVAILABLE", 7 },
   { "ERROR_CODE_INVALID_ARGUMENT", "RECEIPTS__V1__ERROR_CODE__ERROR_CODE_INVALID_ARGUMENT", 8 },
   { "ERROR_CODE_INTERNAL", "RECEIPTS__V1__ERROR_CODE__ERROR_CODE_INTERNAL", 9 },
+  { "ERROR_CODE_PERMISSION_DENIED", "RECEIPTS__V1__ERROR_CODE__ERROR_CODE_PERMISSION_DENIED", 10 },
 };
 static const ProtobufCIntRange receipts__v1__error_code__value_ranges[] = {
-{0, 0},{0, 10}
+{0, 0},{0, 11}
 };
-static const ProtobufCEnumValueIndex receipts__v1__error_code__enum_values_by_name[10] =
+static const ProtobufCEnumValueIndex receipts__v1__error_code__enum_values_by_name[11] =
 {
   { "ERROR_CODE_FRAME_TOO_LARGE", 3 },
   { "ERROR_CODE_INTERNAL", 9 },
@@ -4689,6 +4690,7 @@ static const ProtobufCEnumValueIndex receipts__v1__error_code__enum_values_by_na
   { "ERROR_CODE_MALFORMED_FRAME", 1 },
   { "ERROR_CODE_NOT_FOUND", 5 },
   { "ERROR_CODE_NOT_OWNER", 6 },
+  { "ERROR_CODE_PERMISSION_DENIED", 10 },
   { "ERROR_CODE_UNAVAILABLE", 7 },
   { "ERROR_CODE_UNKNOWN_KIND", 2 },
   { "ERROR_CODE_UNSPECIFIED", 0 },
@@ -4701,9 +4703,9 @@ const ProtobufCEnumDescriptor receipts__v1__error_code__descriptor =
   "ErrorCode",
   "Receipts__V1__ErrorCode",
   "receipts.v1",
-  10,
+  11,
   receipts__v1__error_code__enum_values_by_number,
-  10,
+  11,
   receipts__v1__error_code__enum_values_by_name,
   1,
   receipts__v1__error_code__value_ranges,

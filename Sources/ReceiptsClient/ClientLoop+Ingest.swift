@@ -132,7 +132,8 @@ extension ClientLoop {
     /// - Returns: false if libzmq could not queue it now.
     private func transmit(_ frame: InFlightFrame, worker: Int) -> Bool {
         do {
-            return try ingest[worker].socket.send([Self.tagFrame(frame.tag), [], frame.body], dontWait: true)
+            return try ingest[worker].connection.connected()
+                .send([Self.tagFrame(frame.tag), [], frame.body], dontWait: true)
         } catch {
             logger.warning("ingest send failed", metadata: ["receipts.worker": "\(worker)", "error": "\(error)"])
             return false
@@ -164,7 +165,7 @@ extension ClientLoop {
     /// Reads every acknowledgement waiting on a worker's ingest socket.
     func receiveIngestReplies(worker: Int) throws(ZMQError) {
         while true {
-            let received = try ingest[worker].socket.receiveMultipart(dontWait: true) {
+            let received = try ingest[worker].connection.socket.receiveMultipart(dontWait: true) {
                 frames -> (UInt64, IngestReply?)? in
                 guard let tag = Self.tag(of: frames) else { return nil }
                 return (tag, try? IngestReply.decode(frames[2]))

@@ -32,7 +32,8 @@ extension ClientLoop {
             timeout = configuration.queryTimeoutMilliseconds
         }
         do {
-            guard try querySockets[worker].send([Self.tagFrame(tag), [], query.encode()], dontWait: true) else {
+            guard try querySockets[worker].connected().send([Self.tagFrame(tag), [], query.encode()], dontWait: true)
+            else {
                 complete(
                     completion,
                     .failure(ReceiptsClientError(.unavailable, "worker \(worker)'s query queue is full"))
@@ -75,7 +76,7 @@ extension ClientLoop {
     /// Reads every reply waiting on a worker's query socket.
     func receiveQueryReplies(worker: Int) throws(ZMQError) {
         while true {
-            let received = try querySockets[worker].receiveMultipart(dontWait: true) { frames in
+            let received = try querySockets[worker].socket.receiveMultipart(dontWait: true) { frames in
                 Self.tag(of: frames).map { tag in
                     (tag, Result { () throws(WireError) in try QueryReply.decode(frames[2]) })
                 }

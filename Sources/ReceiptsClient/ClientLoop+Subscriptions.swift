@@ -17,11 +17,12 @@ extension ClientLoop {
         var sockets: [ZMQSocket] = []
         do {
             for worker in workers {
-                let socket = try ZMQSocket(context: ingest[worker].socket.context, type: .sub)
+                let socket = try ZMQSocket(context: context, type: .sub)
                 sockets.append(socket)
                 // The loop drains these promptly; a gap from a full buffer is repaired anyway.
                 try socket.setReceiveHighWaterMark(100_000)
                 try socket.subscribe(topic.filter)
+                try secure(socket)
                 try socket.connect(configuration.cluster.workers[worker].publish)
             }
         } catch {

@@ -20,10 +20,10 @@ final class ClientLoop {
     /// The durable queue of events taken in, if the client has one.
     let outbox: Outbox?
     let clock = ContinuousClock()
-    private let context: ZMQContext
+    let context: ZMQContext
 
     var ingest: [WorkerIngest] = []
-    var querySockets: [ZMQSocket] = []
+    var querySockets: [LazyConnection] = []
     /// Sends not yet answered, by request id.
     var sends: [UInt64: SendState] = [:]
     /// Sends waiting for room in the queues (backpressure), oldest first, and their events.
@@ -77,14 +77,19 @@ final class ClientLoop {
             let ingestSocket = try ZMQSocket(context: context, type: .dealer)
             try ingestSocket.setSendHighWaterMark(0)
             try ingestSocket.setReceiveHighWaterMark(0)
-            try ingestSocket.connect(worker.ingest)
-            ingest.append(WorkerIngest(socket: ingestSocket))
+            try secure(ingestSocket)
+            ingest.append(WorkerIngest(connection: LazyConnection(socket: ingestSocket, endpoint: worker.ingest)))
             let querySocket = try ZMQSocket(context: context, type: .dealer)
             try querySocket.setSendHighWaterMark(0)
             try querySocket.setReceiveHighWaterMark(0)
-            try querySocket.connect(worker.query)
-            querySockets.append(querySocket)
+            try secure(querySocket)
+            querySockets.append(LazyConnection(socket: querySocket, endpoint: worker.query))
         }
+    }
+
+    /// Makes a socket a CURVE client when the configuration has keys; call before `connect`.
+    func secure(_ socket: ZMQSocket) throws(ZMQError) {
+        if let curve = configuration.curve { try socket.setCurveClient(curve) }
     }
 
     /// What each poll item is.
@@ -134,9 +139,9 @@ final class ClientLoop {
         poller.add(fileDescriptor: inbox.doorbell.fileDescriptor)
         sources.append(.doorbell)
         for worker in ingest.indices {
-            poller.add(ingest[worker].socket)
+            poller.add(ingest[worker].connection.socket)
             sources.append(.ingest(worker))
-            poller.add(querySockets[worker])
+            poller.add(querySockets[worker].socket)
             sources.append(.query(worker))
         }
         for (id, subscription) in subscriptions {
@@ -239,8 +244,8 @@ final class ClientLoop {
         for reply in flushes.values { reply.resume(returning: .failure(Self.closedError)) }
         flushes = [:]
         for id in Array(subscriptions.keys) { endSubscription(id: id) }
-        for worker in ingest { worker.socket.close() }
-        for socket in querySockets { socket.close() }
+        for worker in ingest { worker.connection.socket.close() }
+        for connection in querySockets { connection.socket.close() }
         context.terminate()
         outbox?.close()
     }

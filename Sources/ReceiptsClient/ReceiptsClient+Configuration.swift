@@ -1,3 +1,5 @@
+public import ZeroMQ
+
 extension ReceiptsClient {
     /// How a client routes, batches, retries and where it keeps its outbox.
     ///
@@ -55,6 +57,14 @@ extension ReceiptsClient {
         /// returns once its events are fsynced there, and a client started again on the same
         /// directory re-sends whatever was not acknowledged.
         public var outboxDirectory: String?
+        /// CurveZMQ keys for workers that require CURVE (their public key and this client's
+        /// pair, e.g. from ``ZeroMQ/CurveClientKeys/init(serverPublicKeyFile:secretKeyFile:)``);
+        /// nil connects in plaintext. The client connects to a worker's ingest endpoint at its
+        /// first send and to its query endpoint at its first query, so a gateway's key needs
+        /// only the gateway role unless it also queries. A key the workers do not list for an
+        /// endpoint is refused at the handshake, and libzmq does not retry a refused handshake:
+        /// sends then wait and queries time out until the client is made again.
+        public var curve: CurveClientKeys?
 
         /// A configuration with the defaults above.
         /// - Parameters:

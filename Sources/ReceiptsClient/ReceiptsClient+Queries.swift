@@ -125,6 +125,7 @@ extension ReceiptsClient {
             case .unavailable: .unavailable
             case .notFound: .notFound
             case .invalidArgument: .invalidArgument
+            case .permissionDenied: .permissionDenied
             default: .rejected
             }
         throw ReceiptsClientError(code, "\(error.code): \(error.message)", ownerWorker: error.ownerWorker)

@@ -12,6 +12,7 @@ public struct ReceiptsClientError: Error, Sendable, CustomStringConvertible {
             case notFound = "not_found"
             case malformedReply = "malformed_reply"
             case invalidArgument = "invalid_argument"
+            case permissionDenied = "permission_denied"
             case closed, cancelled, transport
         }
         private let value: Value
@@ -30,6 +31,8 @@ public struct ReceiptsClientError: Error, Sendable, CustomStringConvertible {
         public static let malformedReply = Code(value: .malformedReply)
         /// The call's arguments or the client's configuration cannot work.
         public static let invalidArgument = Code(value: .invalidArgument)
+        /// The client's CURVE key may not make this request (compact and stats need an operator key).
+        public static let permissionDenied = Code(value: .permissionDenied)
         /// The client was shut down.
         public static let closed = Code(value: .closed)
         /// The calling task was cancelled before the answer came.

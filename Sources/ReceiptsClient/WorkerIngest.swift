@@ -28,14 +28,15 @@ struct InFlightFrame {
 /// One worker's ingest: the queue of events not yet framed and the frames in flight, in the
 /// order they were sent.
 struct WorkerIngest {
-    let socket: ZMQSocket
+    /// The DEALER to the worker's ingest endpoint, connected at the first frame.
+    let connection: LazyConnection
     var queue = Deque<EventSlot>()
     /// When the oldest queued event arrived (the linger clock).
     var queuedSince: ContinuousClock.Instant?
     var inFlight: [InFlightFrame] = []
 
-    init(socket: ZMQSocket) {
-        self.socket = socket
+    init(connection: LazyConnection) {
+        self.connection = connection
     }
 
     /// The earliest time something must happen without a reply: a frame's deadline, or the

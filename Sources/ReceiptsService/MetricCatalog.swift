@@ -116,6 +116,18 @@ public enum MetricCatalog {
     static let stateMembers = Family("receiptd_state_members", "Conversation member slots, current and former.")
     static let logBytes = Family("receiptd_log_bytes", "Bytes of log segments and snapshots on disk.")
     static let residentMemory = Family("receiptd_resident_memory_bytes", "Resident memory of the process.")
+    static let handshakesRefused = Family(
+        "receiptd_handshakes_refused_total",
+        "CURVE handshakes refused, by endpoint and reason (unlisted_key: ZAP refused the client key; handshake_failed: a plaintext client or a wrong server key)."
+    )
+    static let requestsDenied = Family(
+        "receiptd_requests_denied_total",
+        "Queries refused because the client key's role may not make them, by kind."
+    )
+    static let keyReloads = Family(
+        "receiptd_key_reloads_total",
+        "Reloads of the CURVE allowlists (SIGHUP), by result (ok, failed)."
+    )
     static let workerInfo = Family(
         "receiptd_worker_info",
         "Always 1; labels name this worker's index and the worker count."
@@ -128,7 +140,7 @@ public enum MetricCatalog {
             messagesExpired, recoveryTruncatedBytes, recoveryDroppedRecords, fsyncErrors, pendingReceiptsDropped,
             ackLatency, fsyncDuration, eventsPerFrame, framesPerGroupCommit, awaitingDurability, pendingReceipts,
             snapshotDuration, snapshotBytes, recoveryDuration, stateConversations, stateMessages, stateMembers,
-            logBytes, residentMemory, workerInfo,
+            logBytes, residentMemory, handshakesRefused, requestsDenied, keyReloads, workerInfo,
         ].map { ($0.name, $0) }
     )
 
@@ -155,6 +167,12 @@ public enum MetricCatalog {
         case "receiptd.log.truncated_bytes": (recoveryTruncatedBytes.name, [])
         case "receiptd.log.dropped_records": (recoveryDroppedRecords.name, [])
         case "receiptd.log.fsync_errors": (fsyncErrors.name, [])
+        case "receiptd.auth.refused": (handshakesRefused.name, [("endpoint", label), ("reason", "unlisted_key")])
+        case "receiptd.auth.handshake_failures":
+            (handshakesRefused.name, [("endpoint", label), ("reason", "handshake_failed")])
+        case "receiptd.auth.denied": (requestsDenied.name, [("kind", label)])
+        case "receiptd.auth.reloads": (keyReloads.name, [("result", "ok")])
+        case "receiptd.auth.reloads.failed": (keyReloads.name, [("result", "failed")])
         default:
             // A counter added without an entry above: still exported, under a derived name.
             (name.replacingOccurrences(of: ".", with: "_") + "_total", label.isEmpty ? [] : [("kind", label)])

@@ -88,4 +88,12 @@ extension Query {
         case .compact: "compact"
         }
     }
+
+    /// With CURVE on, only operator keys may compact and read the stats.
+    var isForOperators: Bool {
+        switch self {
+        case .stats, .compact: true
+        default: false
+        }
+    }
 }

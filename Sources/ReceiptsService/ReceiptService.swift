@@ -39,6 +39,13 @@ public final class ReceiptService: Sendable {
         try loop.run(onReady: onReady)
     }
 
+    /// Asks the running worker to re-read its CURVE allowlist files (receiptd does on SIGHUP).
+    /// Admitted connections stay open; a list that fails to load leaves the previous one in force.
+    /// Safe from any thread; does nothing without CURVE.
+    public func reloadKeys() {
+        control.requestKeyReload()
+    }
+
     /// Asks `run()` to shut down gracefully. Safe from any thread; idempotent.
     public func stop() {
         control.requestStop()

@@ -38,6 +38,8 @@ public struct ServiceConfiguration: Sendable {
     public var publishHighWaterMark: Int32
     /// Replay the log with engine settings (worker, pending receipts) other than it was written with.
     public var acceptSettingsChange: Bool
+    /// CurveZMQ with a ZAP allowlist on every endpoint; nil serves plaintext.
+    public var curve: CurveSettings?
 
     /// The data directory used when neither a flag nor `RECEIPTD_DATA_DIR` names one.
     public static let defaultDataDirectory = "receiptd-data"
@@ -62,6 +64,7 @@ public struct ServiceConfiguration: Sendable {
         cutCorruptionAtStart = false
         publishHighWaterMark = 100_000
         acceptSettingsChange = false
+        curve = nil
     }
 
     /// The default configuration with the data directory and endpoints resolved as receiptd

@@ -16,6 +16,7 @@ final class ServiceControl: Sendable {
 
     private struct State {
         var stopRequested = false
+        var keyReloadRequested = false
         var fatalError: LogError?
         var compaction: CompactionOutcome?
     }
@@ -31,6 +32,20 @@ final class ServiceControl: Sendable {
     func requestStop() {
         state.withLock { $0.stopRequested = true }
         doorbell.ring()
+    }
+
+    /// Asks the loop to re-read the CURVE allowlists.
+    func requestKeyReload() {
+        state.withLock { $0.keyReloadRequested = true }
+        doorbell.ring()
+    }
+
+    /// Whether a key reload was asked for since the last call.
+    func takeKeyReload() -> Bool {
+        state.withLock { state in
+            defer { state.keyReloadRequested = false }
+            return state.keyReloadRequested
+        }
     }
 
     /// Reports a log failure: the loop stops without acknowledging anything further.

@@ -8,10 +8,12 @@ extension ServiceLoop {
         for _ in 0..<Self.framesPerTurn {
             let received: Void?
             do {
-                received = try queries.receiveMultipart(dontWait: true) { frames in
+                // With CURVE on, the ZAP handler set the key's role as the connection's User-Id.
+                let property = authenticator == nil ? nil : Authenticator.userIDProperty
+                received = try queries.receiveMultipart(dontWait: true, property: property) { frames, role in
                     counters.increment(hot.queryFrames)
                     guard let (envelope, body) = RequestEnvelope.split(frames) else { return }
-                    if let answer = answer(body: body, envelope: envelope) {
+                    if let answer = answer(body: body, envelope: envelope, role: role.flatMap(ClientRole.init)) {
                         // The answer may reflect batches not yet durable: it waits for them.
                         reply(envelope.reply(answer.encode()), on: .queries)
                     }
@@ -24,7 +26,12 @@ extension ServiceLoop {
     }
 
     /// The reply to one query, or nil when it will come later (compaction).
-    private func answer(body: ArraySlice<UnsafeRawBufferPointer>, envelope: RequestEnvelope) -> QueryReply? {
+    /// - Parameter role: The client key's role, with CURVE on (else nil, and everything is allowed).
+    private func answer(
+        body: ArraySlice<UnsafeRawBufferPointer>,
+        envelope: RequestEnvelope,
+        role: ClientRole?
+    ) -> QueryReply? {
         guard body.count == 1, let frame = body.first else {
             let message = "expected one Query frame after the envelope, got \(body.count)"
             countInvalidFrame(.wrongFrameCount, message)
@@ -42,6 +49,12 @@ extension ServiceLoop {
             let code: ErrorReply.Code = error.code == .unknownKind ? .unknownKind : .malformedFrame
             countInvalidFrame(code, error.message)
             return .error(ErrorReply(code: code, message: "undecodable Query: \(error.message)"))
+        }
+        if authenticator != nil, query.isForOperators, role != .operator {
+            counters.increment("receiptd.auth.denied", label: query.kindName)
+            return .error(
+                ErrorReply(code: .permissionDenied, message: "\(query.kindName) needs an operator key")
+            )
         }
         counters.increment("receiptd.queries.served", label: query.kindName)
         let engineQueries = QueryHandler(

@@ -44,6 +44,8 @@ final class ServiceLoop {
     let ingestSubscriber: ZMQSocket
     let publisher: ZMQSocket
     let queries: ZMQSocket
+    /// The ZAP handler and handshake monitors, with CURVE on.
+    let authenticator: Authenticator?
     let log: ReceiptLog
     let statusPublisher: StatusPublisher
     let counters: ServiceCounters
@@ -72,6 +74,16 @@ final class ServiceLoop {
         }
         for code in [ErrorReply.Code.malformedFrame, .unknownKind, .frameTooLarge, .wrongFrameCount] {
             _ = counters.handle("receiptd.frames.invalid", label: "\(code)")
+        }
+        for endpoint in ServiceEndpoint.allCases {
+            _ = counters.handle("receiptd.auth.refused", label: endpoint.rawValue)
+            _ = counters.handle("receiptd.auth.handshake_failures", label: endpoint.rawValue)
+        }
+        for name in ["receiptd.auth.reloads", "receiptd.auth.reloads.failed"] {
+            _ = counters.handle(name)
+        }
+        for kind in ["compact", "stats"] {
+            _ = counters.handle("receiptd.auth.denied", label: kind)
         }
         let metrics = ServiceMetrics(workerIndex: configuration.workerIndex, workerCount: configuration.workerCount)
         self.metrics = metrics
@@ -124,6 +136,11 @@ final class ServiceLoop {
         } catch {
             throw ServiceError(.transport, "cannot create ZeroMQ sockets", cause: error)
         }
+        if let curve = configuration.curve {
+            authenticator = try Authenticator(context: context, settings: curve, counters: counters, logger: logger)
+        } else {
+            authenticator = nil
+        }
         let epoch = UInt64(bitPattern: Int64(Date().timeIntervalSince1970 * 1_000_000))
         statusPublisher = StatusPublisher(
             socket: publisher,
@@ -155,6 +172,7 @@ final class ServiceLoop {
 
         // Two pollers: while too many batches wait for the log, ingest is left unread (and
         // unpolled, so the loop sleeps instead of spinning on readable sockets).
+        // The authenticator's sockets (ZAP and monitors) come last in both, from `firstSecurityItem` on.
         var everything = ZMQPoller()
         everything.add(fileDescriptor: control.doorbell.fileDescriptor)
         everything.add(queries)
@@ -164,6 +182,12 @@ final class ServiceLoop {
         queriesOnly.add(fileDescriptor: control.doorbell.fileDescriptor)
         queriesOnly.add(queries)
         let (doorbellItem, queryItem) = (0, 1)
+        let securitySockets = authenticator?.sockets ?? []
+        let firstSecurityItem = (everything.count, queriesOnly.count)
+        for socket in securitySockets {
+            everything.add(socket)
+            queriesOnly.add(socket)
+        }
 
         while true {
             let now = ServiceClock.monotonicMilliseconds()
@@ -181,6 +205,17 @@ final class ServiceLoop {
             let poller = readsIngest ? everything : queriesOnly
             if poller.isReadable(doorbellItem) {
                 control.doorbell.drain()
+            }
+            if control.takeKeyReload() {
+                authenticator?.reload()
+            }
+            let firstSecurity = readsIngest ? firstSecurityItem.0 : firstSecurityItem.1
+            if let authenticator, securitySockets.indices.contains(where: { poller.isReadable(firstSecurity + $0) }) {
+                do {
+                    try authenticator.drain()
+                } catch {
+                    throw ServiceError(.transport, "ZAP handler failed", cause: error)
+                }
             }
             try stopIfLogFailed()
             completeDurable()
@@ -216,8 +251,14 @@ final class ServiceLoop {
             (publisher, configuration.publishEndpoint),
             (queries, configuration.queryEndpoint),
         ]
+        let endpoints: [ServiceEndpoint] = [.ingest, .ingestSubscribe, .publish, .query]
         do {
             for (socket, _) in bindings { try socket.setLinger(milliseconds: 2000) }
+            if let authenticator {
+                for ((socket, _), endpoint) in zip(bindings, endpoints) {
+                    try authenticator.secure(socket, as: endpoint)
+                }
+            }
             // Beyond twice the application limit libzmq drops the connection outright; up to
             // that, the frame arrives and gets a FRAME_TOO_LARGE reply.
             try ingest.setMaxMessageSize(maxMessageSize)
@@ -325,6 +366,7 @@ final class ServiceLoop {
     }
 
     private func closeEverything() {
+        authenticator?.close()
         ingest.close()
         ingestSubscriber.close()
         publisher.close()

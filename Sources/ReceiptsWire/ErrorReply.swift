@@ -6,7 +6,7 @@ public struct ErrorReply: Hashable, Sendable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Wrapped: Hashable, Sendable {
             case malformedFrame, unknownKind, frameTooLarge, wrongFrameCount, notFound
-            case notOwner, unavailable, invalidArgument, `internal`
+            case notOwner, unavailable, invalidArgument, `internal`, permissionDenied
         }
 
         fileprivate var wrapped: Wrapped
@@ -33,6 +33,8 @@ public struct ErrorReply: Hashable, Sendable {
         public static let invalidArgument = Code(.invalidArgument)
         /// Something failed inside the worker.
         public static let `internal` = Code(.internal)
+        /// The client's key may not make this request (CurveZMQ on: compact and stats need an operator key).
+        public static let permissionDenied = Code(.permissionDenied)
 
         public var description: String {
             switch wrapped {
@@ -45,6 +47,7 @@ public struct ErrorReply: Hashable, Sendable {
             case .unavailable: "unavailable"
             case .invalidArgument: "invalid_argument"
             case .internal: "internal"
+            case .permissionDenied: "permission_denied"
             }
         }
     }
@@ -96,6 +99,7 @@ extension ErrorReply {
             case RECEIPTS__V1__ERROR_CODE__ERROR_CODE_NOT_OWNER: .notOwner
             case RECEIPTS__V1__ERROR_CODE__ERROR_CODE_UNAVAILABLE: .unavailable
             case RECEIPTS__V1__ERROR_CODE__ERROR_CODE_INVALID_ARGUMENT: .invalidArgument
+            case RECEIPTS__V1__ERROR_CODE__ERROR_CODE_PERMISSION_DENIED: .permissionDenied
             default: .internal
             }
         self.init(
@@ -118,6 +122,7 @@ extension ErrorReply {
             case .unavailable: RECEIPTS__V1__ERROR_CODE__ERROR_CODE_UNAVAILABLE
             case .invalidArgument: RECEIPTS__V1__ERROR_CODE__ERROR_CODE_INVALID_ARGUMENT
             case .internal: RECEIPTS__V1__ERROR_CODE__ERROR_CODE_INTERNAL
+            case .permissionDenied: RECEIPTS__V1__ERROR_CODE__ERROR_CODE_PERMISSION_DENIED
             }
         reply.pointee.message = arena.cString(message)
         reply.pointee.owner_worker = code == .notOwner ? UInt32(clamping: ownerWorker ?? 0) : 0

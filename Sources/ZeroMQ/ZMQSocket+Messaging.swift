@@ -90,6 +90,24 @@ extension ZMQSocket {
         dontWait: Bool = false,
         _ body: ([UnsafeRawBufferPointer]) -> Value
     ) throws(ZMQError) -> Value? {
+        try receiveMultipart(dontWait: dontWait, property: nil) { frames, _ in body(frames) }
+    }
+
+    /// Receives a whole multipart message and lends `body` its frames and one metadata property
+    /// of the message (`zmq_msg_gets`), e.g. `"User-Id"`, which a ZAP handler set for the peer.
+    ///
+    /// - Parameters:
+    ///   - dontWait: Return `nil` at once instead of waiting when nothing is queued.
+    ///   - property: The property to read from the message's last frame; `nil` reads none.
+    ///   - body: Called once with every frame of the message and the property's value (`nil`
+    ///     when the connection has no such property).
+    /// - Returns: What `body` returned, or `nil` on `EAGAIN`.
+    /// - Throws: ``ZMQError`` as for ``receiveMultipart(dontWait:)``.
+    public func receiveMultipart<Value>(
+        dontWait: Bool = false,
+        property: String?,
+        _ body: ([UnsafeRawBufferPointer], String?) -> Value
+    ) throws(ZMQError) -> Value? {
         let handle = try openHandle("receive")
         // Take the pool so a receive from inside `body` gets its own messages.
         var messages = messagePool
@@ -124,7 +142,10 @@ extension ZMQSocket {
         let frames = messages[..<initialized].map { message in
             UnsafeRawBufferPointer(start: zmq_msg_data(message), count: zmq_msg_size(message))
         }
-        return body(frames)
+        let value = property.flatMap { name in
+            zmq_msg_gets(messages[initialized - 1], name).map { String(cString: $0) }
+        }
+        return body(frames, value)
     }
 
     // MARK: - One frame

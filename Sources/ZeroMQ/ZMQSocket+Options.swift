@@ -133,7 +133,7 @@ extension ZMQSocket {
 
     // MARK: - Typed setsockopt / getsockopt
 
-    private func setInt32Option(_ option: Int32, _ value: Int32, _ name: String) throws(ZMQError) {
+    func setInt32Option(_ option: Int32, _ value: Int32, _ name: String) throws(ZMQError) {
         let operation = "setsockopt \(name)"
         let handle = try openHandle(operation)
         var value = value
@@ -151,14 +151,14 @@ extension ZMQSocket {
         }
     }
 
-    private func setBytesOption(_ option: Int32, _ value: [UInt8], _ name: String) throws(ZMQError) {
+    func setBytesOption(_ option: Int32, _ value: [UInt8], _ name: String) throws(ZMQError) {
         let operation = "setsockopt \(name)"
         let handle = try openHandle(operation)
         let rc = value.withUnsafeBytes { zmq_setsockopt(handle, option, $0.baseAddress, $0.count) }
         guard rc == 0 else { throw ZMQError.last(operation) }
     }
 
-    private func int32Option(_ option: Int32, _ name: String) throws(ZMQError) -> Int32 {
+    func int32Option(_ option: Int32, _ name: String) throws(ZMQError) -> Int32 {
         let operation = "getsockopt \(name)"
         let handle = try openHandle(operation)
         var value: Int32 = 0

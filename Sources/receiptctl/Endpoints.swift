@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ReceiptsClient
 import ReceiptsService
+import ZeroMQ
 
 /// Where receiptd listens: the same defaults and environment variables as the daemon.
 struct Endpoints: ParsableArguments {
@@ -17,11 +18,42 @@ struct Endpoints: ParsableArguments {
     @Option(help: "Query endpoint (RECEIPTD_QUERY).")
     var query: String?
 
+    @Option(
+        help:
+            "receiptd's CURVE public key file: connect with CurveZMQ (RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE; needs a client key)."
+    )
+    var curveServerKeyFile: String?
+
+    @Option(help: "This client's CURVE secret key file (RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE).")
+    var curveClientKeyFile: String?
+
     @Option(help: "Milliseconds to wait for a reply.")
     var timeoutMs: Int32 = 5000
 
     func validate() throws {
         guard timeoutMs > 0 else { throw ValidationError("--timeout-ms must be positive") }
+    }
+
+    /// The CURVE keys from the two key files (flags, else environment), or nil for plaintext.
+    /// - Throws: `ValidationError` if only one file is given or a file holds no valid key.
+    var curve: CurveClientKeys? {
+        get throws {
+            let environment = ProcessInfo.processInfo.environment
+            let server = curveServerKeyFile ?? environment["RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE"]
+            let client = curveClientKeyFile ?? environment["RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE"]
+            switch (server, client) {
+            case (nil, nil):
+                return nil
+            case (let server?, let client?):
+                do {
+                    return try CurveClientKeys(serverPublicKeyFile: server, secretKeyFile: client)
+                } catch {
+                    throw ValidationError("CURVE: \(error.message)")
+                }
+            default:
+                throw ValidationError("CURVE needs both --curve-server-key-file and --curve-client-key-file")
+            }
+        }
     }
 
     /// The endpoints exactly as the daemon resolves them from the same flags and environment.
@@ -56,10 +88,13 @@ struct Endpoints: ParsableArguments {
         )
     }
 
-    /// A client configuration for ``cluster`` whose queries wait `--timeout-ms`.
+    /// A client configuration for ``cluster`` whose queries wait `--timeout-ms`, with the CURVE keys if given.
     var clientConfiguration: ReceiptsClient.Configuration {
-        var configuration = ReceiptsClient.Configuration(cluster: cluster)
-        configuration.queryTimeoutMilliseconds = Int(timeoutMs)
-        return configuration
+        get throws {
+            var configuration = ReceiptsClient.Configuration(cluster: cluster)
+            configuration.queryTimeoutMilliseconds = Int(timeoutMs)
+            configuration.curve = try curve
+            return configuration
+        }
     }
 }

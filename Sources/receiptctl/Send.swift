@@ -72,7 +72,7 @@ struct Send: AsyncParsableCommand {
             try spec.event(source: defaultSource, sequence: firstSequence + UInt64(index))
         }
         // All events in one frame, as the help promises.
-        var configuration = endpoints.clientConfiguration
+        var configuration = try endpoints.clientConfiguration
         configuration.maxBatchEvents = max(events.count, 1)
         let outcomes = try await endpoints.withClient(configuration) { client in
             try await endpoints.send(events, client)

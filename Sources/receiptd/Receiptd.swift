@@ -6,6 +6,7 @@ import Prometheus
 import ReceiptLog
 import ReceiptsService
 import ServiceLifecycle
+import UnixSignals
 
 /// The receiptd daemon: flags (with environment-variable fallbacks) in, a running worker and
 /// its HTTP endpoint out, under one `ServiceGroup` that shuts both down on SIGTERM or SIGINT.
@@ -100,6 +101,29 @@ struct Receiptd: AsyncParsableCommand {
     )
     var http: String?
 
+    @Option(
+        help: """
+            File holding this worker's CURVE secret key (Z85, as receiptctl keygen writes it): turns CurveZMQ \
+            on for every endpoint (RECEIPTD_CURVE_SECRET_KEY_FILE; default off, plaintext).
+            """
+    )
+    var curveSecretKeyFile: String?
+
+    @Option(
+        help:
+            "File of gateway public keys, one per line, allowed on both ingest endpoints (RECEIPTD_CURVE_GATEWAY_KEYS)."
+    )
+    var curveGatewayKeys: String?
+
+    @Option(help: "File of reader public keys, allowed to query and subscribe (RECEIPTD_CURVE_READER_KEYS).")
+    var curveReaderKeys: String?
+
+    @Option(
+        help:
+            "File of operator public keys, allowed to query, subscribe, compact and read stats (RECEIPTD_CURVE_OPERATOR_KEYS)."
+    )
+    var curveOperatorKeys: String?
+
     @Option(help: "trace | debug | info | notice | warning | error | critical (RECEIPTD_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -171,6 +195,10 @@ struct Receiptd: AsyncParsableCommand {
         configuration.cutCorruptionAtStart = cutCorruption || environment["RECEIPTD_CUT_CORRUPTION"] == "1"
         configuration.acceptSettingsChange =
             acceptSettingsChange || environment["RECEIPTD_ACCEPT_SETTINGS_CHANGE"] == "1"
+        configuration.curve = try settings.curve(
+            secretKeyFile: curveSecretKeyFile,
+            allowlistFiles: [.gateway: curveGatewayKeys, .reader: curveReaderKeys, .operator: curveOperatorKeys]
+        )
 
         let service: ReceiptService
         do {
@@ -179,6 +207,7 @@ struct Receiptd: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         signal(SIGPIPE, SIG_IGN)
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         let readiness = Readiness(servesHTTP: httpAddress != nil, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let httpAddress {
@@ -192,6 +221,17 @@ struct Receiptd: AsyncParsableCommand {
             )
             services.append(.init(service: server))
         }
+        services.append(
+            .init(
+                service: KeyReloadService(
+                    hangups: hangups,
+                    service: service,
+                    curveEnabled: configuration.curve != nil,
+                    logger: logger
+                ),
+                successTerminationBehavior: .ignore
+            )
+        )
         // Last in the list, so graceful shutdown reaches it first: the worker drains while
         // /readyz already answers "stopping"; the HTTP server stops once the worker is done.
         services.append(

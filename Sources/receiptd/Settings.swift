@@ -1,5 +1,7 @@
 import ArgumentParser
 import ReceiptLog
+import ReceiptsService
+import ZeroMQ
 
 /// Resolves a setting: the flag if given, else the environment variable, else the default.
 struct Settings {
@@ -14,6 +16,34 @@ struct Settings {
         guard let text = environment[variable] else { return fallback }
         guard let parsed = T(text) else { throw ValidationError("\(variable)=\(text) is not a valid number") }
         return parsed
+    }
+
+    /// CURVE settings from the secret key file and the per-role allowlist files (each a flag,
+    /// else its `RECEIPTD_CURVE_*` variable), or nil for plaintext when no secret key is given.
+    /// The key is read here, so a bad file stops the start with a message naming it.
+    func curve(secretKeyFile: String?, allowlistFiles: [ClientRole: String?]) throws -> CurveSettings? {
+        let variables: [ClientRole: String] = [
+            .gateway: "RECEIPTD_CURVE_GATEWAY_KEYS",
+            .reader: "RECEIPTD_CURVE_READER_KEYS",
+            .operator: "RECEIPTD_CURVE_OPERATOR_KEYS",
+        ]
+        var files: [ClientRole: String] = [:]
+        for role in ClientRole.allCases {
+            if let file = (allowlistFiles[role] ?? nil) ?? variables[role].flatMap({ environment[$0] }) {
+                files[role] = file
+            }
+        }
+        guard let path = secretKeyFile ?? environment["RECEIPTD_CURVE_SECRET_KEY_FILE"] else {
+            guard files.isEmpty else {
+                throw ValidationError("key lists were given without --curve-secret-key-file: CURVE would be off")
+            }
+            return nil
+        }
+        do {
+            return CurveSettings(secretKey: try CurveKey.read(file: path), allowlistFiles: files)
+        } catch {
+            throw ValidationError("CURVE secret key: \(error.message)")
+        }
     }
 
     /// The ordinal of a StatefulSet pod from its HOSTNAME ("receiptd-3" → 3), only when

@@ -41,6 +41,8 @@ final class ReceiptdProcess {
     let arguments: [String]
     /// Variables set for the daemon on top of the test runner's environment (see `start`).
     let environment: [String: String]
+    /// The keys of ``client`` (and of ``makeClient(source:curve:)`` by default), with CURVE on.
+    let curve: CurveClientKeys?
     var context: ZMQContext { Self.sharedContext }
     /// This worker's ordinal and the worker count, from its health reply.
     private(set) var worker = (index: 0, count: 1)
@@ -59,7 +61,14 @@ final class ReceiptdProcess {
     ///   - dataDirectory: reuse a directory (restart tests); nil makes a fresh one.
     ///   - arguments: extra flags for receiptd.
     ///   - environment: variables for receiptd, on top of the runner's (see `start`).
-    init(dataDirectory: String? = nil, arguments: [String] = [], environment: [String: String] = [:]) throws {
+    ///   - curve: the keys of the process's own client when receiptd runs with CURVE (an
+    ///     operator's, to ask health and stats); nil for plaintext.
+    init(
+        dataDirectory: String? = nil,
+        arguments: [String] = [],
+        environment: [String: String] = [:],
+        curve: CurveClientKeys? = nil
+    ) throws {
         if let dataDirectory {
             self.dataDirectory = dataDirectory
             ownsDirectory = false
@@ -72,6 +81,7 @@ final class ReceiptdProcess {
         }
         self.arguments = arguments
         self.environment = environment
+        self.curve = curve
         try start()
     }
 
@@ -187,12 +197,15 @@ final class ReceiptdProcess {
     /// The acknowledgement timeout is as long as the query timeout: a frame re-sent only
     /// because a loaded daemon was slow would count its events as duplicates, which some
     /// tests count.
-    /// - Parameter source: The event source id; nil for a random one.
-    func makeClient(source: String? = nil) throws -> ReceiptsClient {
+    /// - Parameters:
+    ///   - source: The event source id; nil for a random one.
+    ///   - curve: The client's CURVE keys; by default those the process was made with.
+    func makeClient(source: String? = nil, curve: CurveClientKeys?? = nil) throws -> ReceiptsClient {
         var configuration = ReceiptsClient.Configuration(
             cluster: Cluster(workers: [Cluster.Worker(dataDirectory: dataDirectory)]),
             source: source
         )
+        configuration.curve = curve ?? self.curve
         configuration.queryTimeoutMilliseconds = 5000
         configuration.acknowledgementTimeoutMilliseconds = 5000
         return try ReceiptsClient(configuration, logger: Logger(label: "receiptd-integration-tests"))

@@ -233,7 +233,12 @@ typedef enum _Receipts__V1__ErrorCode {
   /*
    * Something failed inside the worker.
    */
-  RECEIPTS__V1__ERROR_CODE__ERROR_CODE_INTERNAL = 9
+  RECEIPTS__V1__ERROR_CODE__ERROR_CODE_INTERNAL = 9,
+  /*
+   * The client's key may not make this request (with CurveZMQ on: compact and stats are
+   * for operator keys only).
+   */
+  RECEIPTS__V1__ERROR_CODE__ERROR_CODE_PERMISSION_DENIED = 10
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECEIPTS__V1__ERROR_CODE)
 } Receipts__V1__ErrorCode;
 

@@ -1,0 +1,256 @@
+import Foundation
+import Logging
+import ReceiptsClient
+import ReceiptsCore
+import ReceiptsWire
+import Testing
+import ZeroMQ
+
+private let accepted = EventOutcome.accepted(held: false)
+
+/// Key files for a CURVE-enabled receiptd: the server's pair, allowlists per role, and clients.
+private struct KeyRing {
+    let directory: String
+    let server: (publicKey: CurveKey, secretKey: CurveKey)
+    /// Listed as gateway and operator: the test harness's own client sends and reads stats.
+    let admin: (publicKey: CurveKey, secretKey: CurveKey)
+    let gateway: (publicKey: CurveKey, secretKey: CurveKey)
+    let reader: (publicKey: CurveKey, secretKey: CurveKey)
+    let stranger: (publicKey: CurveKey, secretKey: CurveKey)
+
+    init() throws {
+        var template = Array("/tmp/rdkeys-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw IntegrationError("mkdtemp failed") }
+        directory = String(cString: made)
+        server = try CurveKey.makePair()
+        admin = try CurveKey.makePair()
+        gateway = try CurveKey.makePair()
+        reader = try CurveKey.makePair()
+        stranger = try CurveKey.makePair()
+        try Data("# the server's secret key\n\(server.secretKey.z85)\n".utf8).write(to: url("server.key"))
+        try writeList("gateways", [admin.publicKey, gateway.publicKey])
+        try writeList("readers", [reader.publicKey])
+        try writeList("operators", [admin.publicKey])
+    }
+
+    func url(_ name: String) -> URL { URL(fileURLWithPath: "\(directory)/\(name)") }
+
+    /// Rewrites one role's list (the file SIGHUP re-reads).
+    func writeList(_ role: String, _ keys: [CurveKey]) throws {
+        let text = "# \(role)\n" + keys.enumerated().map { "\($0.element.z85) client-\($0.offset)\n" }.joined()
+        try Data(text.utf8).write(to: url(role), options: .atomic)
+    }
+
+    var arguments: [String] {
+        [
+            "--curve-secret-key-file", url("server.key").path, "--curve-gateway-keys", url("gateways").path,
+            "--curve-reader-keys", url("readers").path, "--curve-operator-keys", url("operators").path,
+        ]
+    }
+
+    /// A client of this server with `pair` as its own keys.
+    func client(_ pair: (publicKey: CurveKey, secretKey: CurveKey)) -> CurveClientKeys {
+        CurveClientKeys(serverPublicKey: server.publicKey, publicKey: pair.publicKey, secretKey: pair.secretKey)
+    }
+}
+
+/// CurveZMQ and the ZAP allowlist against a real receiptd: who gets in on which endpoint,
+/// what refusals are counted, and SIGHUP reloading the lists.
+@Suite(.serialized)
+struct CurveTests {
+    /// Sends a frame on a raw DEALER and reports whether any reply came within `milliseconds`.
+    private static func answers(
+        _ endpoint: String,
+        keys: CurveClientKeys?,
+        _ frame: [UInt8],
+        milliseconds: Int32 = 700
+    ) throws -> Bool {
+        let socket = try ZMQSocket(context: ReceiptdProcess.sharedContext, type: .dealer)
+        defer { socket.close() }
+        if let keys { try socket.setCurveClient(keys) }
+        try socket.setReceiveTimeout(milliseconds: milliseconds)
+        try socket.connect(endpoint)
+        _ = try socket.send([[], frame])
+        return try socket.receiveMultipart() != nil
+    }
+
+    private static func events(_ conversation: String, source: String) -> [Event] {
+        var factory = EventFactory(source: source)
+        return [
+            factory.make(.conversationUpserted(conversation: conversation, kind: .group, members: ["a", "b"])),
+            factory.make(.messageSent(conversation: conversation, message: "m1", sender: "a", isSystem: false)),
+            factory.make(.read(conversation: conversation, user: "b", message: "m1")),
+        ]
+    }
+
+    @Test func allowedKeysWorkEndToEndByRole() async throws {
+        let keys = try KeyRing()
+        let daemon = try ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
+        let gateway = try daemon.makeClient(curve: keys.client(keys.gateway))
+        let reader = try daemon.makeClient(curve: keys.client(keys.reader))
+        defer {
+            Task {
+                await gateway.shutdown()
+                await reader.shutdown()
+            }
+        }
+
+        let updates = reader.subscribe(to: .conversation("curve-c1"))
+        let outcomes = try await gateway.send(identified: Self.events("curve-c1", source: "gw-curve"))
+        #expect(outcomes == [accepted, accepted, accepted])
+        let readByAll = try await within(10, "the reader's update over CURVE") { () -> StatusUpdate? in
+            for await update in updates where update.status.status == .readByAll { return update }
+            return nil
+        }
+        #expect(readByAll?.status.message == "m1")
+        let viewed = try await reader.status(of: "m1", in: "curve-c1", viewer: Viewer(user: "a"))
+        #expect(viewed.status.status == .readByAll)
+
+        // Compact and stats are for operators; a reader gets a clear refusal, counted.
+        await #expect(throws: ReceiptsClientError.self) { _ = try await reader.stats(worker: 0) }
+        do {
+            _ = try await reader.compact(worker: 0)
+            Issue.record("a reader compacted")
+        } catch {
+            #expect(error.code == .permissionDenied)
+        }
+        _ = try await daemon.client.compact(worker: 0)
+        #expect(try await daemon.counter("receiptd.auth.denied", label: "stats") == 1)
+        #expect(try await daemon.counter("receiptd.auth.denied", label: "compact") == 1)
+        for endpoint in ["ingest", "ingest_sub", "publish", "query"] {
+            #expect(try await daemon.counter("receiptd.auth.refused", label: endpoint) == 0)
+        }
+    }
+
+    @Test func refusedClientsAreCountedWhileAnAllowedGatewayGoesOn() async throws {
+        let keys = try KeyRing()
+        let daemon = try ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
+        let gateway = try daemon.makeClient(curve: keys.client(keys.gateway))
+        defer { Task { await gateway.shutdown() } }
+        // An allowed gateway streams throughout.
+        let stream = Task {
+            var factory = EventFactory(source: "gw-stream")
+            var acceptedCount = 0
+            for index in 0..<40 {
+                let conversation = "curve-stream-\(index)"
+                let outcomes = try await gateway.send(identified: [
+                    factory.make(.conversationUpserted(conversation: conversation, kind: .group, members: ["a", "b"])),
+                    factory.make(.messageSent(conversation: conversation, message: "m", sender: "a", isSystem: false)),
+                ])
+                acceptedCount += outcomes.filter { $0 == accepted }.count
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return acceptedCount
+        }
+
+        let frame = EventBatchCodec.encode(Self.events("curve-hostile", source: "hostile"))
+        let wrongServer = CurveClientKeys(
+            serverPublicKey: try CurveKey.makePair().publicKey,
+            publicKey: keys.gateway.publicKey,
+            secretKey: keys.gateway.secretKey
+        )
+        let refused: [(String, CurveClientKeys?, String, String)] = [
+            ("an unlisted key with the right server key", keys.client(keys.stranger), "auth.refused", "ingest"),
+            ("a reader's key on ingest", keys.client(keys.reader), "auth.refused", "ingest"),
+            ("a plaintext client", nil, "auth.handshake_failures", "ingest"),
+            ("a listed key with the wrong server key", wrongServer, "auth.handshake_failures", "ingest"),
+        ]
+        for (what, clientKeys, counter, endpoint) in refused {
+            let before = try await daemon.counter("receiptd.\(counter)", label: endpoint)
+            #expect(try !Self.answers(daemon.ingestEndpoint, keys: clientKeys, frame), "\(what) was answered")
+            try await daemon.waitForCounter("receiptd.\(counter)", label: endpoint, toReach: before + 1)
+        }
+        // A gateway's key does not open the query endpoint.
+        let query = Query.health.encode()
+        let queriesRefused = try await daemon.counter("receiptd.auth.refused", label: "query")
+        #expect(try !Self.answers(daemon.queryEndpoint, keys: keys.client(keys.gateway), query))
+        try await daemon.waitForCounter("receiptd.auth.refused", label: "query", toReach: queriesRefused + 1)
+        #expect(try Self.answers(daemon.queryEndpoint, keys: keys.client(keys.reader), query))
+
+        // The PUB endpoint: a plaintext and an unlisted subscriber are refused and counted.
+        let subscribers: [(CurveClientKeys?, String)] = [
+            (nil, "auth.handshake_failures"), (keys.client(keys.stranger), "auth.refused"),
+        ]
+        for (clientKeys, counter) in subscribers {
+            let before = try await daemon.counter("receiptd.\(counter)", label: "publish")
+            let subscriber = try ZMQSocket(context: ReceiptdProcess.sharedContext, type: .sub)
+            defer { subscriber.close() }
+            if let clientKeys { try subscriber.setCurveClient(clientKeys) }
+            try subscriber.subscribe("")
+            try subscriber.connect(daemon.publishEndpoint)
+            try await daemon.waitForCounter("receiptd.\(counter)", label: "publish", toReach: before + 1)
+        }
+        // The fire-and-forget ingest endpoint refuses a plaintext publisher.
+        let subscribeRefusals = try await daemon.counter("receiptd.auth.handshake_failures", label: "ingest_sub")
+        let publisher = try ZMQSocket(context: ReceiptdProcess.sharedContext, type: .pub)
+        defer { publisher.close() }
+        try publisher.connect(daemon.ingestSubscribeEndpoint)
+        try await daemon.waitForCounter(
+            "receiptd.auth.handshake_failures",
+            label: "ingest_sub",
+            toReach: subscribeRefusals + 1
+        )
+
+        #expect(try await stream.value == 80)
+        #expect(try await daemon.counter("receiptd.events.accepted") == 80)
+        let hostile = try? await daemon.client.status(of: "m1", in: "curve-hostile", viewer: Viewer(user: "a"))
+        #expect(hostile == nil, "a refused client's events were applied")
+    }
+
+    @Test func sighupAddsAndRemovesKeysWithoutDroppingConnections() async throws {
+        let keys = try KeyRing()
+        let daemon = try ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
+        let connected = try daemon.makeClient(curve: keys.client(keys.gateway))
+        defer { Task { await connected.shutdown() } }
+        var factory = EventFactory(source: "gw-sighup")
+        func conversation(_ name: String) -> [Event] {
+            [
+                factory.make(.conversationUpserted(conversation: name, kind: .group, members: ["a", "b"])),
+                factory.make(.messageSent(conversation: name, message: "m1", sender: "a", isSystem: false)),
+            ]
+        }
+        #expect(try await connected.send(identified: conversation("hup-1")) == [accepted, accepted])
+        let newcomerFrame = EventBatchCodec.encode(conversation("hup-2"))
+        #expect(try !Self.answers(daemon.ingestEndpoint, keys: keys.client(keys.stranger), newcomerFrame))
+        try await daemon.waitForCounter("receiptd.auth.refused", label: "ingest", toReach: 1)
+
+        // Swap the lists: the newcomer in, the connected gateway out.
+        try keys.writeList("gateways", [keys.admin.publicKey, keys.stranger.publicKey])
+        daemon.signal(SIGHUP)
+        try await daemon.waitForCounter("receiptd.auth.reloads", toReach: 1)
+        #expect(try Self.answers(daemon.ingestEndpoint, keys: keys.client(keys.stranger), newcomerFrame))
+        // The removed gateway's connection stays: ZAP is asked only at the handshake.
+        #expect(try await connected.send(identified: conversation("hup-3")) == [accepted, accepted])
+        // A new connection with the removed key is refused.
+        let refusedBefore = try await daemon.counter("receiptd.auth.refused", label: "ingest")
+        let removedFrame = EventBatchCodec.encode(conversation("hup-4"))
+        #expect(try !Self.answers(daemon.ingestEndpoint, keys: keys.client(keys.gateway), removedFrame))
+        try await daemon.waitForCounter("receiptd.auth.refused", label: "ingest", toReach: refusedBefore + 1)
+
+        // A list that does not parse is not applied: the previous lists stay in force.
+        try Data("not a key\n".utf8).write(to: keys.url("gateways"), options: .atomic)
+        daemon.signal(SIGHUP)
+        try await daemon.waitForCounter("receiptd.auth.reloads.failed", toReach: 1)
+        let stillIn = try daemon.makeClient(curve: keys.client(keys.stranger))
+        defer { Task { await stillIn.shutdown() } }
+        #expect(try await stillIn.send(identified: conversation("hup-5")) == [accepted, accepted])
+        for message in ["hup-1", "hup-2", "hup-3", "hup-5"] {
+            #expect(
+                try await daemon.client.status(of: "m1", in: message, viewer: Viewer(user: "a")).status.sender == "a"
+            )
+        }
+        #expect(!daemon.standardError().contains(keys.stranger.publicKey.z85), "a client key was logged")
+        #expect(daemon.standardError().contains(#""key":"sha256:"#), "a refused key was not logged by fingerprint")
+    }
+
+    @Test func startRefusesABadKeyFileNamingItButNotItsContent() throws {
+        let keys = try KeyRing()
+        try Data("\(keys.server.secretKey.z85)x\n".utf8).write(to: keys.url("server.key"))
+        let error = #expect(throws: IntegrationError.self) {
+            _ = try ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
+        }
+        let message = error.map { "\($0)" } ?? ""
+        #expect(message.contains("server.key"))
+        #expect(!message.contains(keys.server.secretKey.z85))
+    }
+}
