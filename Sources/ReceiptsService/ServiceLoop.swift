@@ -55,7 +55,7 @@ final class ServiceLoop {
     var droppedPendingReceiptsSampled = 0
     var engine: ReceiptEngine
     var clock = ServiceClock()
-    var awaiting = FIFOQueue<AwaitingDurability>()
+    var awaiting = AwaitingQueue()
     var compaction = CompactionSchedule()
     let startedMonotonic: Int64
 
@@ -72,6 +72,9 @@ final class ServiceLoop {
         }
         for code in [ErrorReply.Code.malformedFrame, .unknownKind, .frameTooLarge, .wrongFrameCount] {
             _ = counters.handle("receiptd.frames.invalid", label: "\(code)")
+        }
+        for limit in GatewayLimits.Limit.allCases {
+            _ = counters.handle("receiptd.limits.refused", label: "\(limit)")
         }
         let metrics = ServiceMetrics(workerIndex: configuration.workerIndex, workerCount: configuration.workerCount)
         self.metrics = metrics
