@@ -147,6 +147,11 @@ let package = Package(
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: swiftSettings),
         .testTarget(
+            name: "ReceiptsServiceTests",
+            dependencies: ["ReceiptsService", "ReceiptsCore", "ReceiptsWire"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "ReceiptsClientTests",
             dependencies: [
                 "ReceiptsClient", "ReceiptsCore", "ReceiptsWire", .product(name: "Logging", package: "swift-log"),

@@ -190,7 +190,8 @@ extension ClientLoop {
         }
         if let error = reply.error {
             if error.code == .unavailable {
-                // The worker is stopping or its log failed: the frame goes again after a pause.
+                // The worker is stopping, its log failed, or this connection has as many frames
+                // waiting as it takes: the frame goes again after a pause.
                 ingest[worker].inFlight[index].deadline =
                     clock.now + .milliseconds(configuration.unavailableBackoffMilliseconds)
                 statistics.unavailableReplies.add(1)

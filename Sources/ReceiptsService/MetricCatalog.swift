@@ -36,7 +36,11 @@ public enum MetricCatalog {
     static let frames = Family("receiptd_frames_total", "Frames received by endpoint (ingest, ingest_sub, query).")
     static let framesInvalid = Family(
         "receiptd_frames_invalid_total",
-        "Frames refused whole, by error code (malformed_frame, frame_too_large, ...)."
+        "Frames refused whole, by error code (malformed_frame, frame_too_large, ...); gateway limits included."
+    )
+    static let limitRefusals = Family(
+        "receiptd_limit_refusals_total",
+        "Frames and queries refused whole for a gateway limit (frames_in_flight, events_per_batch, id_length)."
     )
     static let updatesPublished = Family("receiptd_updates_published_total", "Status updates published.")
     static let repliesDropped = Family(
@@ -136,7 +140,8 @@ public enum MetricCatalog {
     /// Every family, by name.
     public static let families: [String: Family] = Dictionary(
         uniqueKeysWithValues: [
-            events, eventsHeld, frames, framesInvalid, updatesPublished, repliesDropped, queries, compactions,
+            events, eventsHeld, frames, framesInvalid, limitRefusals, updatesPublished, repliesDropped, queries,
+            compactions,
             messagesExpired, recoveryTruncatedBytes, recoveryDroppedRecords, fsyncErrors, pendingReceiptsDropped,
             ackLatency, fsyncDuration, eventsPerFrame, framesPerGroupCommit, awaitingDurability, pendingReceipts,
             snapshotDuration, snapshotBytes, recoveryDuration, stateConversations, stateMessages, stateMembers,
@@ -158,6 +163,7 @@ public enum MetricCatalog {
         case "receiptd.frames.received":
             (frames.name, [("endpoint", label == "ingest_subscribe" ? "ingest_sub" : label)])
         case "receiptd.frames.invalid": (framesInvalid.name, [("kind", label)])
+        case "receiptd.limits.refused": (limitRefusals.name, [("limit", label)])
         case "receiptd.updates.published": (updatesPublished.name, [])
         case "receiptd.replies.dropped": (repliesDropped.name, [("reason", label)])
         case "receiptd.queries.served": (queries.name, [("kind", label)])

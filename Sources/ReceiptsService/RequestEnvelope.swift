@@ -21,6 +21,9 @@ struct RequestEnvelope {
         return (RequestEnvelope(routingFrames: frames[..<envelopeEnd].map { Array($0) }), frames[envelopeEnd...])
     }
 
+    /// The routing id the ROUTER gave the peer's connection (the first frame).
+    var peer: [UInt8] { routingFrames[0] }
+
     /// The frames to send: the envelope followed by the reply body.
     func reply(_ body: [UInt8]) -> [[UInt8]] {
         routingFrames + [body]

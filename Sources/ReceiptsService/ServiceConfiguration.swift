@@ -20,6 +20,13 @@ public struct ServiceConfiguration: Sendable {
     public var fsyncPolicy: FsyncPolicy
     /// Larger frames are refused with FRAME_TOO_LARGE.
     public var maxFrameBytes: Int
+    /// Acknowledged frames one ingest connection may have waiting for durability; more are
+    /// refused with UNAVAILABLE at once (the gateway re-sends them later).
+    public var maxFramesInFlight: Int
+    /// Batches with more events are refused whole with FRAME_TOO_LARGE.
+    public var maxBatchEvents: Int
+    /// Frames and queries with a longer id (UTF-8 bytes) are refused whole with INVALID_ARGUMENT.
+    public var maxIDBytes: Int
     /// Updates to one message within this window are published once (0 = publish every update).
     public var coalesceMilliseconds: Int
     /// Compact when this many bytes were logged since the last snapshot.
@@ -55,6 +62,12 @@ public struct ServiceConfiguration: Sendable {
         workerCount = 1
         fsyncPolicy = .always
         maxFrameBytes = 16 << 20
+        // Far above what gateways need (ReceiptsClient: 8 frames in flight, 1000 events per
+        // frame; the load generator: at most 256 and 1000), far below what would let one
+        // connection fill the worker's queue or stall it on one frame.
+        maxFramesInFlight = 1024
+        maxBatchEvents = 10_000
+        maxIDBytes = 256
         coalesceMilliseconds = 0
         compactAfterBytes = 256 << 20
         compactIntervalSeconds = 600
@@ -99,6 +112,15 @@ public struct ServiceConfiguration: Sendable {
             (1...(64 << 20)).contains(maxFrameBytes),
             "max frame bytes must be in 1...67108864, got \(maxFrameBytes)"
         )
+        try check(
+            (1...ServiceLoop.maxAwaiting).contains(maxFramesInFlight),
+            "max frames in flight must be in 1...\(ServiceLoop.maxAwaiting), got \(maxFramesInFlight)"
+        )
+        try check(
+            (1...1_000_000).contains(maxBatchEvents),
+            "max batch events must be in 1...1000000, got \(maxBatchEvents)"
+        )
+        try check((1...65_536).contains(maxIDBytes), "max id bytes must be in 1...65536, got \(maxIDBytes)")
         try check(
             (0...60_000).contains(coalesceMilliseconds),
             "coalescing window must be in 0...60000 ms, got \(coalesceMilliseconds)"

@@ -1,15 +1,10 @@
+import Logging
 import ReceiptLog
 import ReceiptsCore
 import ReceiptsWire
 import ZeroMQ
 
 extension ServiceLoop {
-    /// Why a whole frame was refused.
-    struct FrameRefusal: Error {
-        var code: ErrorReply.Code
-        var message: String
-    }
-
     func drain(_ socket: ZMQSocket, acknowledged: Bool) throws(ServiceError) {
         for _ in 0..<Self.framesPerTurn where control.fatalError == nil {
             let received: Void?
@@ -33,11 +28,21 @@ extension ServiceLoop {
         let received = ServiceClock.monotonicNanoseconds()
         counters.increment(hot.ingestFrames)
         guard let (envelope, body) = RequestEnvelope.split(frames) else { return }
+        let waiting = awaiting.framesInFlight(of: envelope.peer)
+        if let refusal = configuration.gatewayLimits.check(framesInFlight: waiting) {
+            // Answered at once, ahead of the connection's earlier replies: queued behind them,
+            // refusals would let one connection fill `awaiting` after all.
+            countInvalidFrame(refusal)
+            send(envelope.reply(IngestReply(results: [], error: refusal.errorReply).encode()), on: .ingest)
+            return
+        }
         guard body.count == 1, let frame = body.first else {
             refuse(
                 envelope: envelope,
-                code: .wrongFrameCount,
-                "expected one EventBatch frame after the envelope, got \(body.count)"
+                FrameRefusal(
+                    code: .wrongFrameCount,
+                    message: "expected one EventBatch frame after the envelope, got \(body.count)"
+                )
             )
             return
         }
@@ -52,8 +57,8 @@ extension ServiceLoop {
                     receivedNanoseconds: received
                 )
             )
-        case .failure(let error):
-            refuse(envelope: envelope, code: error.code, error.message)
+        case .failure(let refusal):
+            refuse(envelope: envelope, refusal)
         }
     }
 
@@ -61,14 +66,19 @@ extension ServiceLoop {
         counters.increment(hot.subscribeFrames)
         // A gateway's PUB may put a topic frame first; the batch is the last frame.
         guard (1...2).contains(frames.count), let frame = frames.last else {
-            countInvalidFrame(.wrongFrameCount, "fire-and-forget ingest expects 1 or 2 frames, got \(frames.count)")
+            countInvalidFrame(
+                FrameRefusal(
+                    code: .wrongFrameCount,
+                    message: "fire-and-forget ingest expects 1 or 2 frames, got \(frames.count)"
+                )
+            )
             return
         }
         switch ingestFrame(frame, recordType: IngestRecord.unacknowledgedBatch) {
         case .success(let (position, _, changes)):
             awaiting.append(AwaitingDurability(position: position, changes: changes, reply: nil))
-        case .failure(let error):
-            countInvalidFrame(error.code, error.message)
+        case .failure(let refusal):
+            countInvalidFrame(refusal)
         }
     }
 
@@ -91,6 +101,9 @@ extension ServiceLoop {
             events = try EventBatchCodec.decode(frame)
         } catch {
             return .failure(FrameRefusal(code: .malformedFrame, message: "undecodable EventBatch: \(error.message)"))
+        }
+        if let refusal = configuration.gatewayLimits.check(events) {
+            return .failure(refusal)
         }
         metrics.eventsPerFrame.record(events.count)
         let now = clock.now()
@@ -128,17 +141,21 @@ extension ServiceLoop {
         return appended
     }
 
-    func countInvalidFrame(_ code: ErrorReply.Code, _ message: String) {
-        counters.increment("receiptd.frames.invalid", label: "\(code)")
-        logger.warning("invalid frame", metadata: ["frame.error": "\(code)", "frame.detail": "\(message)"])
+    /// Counts a refused frame under its code and, if it hit a gateway limit, under that limit
+    /// too (so `receiptd.frames.invalid` keeps counting every refusal), and logs it.
+    func countInvalidFrame(_ refusal: FrameRefusal) {
+        counters.increment("receiptd.frames.invalid", label: "\(refusal.code)")
+        var metadata: Logger.Metadata = ["frame.error": "\(refusal.code)", "frame.detail": "\(refusal.message)"]
+        if let limit = refusal.limit {
+            counters.increment("receiptd.limits.refused", label: "\(limit)")
+            metadata["frame.limit"] = "\(limit)"
+        }
+        logger.warning("invalid frame", metadata: metadata)
     }
 
     /// Answers a bad ingest frame: nothing of it was applied, so only earlier batches must be durable first.
-    private func refuse(envelope: RequestEnvelope, code: ErrorReply.Code, _ message: String) {
-        countInvalidFrame(code, message)
-        reply(
-            envelope.reply(IngestReply(results: [], error: ErrorReply(code: code, message: message)).encode()),
-            on: .ingest
-        )
+    private func refuse(envelope: RequestEnvelope, _ refusal: FrameRefusal) {
+        countInvalidFrame(refusal)
+        reply(envelope.reply(IngestReply(results: [], error: refusal.errorReply).encode()), on: .ingest)
     }
 }

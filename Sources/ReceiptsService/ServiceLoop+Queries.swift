@@ -33,22 +33,30 @@ extension ServiceLoop {
         role: ClientRole?
     ) -> QueryReply? {
         guard body.count == 1, let frame = body.first else {
-            let message = "expected one Query frame after the envelope, got \(body.count)"
-            countInvalidFrame(.wrongFrameCount, message)
-            return .error(ErrorReply(code: .wrongFrameCount, message: message))
+            return refuse(
+                FrameRefusal(
+                    code: .wrongFrameCount,
+                    message: "expected one Query frame after the envelope, got \(body.count)"
+                )
+            )
         }
         guard frame.count <= configuration.maxFrameBytes else {
-            let message = "query of \(frame.count) bytes exceeds the limit of \(configuration.maxFrameBytes)"
-            countInvalidFrame(.frameTooLarge, message)
-            return .error(ErrorReply(code: .frameTooLarge, message: message))
+            return refuse(
+                FrameRefusal(
+                    code: .frameTooLarge,
+                    message: "query of \(frame.count) bytes exceeds the limit of \(configuration.maxFrameBytes)"
+                )
+            )
         }
         let query: Query
         do {
             query = try Query.decode(frame)
         } catch {
             let code: ErrorReply.Code = error.code == .unknownKind ? .unknownKind : .malformedFrame
-            countInvalidFrame(code, error.message)
-            return .error(ErrorReply(code: code, message: "undecodable Query: \(error.message)"))
+            return refuse(FrameRefusal(code: code, message: "undecodable Query: \(error.message)"))
+        }
+        if let refusal = configuration.gatewayLimits.check(query) {
+            return refuse(refusal)
         }
         if authenticator != nil, query.isForOperators, role != .operator {
             counters.increment("receiptd.auth.denied", label: query.kindName)
@@ -95,6 +103,12 @@ extension ServiceLoop {
                 publishedSequence: statusPublisher.sequence(of: conversation)
             )
         }
+    }
+
+    /// Counts a refused query and answers it.
+    private func refuse(_ refusal: FrameRefusal) -> QueryReply {
+        countInvalidFrame(refusal)
+        return .error(refusal.errorReply)
     }
 
     private func statistics() -> [ReceiptsWire.Counter] {

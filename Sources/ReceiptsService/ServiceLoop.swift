@@ -57,7 +57,7 @@ final class ServiceLoop {
     var droppedPendingReceiptsSampled = 0
     var engine: ReceiptEngine
     var clock = ServiceClock()
-    var awaiting = FIFOQueue<AwaitingDurability>()
+    var awaiting = AwaitingQueue()
     var compaction = CompactionSchedule()
     let startedMonotonic: Int64
 
@@ -84,6 +84,9 @@ final class ServiceLoop {
         }
         for kind in ["compact", "stats"] {
             _ = counters.handle("receiptd.auth.denied", label: kind)
+        }
+        for limit in GatewayLimits.Limit.allCases {
+            _ = counters.handle("receiptd.limits.refused", label: "\(limit)")
         }
         let metrics = ServiceMetrics(workerIndex: configuration.workerIndex, workerCount: configuration.workerCount)
         self.metrics = metrics

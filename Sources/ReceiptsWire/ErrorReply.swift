@@ -19,7 +19,7 @@ public struct ErrorReply: Hashable, Sendable {
         public static let malformedFrame = Code(.malformedFrame)
         /// A query with no known kind.
         public static let unknownKind = Code(.unknownKind)
-        /// The frame exceeds the configured maximum size.
+        /// The frame exceeds the configured maximum size, or the batch the maximum number of events.
         public static let frameTooLarge = Code(.frameTooLarge)
         /// The request did not have the expected number of frames.
         public static let wrongFrameCount = Code(.wrongFrameCount)
@@ -27,9 +27,10 @@ public struct ErrorReply: Hashable, Sendable {
         public static let notFound = Code(.notFound)
         /// The conversation belongs to another worker (see `ownerWorker`).
         public static let notOwner = Code(.notOwner)
-        /// The worker is shutting down.
+        /// The worker cannot take the frame now (stopping, its log failed, or the connection has the
+        /// maximum number of frames waiting for durability): send it again later.
         public static let unavailable = Code(.unavailable)
-        /// A required field is missing or invalid.
+        /// A required field is missing or invalid (e.g. an id over the maximum length).
         public static let invalidArgument = Code(.invalidArgument)
         /// Something failed inside the worker.
         public static let `internal` = Code(.internal)

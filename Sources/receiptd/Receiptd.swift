@@ -55,6 +55,20 @@ struct Receiptd: AsyncParsableCommand {
     var maxFrameBytes: Int?
 
     @Option(
+        help:
+            "Acknowledged frames one ingest connection may have waiting for durability; more are answered UNAVAILABLE (RECEIPTD_MAX_FRAMES_IN_FLIGHT; default 1024)."
+    )
+    var maxFramesInFlight: Int?
+
+    @Option(
+        help: "Most events in one batch; larger ones are refused whole (RECEIPTD_MAX_BATCH_EVENTS; default 10000)."
+    )
+    var maxBatchEvents: Int?
+
+    @Option(help: "Longest id in UTF-8 bytes; longer ones are refused whole (RECEIPTD_MAX_ID_BYTES; default 256).")
+    var maxIdBytes: Int?
+
+    @Option(
         help: "Coalesce updates per message within this many ms; 0 publishes each (RECEIPTD_COALESCE_MS; default 0)."
     )
     var coalesceMs: Int?
@@ -170,6 +184,17 @@ struct Receiptd: AsyncParsableCommand {
             "RECEIPTD_MAX_FRAME_BYTES",
             configuration.maxFrameBytes
         )
+        configuration.maxFramesInFlight = try settings.number(
+            maxFramesInFlight,
+            "RECEIPTD_MAX_FRAMES_IN_FLIGHT",
+            configuration.maxFramesInFlight
+        )
+        configuration.maxBatchEvents = try settings.number(
+            maxBatchEvents,
+            "RECEIPTD_MAX_BATCH_EVENTS",
+            configuration.maxBatchEvents
+        )
+        configuration.maxIDBytes = try settings.number(maxIdBytes, "RECEIPTD_MAX_ID_BYTES", configuration.maxIDBytes)
         configuration.coalesceMilliseconds = try settings.number(coalesceMs, "RECEIPTD_COALESCE_MS", 0)
         configuration.compactAfterBytes = try settings.number(
             compactBytes,

@@ -207,7 +207,8 @@ typedef enum _Receipts__V1__ErrorCode {
    */
   RECEIPTS__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_KIND = 2,
   /*
-   * The frame exceeds the configured maximum size.
+   * The frame exceeds the configured maximum size, or the batch the maximum
+   * number of events.
    */
   RECEIPTS__V1__ERROR_CODE__ERROR_CODE_FRAME_TOO_LARGE = 3,
   /*
@@ -223,11 +224,13 @@ typedef enum _Receipts__V1__ErrorCode {
    */
   RECEIPTS__V1__ERROR_CODE__ERROR_CODE_NOT_OWNER = 6,
   /*
-   * The worker is shutting down.
+   * The worker cannot take the frame now (it is shutting down, its log failed,
+   * or the connection has the maximum number of frames waiting for
+   * durability): send it again later.
    */
   RECEIPTS__V1__ERROR_CODE__ERROR_CODE_UNAVAILABLE = 7,
   /*
-   * A required field is missing.
+   * A required field is missing or invalid (e.g. an id over the maximum length).
    */
   RECEIPTS__V1__ERROR_CODE__ERROR_CODE_INVALID_ARGUMENT = 8,
   /*
@@ -616,7 +619,8 @@ struct  Receipts__V1__IngestReply
   size_t n_results;
   Receipts__V1__EventResult **results;
   /*
-   * Set when the whole frame was refused (undecodable, oversized, wrong frame count).
+   * Set when the whole frame was refused (undecodable, oversized, wrong frame
+   * count, over a gateway limit); nothing of it was applied.
    */
   Receipts__V1__ErrorReply *error;
 };

@@ -1,0 +1,135 @@
+import ReceiptsCore
+import ReceiptsWire
+
+/// The limits a hostile or broken gateway hits, and their checks: how many frames one ingest
+/// connection may have waiting for durability, how many events one batch may hold, how many
+/// bytes an id may have.
+///
+/// A frame over a limit is refused whole, before anything of it is applied or logged: accepted
+/// frames are logged and replayed, so a frame must be taken or refused as a unit for replay to
+/// reach the same state.
+struct GatewayLimits {
+    /// Which limit a frame hit: the `limit` label of `receiptd.limits.refused`.
+    enum Limit: String, CaseIterable, CustomStringConvertible {
+        case framesInFlight = "frames_in_flight"
+        case eventsPerBatch = "events_per_batch"
+        case idLength = "id_length"
+
+        var description: String { rawValue }
+    }
+
+    /// Acknowledged frames one ingest connection may have waiting for durability.
+    let maxFramesInFlight: Int
+    /// Events one batch may hold.
+    let maxBatchEvents: Int
+    /// UTF-8 bytes any id may have.
+    let maxIDBytes: Int
+
+    /// Refuses a frame from a connection that already has `waiting` frames waiting for durability.
+    ///
+    /// UNAVAILABLE, because the frame is fine and only early: a gateway re-sends it once earlier
+    /// frames are acknowledged (ReceiptsClient does, after its back-off).
+    func check(framesInFlight waiting: Int) -> FrameRefusal? {
+        guard waiting >= maxFramesInFlight else { return nil }
+        return FrameRefusal(
+            code: .unavailable,
+            message: "this connection already has \(waiting) frames waiting for durability (the limit of frames in "
+                + "flight per connection is \(maxFramesInFlight)); re-send once earlier frames are acknowledged",
+            limit: .framesInFlight
+        )
+    }
+
+    /// Refuses a batch with too many events (FRAME_TOO_LARGE) or an id that is too long
+    /// (INVALID_ARGUMENT, naming the event, the field and its length).
+    func check(_ events: [Event]) -> FrameRefusal? {
+        guard events.count <= maxBatchEvents else {
+            return FrameRefusal(
+                code: .frameTooLarge,
+                message: "batch of \(events.count) events exceeds the limit of \(maxBatchEvents) events per batch",
+                limit: .eventsPerBatch
+            )
+        }
+        for (index, event) in events.enumerated() {
+            if let (field, bytes) = overLongID(in: event) {
+                return idRefusal("event \(index): \(field)", bytes)
+            }
+        }
+        return nil
+    }
+
+    /// Refuses a query with an id that is too long (INVALID_ARGUMENT, naming the field).
+    func check(_ query: Query) -> FrameRefusal? {
+        let found: (field: String, bytes: Int)? =
+            switch query {
+            case .messageStatus(let conversation, let message, let viewer):
+                overLong("conversation_id", conversation) ?? overLong("message_id", message)
+                    ?? overLong("viewer.user_id", viewer.user)
+            case .readDetail(let conversation, let message):
+                overLong("conversation_id", conversation) ?? overLong("message_id", message)
+            case .lastSent(let conversation, let viewer):
+                overLong("conversation_id", conversation) ?? overLong("viewer.user_id", viewer.user)
+            case .unreadCounts(let user, let conversations):
+                overLong("user_id", user) ?? overLong("conversation_ids", conversations)
+            case .snapshot(let conversation, _):
+                overLong("conversation_id", conversation)
+            case .health, .stats, .compact:
+                nil
+            }
+        return found.map { idRefusal("query: \($0.field)", $0.bytes) }
+    }
+
+    private func idRefusal(_ what: String, _ bytes: Int) -> FrameRefusal {
+        FrameRefusal(
+            code: .invalidArgument,
+            message: "\(what) is \(bytes) bytes, over the limit of \(maxIDBytes) bytes per id",
+            limit: .idLength
+        )
+    }
+
+    /// The first id of the event over the limit, by its protobuf field name, and its length.
+    private func overLongID(in event: Event) -> (field: String, bytes: Int)? {
+        if let found = overLong("id.source", event.id.source) { return found }
+        return switch event.kind {
+        case .conversationUpserted(let conversation, _, let members):
+            overLong("conversation_id", conversation) ?? overLong("member_ids", members)
+        case .memberJoined(let conversation, let user), .memberLeft(let conversation, let user),
+            .markedUnread(let conversation, let user):
+            overLong("conversation_id", conversation) ?? overLong("user_id", user)
+        case .messageSent(let conversation, let message, let sender, _):
+            overLong("conversation_id", conversation) ?? overLong("message_id", message)
+                ?? overLong("sender_id", sender)
+        case .delivered(let conversation, let user, let message):
+            overLong("conversation_id", conversation) ?? overLong("user_id", user) ?? overLong("message_id", message)
+        case .read(let conversation, let user, let message):
+            overLong("conversation_id", conversation) ?? overLong("user_id", user)
+                ?? message.flatMap { overLong("message_id", $0) }
+        case .messageEdited(let conversation, let message), .messageDeleted(let conversation, let message):
+            overLong("conversation_id", conversation) ?? overLong("message_id", message)
+        case .userDeleted(let user), .receiptPrivacy(let user, _):
+            overLong("user_id", user)
+        case .unknown:
+            nil
+        }
+    }
+
+    private func overLong(_ field: String, _ id: String) -> (field: String, bytes: Int)? {
+        let bytes = id.utf8.count
+        return bytes > maxIDBytes ? (field, bytes) : nil
+    }
+
+    /// The first over-long id of a repeated field, named with its index (`member_ids[2]`).
+    private func overLong(_ field: String, _ ids: [String]) -> (field: String, bytes: Int)? {
+        // The name is built only for the id that is refused: this runs for every member of every batch.
+        for (index, id) in ids.enumerated() where id.utf8.count > maxIDBytes {
+            return ("\(field)[\(index)]", id.utf8.count)
+        }
+        return nil
+    }
+}
+
+extension ServiceConfiguration {
+    /// The gateway limits this configuration sets.
+    var gatewayLimits: GatewayLimits {
+        GatewayLimits(maxFramesInFlight: maxFramesInFlight, maxBatchEvents: maxBatchEvents, maxIDBytes: maxIDBytes)
+    }
+}
