@@ -101,7 +101,7 @@ let package = Package(
         .executableTarget(
             name: "receipts-web",
             dependencies: [
-                "ReceiptsClient", "ReceiptsCore", "ReceiptsWire",
+                "ReceiptsClient", "ReceiptsCore", "ReceiptsWire", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -148,6 +148,24 @@ public struct CurveClientKeys: Sendable, Hashable {
         self.secretKey = secretKey
     }
 
+    /// Keys from a tool's two key-file settings, or nil when neither is given (plaintext).
+    /// - Throws: ``ZMQError/Code-swift.struct/invalidArgument`` if only one is given, or as
+    ///   ``init(serverPublicKeyFile:secretKeyFile:)``.
+    public static func load(serverPublicKeyFile: String?, secretKeyFile: String?) throws(ZMQError) -> CurveClientKeys? {
+        switch (serverPublicKeyFile, secretKeyFile) {
+        case (nil, nil):
+            return nil
+        case (let server?, let secret?):
+            return try CurveClientKeys(serverPublicKeyFile: server, secretKeyFile: secret)
+        default:
+            throw ZMQError(
+                code: .invalidArgument,
+                message: "CURVE needs both the server's public key file and the client's secret key file",
+                operation: "read key"
+            )
+        }
+    }
+
     /// Keys read from files: the server's public key file and the client's secret key file
     /// (its public key is derived from the secret).
     /// - Throws: ``ZMQError`` naming the file that cannot be read or holds no valid key.

@@ -5,6 +5,7 @@
  * Usage:
  *   gateway-example [--ingest ENDPOINT] [--publish ENDPOINT] [--conversation ID]
  *                   [--source ID] [--timeout-ms N]
+ *                   [--curve-server-key FILE --curve-client-key FILE]
  *
  *   --ingest ENDPOINT     receiptd's acknowledged ingest endpoint (REQ connects there)
  *                         default: ipc://receiptd-data/ingest.sock
@@ -13,6 +14,9 @@
  *   --conversation ID     the direct conversation to create; default: c-demo-<pid>
  *   --source ID           the event id source of this gateway; default: c-gateway-<pid>
  *   --timeout-ms N        give up after N milliseconds; default: 5000
+ *   --curve-server-key FILE   receiptd's CURVE public key (receiptctl keygen's .pub): with
+ *   --curve-client-key FILE   this gateway's secret key (.key), both sockets use CurveZMQ; the
+ *                             key's public half must be in receiptd's gateway and reader lists
  *
  * What it does: subscribes to the conversation's topic ("<partition>:<conversation>"), waits
  * 200 ms (a new subscriber misses the first updates: the slow joiner), then sends four
@@ -59,6 +63,15 @@ struct options {
     const char *conversation;
     const char *source;
     long timeout_ms;
+    const char *curve_server_key_file; /* NULL: plaintext */
+    const char *curve_client_key_file;
+};
+
+/* Z85 CURVE keys as libzmq's options take them: 40 characters and a NUL. */
+struct curve_keys {
+    char server_public[41];
+    char client_public[41];
+    char client_secret[41];
 };
 
 /* The gateway's sockets and progress. */
@@ -82,8 +95,9 @@ static char message_m1[] = "m1";
 static void print_usage(FILE *stream) {
     fprintf(stream,
             "usage: %s [--ingest ENDPOINT] [--publish ENDPOINT] [--conversation ID]\n"
-            "       %*s [--source ID] [--timeout-ms N]\n",
-            program, (int)strlen(program), "");
+            "       %*s [--source ID] [--timeout-ms N]\n"
+            "       %*s [--curve-server-key FILE --curve-client-key FILE]\n",
+            program, (int)strlen(program), "", (int)strlen(program), "");
 }
 
 /* Parses the command line; returns 0, or the exit status to stop with. */
@@ -108,6 +122,10 @@ static int parse_options(int argc, char **argv, struct options *options) {
             options->conversation = value;
         } else if (strcmp(flag, "--source") == 0) {
             options->source = value;
+        } else if (strcmp(flag, "--curve-server-key") == 0) {
+            options->curve_server_key_file = value;
+        } else if (strcmp(flag, "--curve-client-key") == 0) {
+            options->curve_client_key_file = value;
         } else if (strcmp(flag, "--timeout-ms") == 0) {
             char *end = NULL;
             errno = 0;
@@ -127,6 +145,10 @@ static int parse_options(int argc, char **argv, struct options *options) {
     if ((options->conversation != NULL && options->conversation[0] == '\0')
         || (options->source != NULL && options->source[0] == '\0')) {
         fprintf(stderr, "%s: --conversation and --source must not be empty\n", program);
+        return 2;
+    }
+    if ((options->curve_server_key_file == NULL) != (options->curve_client_key_file == NULL)) {
+        fprintf(stderr, "%s: CURVE needs both --curve-server-key and --curve-client-key\n", program);
         return 2;
     }
     return 0;
@@ -193,6 +215,59 @@ static int set_int_option(void *socket, int option, int value, const char *what)
     return 0;
 }
 
+/* Reads the key of a key file (the first word of the first line that is neither empty nor a
+ * '#' comment) into key[41]; returns 0, or -1 after saying which file is bad (never its content). */
+static int read_key(const char *path, char key[41]) {
+    FILE *file = fopen(path, "r");
+    if (file == NULL) {
+        fprintf(stderr, "%s: cannot open %s: %s\n", program, path, strerror(errno));
+        return -1;
+    }
+    char line[256];
+    int status = -1;
+    while (fgets(line, sizeof line, file) != NULL) {
+        char *start = line + strspn(line, " \t");
+        if (*start == '#' || *start == '\n' || *start == '\0') {
+            continue;
+        }
+        size_t length = strcspn(start, " \t\r\n");
+        uint8_t decoded[32];
+        if (length == 40) {
+            memcpy(key, start, 40);
+            key[40] = '\0';
+            status = zmq_z85_decode(decoded, key) != NULL ? 0 : -1;
+        }
+        break;
+    }
+    fclose(file);
+    if (status != 0) {
+        fprintf(stderr, "%s: %s holds no Z85 CURVE key\n", program, path);
+    }
+    return status;
+}
+
+/* Loads the server's public key and this gateway's key pair from the two key files. */
+static int load_curve_keys(const struct options *options, struct curve_keys *keys) {
+    if (read_key(options->curve_server_key_file, keys->server_public) != 0
+        || read_key(options->curve_client_key_file, keys->client_secret) != 0) {
+        return -1;
+    }
+    if (zmq_curve_public(keys->client_public, keys->client_secret) != 0) {
+        return zmq_failure("zmq_curve_public");
+    }
+    return 0;
+}
+
+/* Makes a socket a CURVE client of receiptd (before it connects). */
+static int set_curve_client(void *socket, const struct curve_keys *keys) {
+    if (zmq_setsockopt(socket, ZMQ_CURVE_SERVERKEY, keys->server_public, 41) != 0
+        || zmq_setsockopt(socket, ZMQ_CURVE_PUBLICKEY, keys->client_public, 41) != 0
+        || zmq_setsockopt(socket, ZMQ_CURVE_SECRETKEY, keys->client_secret, 41) != 0) {
+        return zmq_failure("zmq_setsockopt(CURVE)");
+    }
+    return 0;
+}
+
 /* Creates the context, subscribes to the conversation's topic and connects both sockets. */
 static int gateway_open(struct gateway *gateway, const struct options *options) {
     size_t length = strlen(gateway->conversation);
@@ -207,6 +282,11 @@ static int gateway_open(struct gateway *gateway, const struct options *options) 
            receipts_routing_stable_hash(gateway->conversation, length));
 
     int status = -1;
+    struct curve_keys keys;
+    bool curve = options->curve_server_key_file != NULL;
+    if (curve && load_curve_keys(options, &keys) != 0) {
+        goto done;
+    }
     gateway->context = zmq_ctx_new();
     if (gateway->context == NULL) {
         zmq_failure("zmq_ctx_new");
@@ -225,6 +305,9 @@ static int gateway_open(struct gateway *gateway, const struct options *options) 
         zmq_failure("zmq_setsockopt(SUB, SUBSCRIBE)");
         goto done;
     }
+    if (curve && set_curve_client(gateway->updates, &keys) != 0) {
+        goto done;
+    }
     if (zmq_connect(gateway->updates, options->publish) != 0) {
         zmq_failure("zmq_connect(SUB)");
         goto done;
@@ -237,6 +320,9 @@ static int gateway_open(struct gateway *gateway, const struct options *options) 
     if (set_int_option(gateway->ingest, ZMQ_LINGER, 0, "zmq_setsockopt(REQ, LINGER)") != 0
         || set_int_option(gateway->ingest, ZMQ_SNDTIMEO, (int)options->timeout_ms,
                           "zmq_setsockopt(REQ, SNDTIMEO)") != 0) {
+        goto done;
+    }
+    if (curve && set_curve_client(gateway->ingest, &keys) != 0) {
         goto done;
     }
     if (zmq_connect(gateway->ingest, options->ingest) != 0) {
@@ -551,6 +637,8 @@ int main(int argc, char **argv) {
         .conversation = NULL, /* c-demo-<pid> */
         .source = NULL,       /* c-gateway-<pid> */
         .timeout_ms = 5000,
+        .curve_server_key_file = NULL,
+        .curve_client_key_file = NULL,
     };
     int parsed = parse_options(argc, argv, &options);
     if (parsed != 0) {

@@ -39,19 +39,13 @@ struct Endpoints: ParsableArguments {
     var curve: CurveClientKeys? {
         get throws {
             let environment = ProcessInfo.processInfo.environment
-            let server = curveServerKeyFile ?? environment["RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE"]
-            let client = curveClientKeyFile ?? environment["RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE"]
-            switch (server, client) {
-            case (nil, nil):
-                return nil
-            case (let server?, let client?):
-                do {
-                    return try CurveClientKeys(serverPublicKeyFile: server, secretKeyFile: client)
-                } catch {
-                    throw ValidationError("CURVE: \(error.message)")
-                }
-            default:
-                throw ValidationError("CURVE needs both --curve-server-key-file and --curve-client-key-file")
+            do {
+                return try CurveClientKeys.load(
+                    serverPublicKeyFile: curveServerKeyFile ?? environment["RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE"],
+                    secretKeyFile: curveClientKeyFile ?? environment["RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE"]
+                )
+            } catch {
+                throw ValidationError("CURVE: \(error.message)")
             }
         }
     }

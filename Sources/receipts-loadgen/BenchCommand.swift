@@ -46,14 +46,15 @@ struct BenchCommand: ParsableCommand {
         help: """
             Only these sections, comma-separated: \(Self.sections.joined(separator: ",")). ingest = batched + \
             single; single = the one-event-per-frame rows and the ReceiptsClient rows; client = the \
-            ReceiptsClient rows and the acknowledged one-event-per-frame row they are compared with.
+            ReceiptsClient rows and the acknowledged one-event-per-frame row they are compared with; curve = \
+            batched and one-event ingest with CurveZMQ on and off.
             """
     )
     var only: String?
 
     /// The names `--only` takes.
     static let sections = [
-        "ingest", "batched", "single", "client", "metrics", "latency", "disk", "redis", "memory", "restart",
+        "ingest", "batched", "single", "client", "curve", "metrics", "latency", "disk", "redis", "memory", "restart",
         "storage",
     ]
 
@@ -102,6 +103,7 @@ struct BenchCommand: ParsableCommand {
                 clientCallers: callerCounts ?? []
             )
         }
+        if wanted("curve") { try bench.curveCost() }
         if wanted("metrics") { try bench.metricsCost() }
         if wanted("latency") {
             let rates = latencyRates.split(separator: ",").compactMap { Double($0) }

@@ -57,19 +57,22 @@ struct BenchRun {
     }
 
     /// Starts a fresh receiptd for one measurement.
-    func daemon(_ arguments: [String] = []) throws -> DaemonProcess {
-        try DaemonProcess(context: context, arguments: arguments)
+    func daemon(_ arguments: [String] = [], curve: Bool = false) throws -> DaemonProcess {
+        try DaemonProcess(context: context, arguments: arguments, curve: curve)
     }
 
     /// Drives a fresh receiptd with `set`.
-    /// - Parameter during: Called once the daemon serves, before the load starts.
+    /// - Parameters:
+    ///   - curve: Run receiptd and every gateway socket with CURVE.
+    ///   - during: Called once the daemon serves, before the load starts.
     func drive(
         _ set: FrameSet,
         _ options: DriveOptions,
         arguments: [String] = [],
+        curve: Bool = false,
         during: () -> Void = {}
     ) throws -> DriveResult {
-        let daemon = try daemon(arguments)
+        let daemon = try daemon(arguments, curve: curve)
         defer { daemon.terminate() }
         during()
         let result = try LoadDriver(context: context, daemon: daemon).drive(
@@ -94,7 +97,8 @@ struct BenchRun {
                 ingest: daemon.ingestEndpoint,
                 query: daemon.queryEndpoint,
                 publish: daemon.publishEndpoint
-            )
+            ),
+            curve: daemon.clientKeys
         )
         let result = try driver.drive(set, conversations: shape.conversations, callers: callers, trackLatency: false)
         if result.rejected > 0 {

@@ -16,6 +16,8 @@ import ZeroMQ
 struct ClientDriver {
     let context: ZMQContext
     let worker: Cluster.Worker
+    /// CURVE keys when the worker requires them.
+    let curve: CurveClientKeys?
 
     /// Sends the setup events (not timed), then the measured ones from `callers` tasks.
     /// - Parameters:
@@ -28,7 +30,7 @@ struct ClientDriver {
     func drive(_ set: FrameSet, conversations: Int, callers: Int, trackLatency: Bool) throws -> DriveResult {
         let setup = try set.setup.map { try EventBatchCodec.decode($0.bytes) }
         let calls = try set.frames.map { try EventBatchCodec.decode($0.bytes) }
-        let client = try ReceiptsClient.harness(worker: worker, queryTimeoutMilliseconds: 10_000)
+        let client = try ReceiptsClient.harness(worker: worker, queryTimeoutMilliseconds: 10_000, curve: curve)
         defer { try? AsyncBridge.wait { await client.shutdown() } }
         try AsyncBridge.wait {
             for events in setup { _ = try await client.send(identified: events) }
@@ -40,6 +42,7 @@ struct ClientDriver {
             ? UpdateCollector(
                 context: context,
                 endpoint: worker.publish,
+                curve: curve,
                 expectations: set.expectations,
                 sendTimes: sendTimes,
                 conversations: conversations

@@ -8,6 +8,8 @@ import ZeroMQ
 final class DaemonProcess {
     let dataDirectory: String
     let arguments: [String]
+    /// The keys every harness client of this receiptd uses, when it runs with CURVE.
+    let clientKeys: CurveClientKeys?
     private var process: Process?
     private let context: ZMQContext
     private var currentClient: ReceiptsClient?
@@ -36,11 +38,43 @@ final class DaemonProcess {
     }
 
     /// Makes a fresh data directory and starts receiptd on it.
-    init(context: ZMQContext, arguments: [String] = []) throws {
+    /// - Parameter curve: Run receiptd with CURVE on: a server key pair and one client key pair,
+    ///   listed for every role, are made in the data directory.
+    init(context: ZMQContext, arguments: [String] = [], curve: Bool = false) throws {
         dataDirectory = try Self.makeTemporaryDirectory(prefix: "rb")
         self.context = context
-        self.arguments = arguments
+        if curve {
+            let (keys, curveArguments) = try Self.makeKeys(in: dataDirectory)
+            clientKeys = keys
+            self.arguments = arguments + curveArguments
+        } else {
+            clientKeys = nil
+            self.arguments = arguments
+        }
         _ = try start()
+    }
+
+    /// Writes a server secret key and one client public key as the gateway, reader and operator list.
+    /// - Returns: The client's keys and receiptd's CURVE flags.
+    private static func makeKeys(in directory: String) throws -> (CurveClientKeys, [String]) {
+        let server = try CurveKey.makePair()
+        let client = try CurveKey.makePair()
+        try Data("\(server.secretKey.z85)\n".utf8).write(to: URL(fileURLWithPath: "\(directory)/server.key"))
+        try Data("\(client.publicKey.z85) receipts-loadgen\n".utf8)
+            .write(to: URL(fileURLWithPath: "\(directory)/clients.keys"))
+        let keys = CurveClientKeys(
+            serverPublicKey: server.publicKey,
+            publicKey: client.publicKey,
+            secretKey: client.secretKey
+        )
+        let list = "\(directory)/clients.keys"
+        return (
+            keys,
+            [
+                "--curve-secret-key-file", "\(directory)/server.key", "--curve-gateway-keys", list,
+                "--curve-reader-keys", list, "--curve-operator-keys", list,
+            ]
+        )
     }
 
     deinit {
@@ -108,7 +142,8 @@ final class DaemonProcess {
         }
         let client = try ReceiptsClient.harness(
             worker: Cluster.Worker(ingest: ingestEndpoint, query: queryEndpoint, publish: publishEndpoint),
-            queryTimeoutMilliseconds: Self.compactionTimeoutMilliseconds
+            queryTimeoutMilliseconds: Self.compactionTimeoutMilliseconds,
+            curve: clientKeys
         )
         currentClient = client
         let remaining = max(Monotonic.seconds(from: Monotonic.now(), to: deadline), 1)

@@ -16,6 +16,8 @@ struct LoadDriver {
     let publishEndpoint: String
     /// Answers the stats queries of fire-and-forget runs.
     let queries: ReceiptsClient
+    /// CURVE keys for every gateway and subscriber socket, when receiptd requires them.
+    let curve: CurveClientKeys?
 
     init(context: ZMQContext, daemon: DaemonProcess) {
         self.context = context
@@ -23,6 +25,7 @@ struct LoadDriver {
         ingestSubscribeEndpoint = daemon.ingestSubscribeEndpoint
         publishEndpoint = daemon.publishEndpoint
         queries = daemon.client
+        curve = daemon.clientKeys
     }
 
     /// A driver of a receiptd the harness did not start (`run`).
@@ -32,15 +35,18 @@ struct LoadDriver {
         ingestEndpoint: String,
         ingestSubscribeEndpoint: String,
         publishEndpoint: String,
-        queryEndpoint: String
+        queryEndpoint: String,
+        curve: CurveClientKeys?
     ) throws {
         self.context = context
         self.ingestEndpoint = ingestEndpoint
         self.ingestSubscribeEndpoint = ingestSubscribeEndpoint
         self.publishEndpoint = publishEndpoint
+        self.curve = curve
         queries = try ReceiptsClient.harness(
             worker: Cluster.Worker(ingest: ingestEndpoint, query: queryEndpoint, publish: publishEndpoint),
-            queryTimeoutMilliseconds: 10_000
+            queryTimeoutMilliseconds: 10_000,
+            curve: curve
         )
     }
 
@@ -51,6 +57,7 @@ struct LoadDriver {
             try socket.setRoutingID("gw\(g)-\(getpid())-\(Monotonic.now() % 1_000_000)")
             try socket.setSendHighWaterMark(0)
             try socket.setReceiveHighWaterMark(0)
+            if let curve { try socket.setCurveClient(curve) }
             try socket.connect(ingestEndpoint)
             return socket
         }
@@ -65,6 +72,7 @@ struct LoadDriver {
             ? UpdateCollector(
                 context: context,
                 endpoint: publishEndpoint,
+                curve: curve,
                 expectations: set.expectations,
                 sendTimes: sendTimes,
                 conversations: conversations
@@ -273,6 +281,7 @@ struct LoadDriver {
             // Unbounded: back-pressure stays in this process instead of silently dropping here.
             try socket.setSendHighWaterMark(0)
             try socket.setLinger(milliseconds: 5000)
+            if let curve { try socket.setCurveClient(curve) }
             try socket.connect(ingestSubscribeEndpoint)
             return socket
         }

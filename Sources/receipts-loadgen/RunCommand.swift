@@ -61,6 +61,15 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Subscribe to status updates and report event → status latency percentiles.")
     var latency = false
 
+    @Option(help: "receiptd's CURVE public key file (RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE; needs a client key).")
+    var curveServerKeyFile: String?
+
+    @Option(
+        help:
+            "The load generator's CURVE secret key file, listed as gateway and reader (RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE)."
+    )
+    var curveClientKeyFile: String?
+
     func validate() throws {
         guard events >= 1, batch >= 1, window >= 1, callers >= 1, rate >= 0 else {
             throw ValidationError("events, batch, window and callers must be positive, rate not negative")
@@ -82,6 +91,11 @@ struct RunCommand: ParsableCommand {
                 + (rate > 0 ? "\(Int(rate)) events/s offered" : "flat out")
         )
         let set = FrameSet.make(shape: shape, events: events, batchSize: batch, trackUpdates: latency)
+        let environment = ProcessInfo.processInfo.environment
+        let curve = try CurveClientKeys.load(
+            serverPublicKeyFile: curveServerKeyFile ?? environment["RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE"],
+            secretKeyFile: curveClientKeyFile ?? environment["RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE"]
+        )
         if mode == .client {
             let driver = ClientDriver(
                 context: context,
@@ -89,7 +103,8 @@ struct RunCommand: ParsableCommand {
                     ingest: ingest ?? defaults.ingestEndpoint,
                     query: query ?? defaults.queryEndpoint,
                     publish: publish ?? defaults.publishEndpoint
-                )
+                ),
+                curve: curve
             )
             let result = try driver.drive(
                 set,
@@ -105,7 +120,8 @@ struct RunCommand: ParsableCommand {
             ingestEndpoint: ingest ?? defaults.ingestEndpoint,
             ingestSubscribeEndpoint: ingestSub ?? defaults.ingestSubscribeEndpoint,
             publishEndpoint: publish ?? defaults.publishEndpoint,
-            queryEndpoint: query ?? defaults.queryEndpoint
+            queryEndpoint: query ?? defaults.queryEndpoint,
+            curve: curve
         )
         let result = try driver.drive(
             set,

@@ -32,13 +32,20 @@ final class UpdateCollector: Sendable {
     private let failure = Mutex<String?>(nil)
 
     /// Starts the thread; returns once its SUB socket is connected and subscribed.
-    init(context: ZMQContext, endpoint: String, expectations: [UInt64: Int32], sendTimes: SendTimes, conversations: Int)
-    {
+    init(
+        context: ZMQContext,
+        endpoint: String,
+        curve: CurveClientKeys?,
+        expectations: [UInt64: Int32],
+        sendTimes: SendTimes,
+        conversations: Int
+    ) {
         let thread = Thread { [self] in
             do {
                 try self.collect(
                     context: context,
                     endpoint: endpoint,
+                    curve: curve,
                     expectations: expectations,
                     sendTimes: sendTimes,
                     conversations: conversations
@@ -71,12 +78,14 @@ final class UpdateCollector: Sendable {
     private func collect(
         context: ZMQContext,
         endpoint: String,
+        curve: CurveClientKeys?,
         expectations: [UInt64: Int32],
         sendTimes: SendTimes,
         conversations: Int
     ) throws {
         let socket = try ZMQSocket(context: context, type: .sub)
         defer { socket.close() }
+        if let curve { try socket.setCurveClient(curve) }
         try socket.setReceiveHighWaterMark(0)
         try socket.setReceiveTimeout(milliseconds: 100)
         try socket.subscribe("")

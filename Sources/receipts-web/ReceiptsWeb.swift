@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import ReceiptsClient
+import ZeroMQ
 
 /// The reference chat gateway: a demo chat backend in memory, one static page, and a WebSocket
 /// bridge that turns what browsers do into receiptd events and pushes receiptd's status updates
@@ -33,6 +34,18 @@ struct ReceiptsWeb: AsyncParsableCommand {
     )
     var namespace: String = ""
 
+    @Option(
+        help:
+            "receiptd's CURVE public key file (RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE); with a client key, CurveZMQ to every worker."
+    )
+    var curveServerKeyFile: String?
+
+    @Option(
+        help:
+            "This gateway's CURVE secret key file; its public key must be listed as gateway and reader (RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE)."
+    )
+    var curveClientKeyFile: String?
+
     @Option(help: "The log level (trace, debug, info, notice, warning, error).")
     var logLevel: String = "info"
 
@@ -58,6 +71,15 @@ struct ReceiptsWeb: AsyncParsableCommand {
             : receiptdDataDir.map { Cluster.Worker(dataDirectory: $0) }
         var configuration = ReceiptsClient.Configuration(cluster: Cluster(workers: workers))
         configuration.subscriptionSettleMilliseconds = 300
+        let environment = ProcessInfo.processInfo.environment
+        do {
+            configuration.curve = try CurveClientKeys.load(
+                serverPublicKeyFile: curveServerKeyFile ?? environment["RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE"],
+                secretKeyFile: curveClientKeyFile ?? environment["RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE"]
+            )
+        } catch {
+            throw ValidationError("CURVE: \(error.message)")
+        }
         let client = try ReceiptsClient(configuration, logger: logger)
         let prefix =
             namespace.isEmpty ? "w" + String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16) : namespace

@@ -243,6 +243,39 @@ struct CurveTests {
         #expect(daemon.standardError().contains(#""key":"sha256:"#), "a refused key was not logged by fingerprint")
     }
 
+    @Test func theCGatewayExampleTalksCurveWithKeyFiles() async throws {
+        let keys = try KeyRing()
+        // The example also subscribes: its key is a gateway's and a reader's.
+        try keys.writeList("readers", [keys.reader.publicKey, keys.gateway.publicKey])
+        try Data("\(keys.server.publicKey.z85) server\n".utf8).write(to: keys.url("server.pub"))
+        try Data("\(keys.gateway.secretKey.z85)\n".utf8).write(to: keys.url("gateway.key"))
+        let daemon = try ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
+        func runExample(_ extra: [String]) throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = ReceiptdProcess.binaryDirectory.appendingPathComponent("gateway-example")
+            process.arguments =
+                ["--ingest", daemon.ingestEndpoint, "--publish", daemon.publishEndpoint, "--timeout-ms", "3000"] + extra
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            guard ReceiptdProcess.waitForExit(of: process, seconds: 15) else {
+                process.terminate()
+                throw IntegrationError("gateway-example did not exit")
+            }
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            return (process.terminationStatus, text)
+        }
+        let curve = try runExample([
+            "--curve-server-key", keys.url("server.pub").path, "--curve-client-key", keys.url("gateway.key").path,
+        ])
+        #expect(curve.status == 0, "\(curve.output)")
+        #expect(curve.output.contains("saw READ for m1"))
+        let plaintext = try runExample([])
+        #expect(plaintext.status == 1, "a plaintext C gateway got in: \(plaintext.output)")
+        #expect(try await daemon.counter("receiptd.auth.handshake_failures", label: "ingest") >= 1)
+    }
+
     @Test func startRefusesABadKeyFileNamingItButNotItsContent() throws {
         let keys = try KeyRing()
         try Data("\(keys.server.secretKey.z85)x\n".utf8).write(to: keys.url("server.key"))
