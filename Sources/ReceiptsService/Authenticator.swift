@@ -109,25 +109,32 @@ final class Authenticator {
         guard let endpoint = ServiceEndpoint(rawValue: domain) else {
             return reply("400", "unknown ZAP domain")
         }
-        guard mechanism == "CURVE", request.count == 7, let key = try? CurveKey(bytes: request[6]) else {
+        /// Counts and logs (at most every 10 s per `kind`) a refusal, and answers it.
+        func refuse(_ why: Logger.Message, kind: String, _ detail: Logger.Metadata, reply text: String) -> [[UInt8]] {
             counters.increment("receiptd.auth.refused", label: endpoint.rawValue)
-            if shouldLog("\(endpoint.rawValue) \(mechanism)") {
+            if shouldLog("\(endpoint.rawValue) \(kind)") {
                 logger.warning(
-                    "handshake refused: not a CURVE client",
-                    metadata: ["endpoint": "\(endpoint.rawValue)", "peer": "\(address)", "mechanism": "\(mechanism)"]
+                    why,
+                    metadata: detail.merging(["endpoint": "\(endpoint.rawValue)", "peer": "\(address)"]) { $1 }
                 )
             }
-            return reply("400", "CURVE required")
+            return reply("400", text)
+        }
+        guard mechanism == "CURVE", request.count == 7, let key = try? CurveKey(bytes: request[6]) else {
+            return refuse(
+                "handshake refused: not a CURVE client",
+                kind: mechanism,
+                ["mechanism": "\(mechanism)"],
+                reply: "CURVE required"
+            )
         }
         guard let role = allowlist.role(of: key, on: endpoint) else {
-            counters.increment("receiptd.auth.refused", label: endpoint.rawValue)
-            if shouldLog("\(endpoint.rawValue) \(key.fingerprint)") {
-                logger.warning(
-                    "handshake refused: key not allowed on this endpoint",
-                    metadata: ["endpoint": "\(endpoint.rawValue)", "peer": "\(address)", "key": "\(key.fingerprint)"]
-                )
-            }
-            return reply("400", "key not allowed on \(endpoint.rawValue)")
+            return refuse(
+                "handshake refused: key not allowed on this endpoint",
+                kind: key.fingerprint,
+                ["key": "\(key.fingerprint)"],
+                reply: "key not allowed on \(endpoint.rawValue)"
+            )
         }
         logger.debug(
             "client admitted",
