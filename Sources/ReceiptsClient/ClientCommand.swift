@@ -1,3 +1,4 @@
+import ReceiptLog
 import ReceiptsCore
 import ReceiptsWire
 
@@ -7,9 +8,9 @@ typealias Reply<Value: Sendable> = CheckedContinuation<Result<Value, ReceiptsCli
 /// What callers hand to the client's loop thread.
 enum ClientCommand: Sendable {
     /// Deliver events (ids already assigned) and answer with one outcome per event; without a
-    /// reply nobody waits. `inOutbox`: the events are durable in the outbox, which is told
-    /// once they are answered.
-    case send(id: UInt64, events: [Event], inOutbox: Bool, reply: Reply<[EventOutcome]>?)
+    /// reply nobody waits. `outboxPosition`: where the events' outbox record ends; they leave
+    /// once the outbox is durable there, and the outbox is told once they are answered.
+    case send(id: UInt64, events: [Event], outboxPosition: LogPosition?, reply: Reply<[EventOutcome]>?)
     /// Ask one worker; `id` lets a cancellation find it.
     case query(id: UInt64, worker: Int, query: Query, reply: Reply<QueryReply>)
     /// Start following a topic.

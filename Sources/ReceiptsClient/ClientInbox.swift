@@ -8,7 +8,7 @@ import ZeroMQ
 /// is taken together with it (one pipe write per wake-up, not per call).
 /// After ``close()`` nothing more is accepted, so no caller can wait on a loop that is gone.
 final class ClientInbox: Sendable {
-    /// Wakes the loop's poll.
+    /// Wakes the loop's poll: rung by posts, and by the outbox when its durable position moves.
     let doorbell: Doorbell
     private let state = Mutex<(commands: [ClientCommand], isClosed: Bool)>(([], false))
 
@@ -20,9 +20,22 @@ final class ClientInbox: Sendable {
     /// - Returns: false once the client is shut down (the command was not queued).
     @discardableResult
     func post(_ command: ClientCommand) -> Bool {
-        let (posted, mustRing) = state.withLock { state in
+        post { command }
+    }
+
+    /// Queues the command `make` builds under the inbox's lock, so commands are queued in the
+    /// order they were made: ``ReceiptsClient`` numbers events (and appends them to its outbox)
+    /// in `make`, and the loop must see a source's sequences in order (see `WorkerIngest`).
+    ///
+    /// Lock order: a ``RequestTicket``'s lock, this one, then the client's sequence and the
+    /// outbox's locks (taken by `make`); nothing that holds one of those takes this one.
+    /// - Returns: false once the client is shut down (`make` was not called).
+    /// - Throws: What `make` throws; nothing was queued then.
+    @discardableResult
+    func post<Failure: Error>(_ make: () throws(Failure) -> ClientCommand) throws(Failure) -> Bool {
+        let (posted, mustRing) = try state.withLock { state throws(Failure) -> (Bool, Bool) in
             guard !state.isClosed else { return (false, false) }
-            state.commands.append(command)
+            state.commands.append(try make())
             return (true, state.commands.count == 1)
         }
         if mustRing { doorbell.ring() }

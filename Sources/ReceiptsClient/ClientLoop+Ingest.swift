@@ -1,31 +1,47 @@
 import DequeModule
 import Logging
+import ReceiptLog
 import ReceiptsCore
 import ReceiptsWire
 import ZeroMQ
 
 extension ClientLoop {
     /// Takes a send: routes each event to its owner (user-wide events to every worker) once
-    /// the queues have room, else holds it (the caller waits: backpressure).
-    func startSend(id: UInt64, events: [Event], inOutbox: Bool, reply: Reply<[EventOutcome]>?) {
+    /// the queues have room and its outbox record (if any) is durable, else holds it (the caller
+    /// waits: backpressure).
+    func startSend(id: UInt64, events: [Event], outboxPosition: LogPosition?, reply: Reply<[EventOutcome]>?) {
         guard !events.isEmpty else {
             reply?.resume(returning: .success([]))
             return
         }
-        sends[id] = SendState(reply: reply, eventCount: events.count, outboxIDs: inOutbox ? events.map(\.id) : [])
+        sends[id] = SendState(reply: reply, events: events, outboxPosition: outboxPosition)
         pendingEvents[id] = events
         admissions.append(id)
         admitWaitingSends()
     }
 
     /// Moves held sends into the queues, oldest first, while they fit (a send larger than the
-    /// whole bound goes in alone, so it cannot wait forever).
+    /// whole bound goes in alone, so it cannot wait forever) and their outbox records are
+    /// durable. Oldest first keeps each worker's queue in the order the client numbered its
+    /// events (see ``ReceiptsClient``'s `takeIn`).
     func admitWaitingSends() {
         let workerCount = ingest.count
         while let id = admissions.first {
             guard let events = pendingEvents[id] else {
                 admissions.removeFirst()
                 continue
+            }
+            if let position = sends[id]?.outboxPosition, let outbox {
+                do {
+                    // Later sends wait too, keeping the order; the outbox rings the doorbell
+                    // when its durable position moves.
+                    guard try outbox.durability.isDurable(position) else { return }
+                } catch {
+                    admissions.removeFirst()
+                    pendingEvents[id] = nil
+                    sends.removeValue(forKey: id)?.reply?.resume(returning: .failure(error))
+                    continue
+                }
             }
             let slotCount = events.reduce(0) { $0 + ($1.kind.conversation == nil ? workerCount : 1) }
             guard queuedEvents == 0 || queuedEvents + slotCount <= configuration.maxQueuedEvents else { return }

@@ -1,5 +1,6 @@
 import DequeModule
 import Logging
+import ReceiptLog
 import ReceiptsCore
 import ReceiptsWire
 import ZeroMQ
@@ -26,7 +27,8 @@ final class ClientLoop {
     var querySockets: [LazyConnection] = []
     /// Sends not yet answered, by request id.
     var sends: [UInt64: SendState] = [:]
-    /// Sends waiting for room in the queues (backpressure), oldest first, and their events.
+    /// Sends waiting for room in the queues (backpressure) or for their outbox record to be
+    /// durable, oldest first, and their events.
     var admissions = Deque<UInt64>()
     var pendingEvents: [UInt64: [Event]] = [:]
     /// Events queued in ``ingest`` but not yet in a frame.
@@ -61,9 +63,9 @@ final class ClientLoop {
         do {
             try openSockets()
             if let outbox, !outbox.recovered.isEmpty {
-                // Taken in before a restart and never answered: they go first.
+                // Taken in before a restart and never answered (so durable already): they go first.
                 logger.info("re-sending the outbox", metadata: ["receipts.events": "\(outbox.recovered.count)"])
-                startSend(id: 0, events: outbox.recovered, inOutbox: true, reply: nil)
+                startSend(id: 0, events: outbox.recovered, outboxPosition: .zero, reply: nil)
             }
             try serve()
         } catch {
@@ -174,8 +176,8 @@ final class ClientLoop {
 
     private func handle(_ command: ClientCommand) {
         switch command {
-        case .send(let id, let events, let inOutbox, let reply):
-            startSend(id: id, events: events, inOutbox: inOutbox, reply: reply)
+        case .send(let id, let events, let outboxPosition, let reply):
+            startSend(id: id, events: events, outboxPosition: outboxPosition, reply: reply)
         case .query(let id, let worker, let query, let reply):
             startQuery(query, worker: worker, completion: .caller(id: id, reply))
         case .subscribe(let id, let topic, let output):

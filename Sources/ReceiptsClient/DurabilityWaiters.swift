@@ -45,14 +45,28 @@ final class DurabilityWaiters: Sendable {
     func wait(for position: LogPosition) async throws(ReceiptsClientError) {
         let result = await withCheckedContinuation { (reply: Reply<Void>) in
             let answer = state.withLock { state -> Result<Void, ReceiptsClientError>? in
-                if let failure = state.failure { return .failure(Self.error(failure)) }
-                if let durable = state.log?.durablePosition, position <= durable { return .success(()) }
-                state.waiting.append((position, reply))
-                return nil
+                let answer = Self.answer(for: position, state)
+                if answer == nil { state.waiting.append((position, reply)) }
+                return answer
             }
             if let answer { reply.resume(returning: answer) }
         }
         try result.get()
+    }
+
+    /// Whether everything up to `position` is durable, for a caller that is woken otherwise.
+    /// - Throws: ``ReceiptsClientError`` `.unavailable` if the log failed (it never will be).
+    func isDurable(_ position: LogPosition) throws(ReceiptsClientError) -> Bool {
+        guard let answer = state.withLock({ Self.answer(for: position, $0) }) else { return false }
+        try answer.get()
+        return true
+    }
+
+    /// Success once `position` is durable, failure once the log failed, else nil.
+    private static func answer(for position: LogPosition, _ state: State) -> Result<Void, ReceiptsClientError>? {
+        if let failure = state.failure { return .failure(error(failure)) }
+        if let durable = state.log?.durablePosition, position <= durable { return .success(()) }
+        return nil
     }
 
     private static func error(_ error: LogError) -> ReceiptsClientError {

@@ -26,7 +26,8 @@ final class Outbox: Sendable {
     }
 
     private let log: ReceiptLog
-    private let durability: DurabilityWaiters
+    /// Who waits for appended events to become durable.
+    let durability: DurabilityWaiters
     private let state: Mutex<State>
     private let source: String
     private let logger: Logger
@@ -41,21 +42,30 @@ final class Outbox: Sendable {
     ///   - source: The client's event source, whose next sequence the outbox keeps.
     ///   - firstSequence: The lowest next sequence to report.
     ///   - compactionBytes: Bytes appended since the last snapshot that start a compaction.
+    ///   - onDurabilityChange: Called on the log's thread after the durable position moved or
+    ///     the log failed (the client's loop holds events until they are durable).
     /// - Throws: ``ReceiptsClientError`` `.transport` if the log cannot be opened or replayed.
     init(
         directory: String,
         source: String,
         firstSequence: UInt64,
         compactionBytes: UInt64 = 8 << 20,
-        logger: Logger
+        logger: Logger,
+        onDurabilityChange: @escaping @Sendable () -> Void = {}
     ) throws(ReceiptsClientError) {
         let durability = DurabilityWaiters()
         do {
             log = try ReceiptLog(
                 configuration: LogConfiguration(directory: directory, segmentSize: 16 << 20),
                 logger: logger,
-                onDurable: { durability.wake() },
-                onFatal: { durability.fail($0) }
+                onDurable: {
+                    durability.wake()
+                    onDurabilityChange()
+                },
+                onFatal: {
+                    durability.fail($0)
+                    onDurabilityChange()
+                }
             )
         } catch {
             throw ReceiptsClientError(.transport, "cannot open the outbox in \(directory)", cause: error)
@@ -116,10 +126,11 @@ final class Outbox: Sendable {
         state.withLock { $0.isCompacting }
     }
 
-    /// Appends events and returns once they are durable.
+    /// Appends events without waiting for the disk.
+    /// - Returns: Where their record ends: they are durable once ``durability`` says so.
     /// - Throws: ``ReceiptsClientError`` `.unavailable` if the log refused or failed.
-    func append(_ events: [Event]) async throws(ReceiptsClientError) {
-        let position = try state.withLock { state throws(ReceiptsClientError) -> LogPosition in
+    func append(_ events: [Event]) throws(ReceiptsClientError) -> LogPosition {
+        try state.withLock { state throws(ReceiptsClientError) -> LogPosition in
             let position = try append(type: Self.eventsRecord, events)
             for event in events {
                 state.pending[event.id] = event
@@ -127,7 +138,6 @@ final class Outbox: Sendable {
             }
             return position
         }
-        try await durability.wait(for: position)
     }
 
     /// Forgets events a worker answered. The record need not be durable: after a crash the

@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+import ReceiptLog
 public import ReceiptsCore
 public import ReceiptsWire
 import Synchronization
@@ -38,18 +39,25 @@ public final class ReceiptsClient: Sendable {
     public init(_ configuration: Configuration, logger: Logger) throws(ReceiptsClientError) {
         try configuration.validate()
         self.configuration = configuration
+        let inbox: ClientInbox
+        do {
+            inbox = try ClientInbox()
+        } catch {
+            throw ReceiptsClientError(.transport, "cannot make the client's inbox", cause: error)
+        }
+        self.inbox = inbox
         let outbox = try configuration.outboxDirectory.map { (directory) throws(ReceiptsClientError) in
             try Outbox(
                 directory: directory,
                 source: configuration.source,
                 firstSequence: configuration.firstSequence,
-                logger: logger
+                logger: logger,
+                onDurabilityChange: { inbox.doorbell.ring() }
             )
         }
         self.outbox = outbox
         sequence = Mutex(outbox?.nextSequence ?? configuration.firstSequence)
         do {
-            inbox = try ClientInbox()
             // Made here so that set-up errors reach the caller, then handed to its thread for good.
             nonisolated(unsafe) let loop = try ClientLoop(
                 configuration: configuration,
@@ -107,7 +115,7 @@ public final class ReceiptsClient: Sendable {
     /// - Throws: ``ReceiptsClientError``: `.rejected` or `.malformedReply` if a worker refused
     ///   or garbled a whole frame, `.unavailable` if the outbox failed, `.cancelled`, `.closed`.
     public func send(_ events: [EventKind]) async throws(ReceiptsClientError) -> [EventOutcome] {
-        try await sendNumbered(number(events.map { ($0, nil) }))
+        try await sendNumbering(events.map { ($0, nil) })
     }
 
     /// Sends one event and waits for its outcome; see ``send(_:)``.
@@ -117,7 +125,7 @@ public final class ReceiptsClient: Sendable {
     ///     (receiptd clamps it into [message sent, now]).
     public func send(_ event: EventKind, clientTime: Timestamp? = nil) async throws(ReceiptsClientError) -> EventOutcome
     {
-        let outcomes = try await sendNumbered(number([(event, clientTime)]))
+        let outcomes = try await sendNumbering([(event, clientTime)])
         return outcomes[0]
     }
 
@@ -134,25 +142,45 @@ public final class ReceiptsClient: Sendable {
         guard let outbox else {
             throw ReceiptsClientError(.invalidArgument, "enqueue needs an outbox (Configuration.outboxDirectory)")
         }
-        let numbered = number(events.map { ($0, nil) })
-        try await outbox.append(numbered)
         let id = requestIDs.wrappingAdd(1, ordering: .relaxed).newValue
-        guard inbox.post(.send(id: id, events: numbered, inOutbox: true, reply: nil)) else {
-            throw ClientLoop.closedError
+        var taken: (events: [Event], outboxPosition: LogPosition?) = ([], nil)
+        let posted = try inbox.post { () throws(ReceiptsClientError) -> ClientCommand in
+            taken = try takeIn(events.map { ($0, nil) })
+            return .send(id: id, events: taken.events, outboxPosition: taken.outboxPosition, reply: nil)
         }
-        return numbered.map(\.id)
+        guard posted, let position = taken.outboxPosition else { throw ClientLoop.closedError }
+        try await outbox.durability.wait(for: position)
+        return taken.events.map(\.id)
     }
 
-    /// Sends events this client numbered: through the outbox when there is one.
-    private func sendNumbered(_ events: [Event]) async throws(ReceiptsClientError) -> [EventOutcome] {
-        guard let outbox else { return try await send(identified: events) }
-        try await outbox.append(events)
-        return try await request { id, reply in .send(id: id, events: events, inOutbox: true, reply: reply) }
+    /// Numbers events, sends them and waits for their outcomes. With an outbox they go out even
+    /// if the task was cancelled already, as they would once taken in.
+    private func sendNumbering(_ events: [(EventKind, Timestamp?)]) async throws(ReceiptsClientError) -> [EventOutcome]
+    {
+        try await request(evenIfCancelled: outbox != nil) { id, reply throws(ReceiptsClientError) in
+            let taken = try takeIn(events)
+            return .send(id: id, events: taken.events, outboxPosition: taken.outboxPosition, reply: reply)
+        }
     }
 
     /// Sends events whose ids the caller chose (re-sending a stored event, tools); see ``send(_:)``.
     public func send(identified events: [Event]) async throws(ReceiptsClientError) -> [EventOutcome] {
-        try await request { id, reply in .send(id: id, events: events, inOutbox: false, reply: reply) }
+        try await request { id, reply in .send(id: id, events: events, outboxPosition: nil, reply: reply) }
+    }
+
+    /// Numbers events and appends them to the outbox, if there is one (the loop sends them once
+    /// they are durable there). Called under the inbox's lock while the command is made
+    /// (``ClientInbox/post(_:)``), so events reach the loop, and each worker's queue, in the
+    /// order they were numbered: otherwise a caller could post events numbered more than
+    /// ``Configuration/replayWindow`` after those of a caller still on its way, which a worker
+    /// would then take for replays and never apply.
+    /// - Returns: The numbered events and where their outbox record ends.
+    /// - Throws: ``ReceiptsClientError`` `.unavailable` if the outbox refused them.
+    private func takeIn(
+        _ events: [(EventKind, Timestamp?)]
+    ) throws(ReceiptsClientError) -> (events: [Event], outboxPosition: LogPosition?) {
+        let numbered = number(events)
+        return (numbered, try outbox?.append(numbered))
     }
 
     /// Gives events ids: this client's source and the next sequences.
@@ -227,13 +255,19 @@ public final class ReceiptsClient: Sendable {
 
     /// Posts a command made with a fresh request id and waits for the loop's answer; a
     /// cancelled task tells the loop, which answers `.cancelled`.
+    /// - Parameters:
+    ///   - evenIfCancelled: Post the command even if the task is cancelled already.
+    ///   - make: Builds the command, under the inbox's lock (see ``ClientInbox/post(_:)``).
     private func request<Value: Sendable>(
-        _ make: (UInt64, Reply<Value>) -> ClientCommand
+        evenIfCancelled: Bool = false,
+        _ make: (UInt64, Reply<Value>) throws(ReceiptsClientError) -> ClientCommand
     ) async throws(ReceiptsClientError) -> Value {
         let ticket = RequestTicket(id: requestIDs.wrappingAdd(1, ordering: .relaxed).newValue, inbox: inbox)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: Reply<Value>) in
-                ticket.post(make(ticket.id, continuation)) { failure in
+                ticket.post(evenIfCancelled: evenIfCancelled) { () throws(ReceiptsClientError) in
+                    try make(ticket.id, continuation)
+                } refuse: { failure in
                     continuation.resume(returning: .failure(failure))
                 }
             }

@@ -4,7 +4,8 @@ import Synchronization
 ///
 /// Posting and cancelling take the same lock, so a cancel is posted only after its request
 /// (the inbox keeps order): the loop never sees a cancel for a request still to come. A task
-/// cancelled before its request was posted does not post it at all.
+/// cancelled before its request was posted does not post it at all, unless it must go out
+/// anyway (events taken into the outbox): then its cancel follows it.
 final class RequestTicket: Sendable {
     let id: UInt64
     private let inbox: ClientInbox
@@ -15,12 +16,28 @@ final class RequestTicket: Sendable {
         self.inbox = inbox
     }
 
-    /// Posts the request, or calls `refuse` (cancelled already, or the client is shut down).
-    func post(_ command: ClientCommand, refuse: (ReceiptsClientError) -> Void) {
+    /// Posts the command `make` builds (under the inbox's lock, see ``ClientInbox/post(_:)``),
+    /// or calls `refuse`: cancelled already, the client is shut down, or `make` threw.
+    /// - Parameters:
+    ///   - evenIfCancelled: Post it even if cancelled already (the caller is answered `.cancelled`).
+    ///   - make: Builds the command.
+    ///   - refuse: Called with the reason when nothing was posted.
+    func post(
+        evenIfCancelled: Bool,
+        _ make: () throws(ReceiptsClientError) -> ClientCommand,
+        refuse: (ReceiptsClientError) -> Void
+    ) {
         let failure = state.withLock { state -> ReceiptsClientError? in
-            if state.cancelled { return ReceiptsClientError(.cancelled, "cancelled before it was sent") }
-            guard inbox.post(command) else { return ClientLoop.closedError }
+            if state.cancelled, !evenIfCancelled {
+                return ReceiptsClientError(.cancelled, "cancelled before it was sent")
+            }
+            do throws(ReceiptsClientError) {
+                guard try inbox.post(make) else { return ClientLoop.closedError }
+            } catch {
+                return error
+            }
             state.posted = true
+            if state.cancelled { inbox.post(.cancel(id: id)) }
             return nil
         }
         if let failure { refuse(failure) }

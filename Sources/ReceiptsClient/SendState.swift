@@ -1,3 +1,4 @@
+import ReceiptLog
 import ReceiptsCore
 
 /// A `send` call the loop has taken: its outcomes so far and who waits for them.
@@ -13,14 +14,18 @@ final class SendState {
     var remaining: Int
     /// Set when the send was refused as a whole; answered once every slot is settled.
     var failure: ReceiptsClientError?
+    /// Where the events' outbox record ends (they leave once it is durable); nil for sends
+    /// not in the outbox.
+    let outboxPosition: LogPosition?
     /// The ids to tell the outbox about once answered; empty for sends not in the outbox.
     let outboxIDs: [EventID]
 
-    init(reply: Reply<[EventOutcome]>?, eventCount: Int, outboxIDs: [EventID]) {
+    init(reply: Reply<[EventOutcome]>?, events: [Event], outboxPosition: LogPosition?) {
         self.reply = reply
-        self.outcomes = Array(repeating: nil, count: eventCount)
+        self.outcomes = Array(repeating: nil, count: events.count)
         self.remaining = 0
-        self.outboxIDs = outboxIDs
+        self.outboxPosition = outboxPosition
+        self.outboxIDs = outboxPosition == nil ? [] : events.map(\.id)
     }
 
     /// Combines the answers of several workers to one event that went to all of them (user-wide

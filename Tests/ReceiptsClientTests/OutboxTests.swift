@@ -25,7 +25,7 @@ struct OutboxTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         do {
             let outbox = try Outbox(directory: path, source: "gw", firstSequence: 1, logger: Logger(label: "test"))
-            try await outbox.append(Self.events("gw", 1...10))
+            try await outbox.durability.wait(for: outbox.append(Self.events("gw", 1...10)))
             outbox.answered((1...4).map { EventID(source: "gw", sequence: $0) })
             #expect(outbox.unanswered == 6)
             outbox.close()
@@ -49,11 +49,11 @@ struct OutboxTests {
             )
             for block in 0..<20 {
                 let first = UInt64(block * 50 + 1)
-                try await outbox.append(Self.events("gw", first...(first + 49)))
+                try await outbox.durability.wait(for: outbox.append(Self.events("gw", first...(first + 49))))
                 outbox.answered((first...(first + 49)).map { EventID(source: "gw", sequence: $0) })
                 while outbox.isCompacting { try await Task.sleep(for: .milliseconds(5)) }
             }
-            try await outbox.append(Self.events("gw", 1001...1003))
+            try await outbox.durability.wait(for: outbox.append(Self.events("gw", 1001...1003)))
             outbox.close()
         }
         let files = try FileManager.default.contentsOfDirectory(atPath: path)
