@@ -167,29 +167,25 @@ struct CurveTests {
         try await daemon.waitForCounter("receiptd.auth.refused", label: "query", toReach: queriesRefused + 1)
         #expect(try Self.answers(daemon.queryEndpoint, keys: keys.client(keys.reader), query))
 
-        // The PUB endpoint: a plaintext and an unlisted subscriber are refused and counted.
-        let subscribers: [(CurveClientKeys?, String)] = [
-            (nil, "auth.handshake_failures"), (keys.client(keys.stranger), "auth.refused"),
+        // Every endpoint, the PUB and the fire-and-forget SUB included, refuses a plaintext peer
+        // and an unlisted key, each counted under that endpoint.
+        let endpoints: [(String, String, SocketType)] = [
+            ("ingest", daemon.ingestEndpoint, .dealer), ("ingest_sub", daemon.ingestSubscribeEndpoint, .pub),
+            ("publish", daemon.publishEndpoint, .sub), ("query", daemon.queryEndpoint, .dealer),
         ]
-        for (clientKeys, counter) in subscribers {
-            let before = try await daemon.counter("receiptd.\(counter)", label: "publish")
-            let subscriber = try ZMQSocket(context: ReceiptdProcess.sharedContext, type: .sub)
-            defer { subscriber.close() }
-            if let clientKeys { try subscriber.setCurveClient(clientKeys) }
-            try subscriber.subscribe("")
-            try subscriber.connect(daemon.publishEndpoint)
-            try await daemon.waitForCounter("receiptd.\(counter)", label: "publish", toReach: before + 1)
+        for (label, endpoint, type) in endpoints {
+            for (clientKeys, counter) in [
+                (nil, "auth.handshake_failures"), (keys.client(keys.stranger), "auth.refused"),
+            ] {
+                let before = try await daemon.counter("receiptd.\(counter)", label: label)
+                let peer = try ZMQSocket(context: ReceiptdProcess.sharedContext, type: type)
+                defer { peer.close() }
+                if let clientKeys { try peer.setCurveClient(clientKeys) }
+                if type == .sub { try peer.subscribe("") }
+                try peer.connect(endpoint)
+                try await daemon.waitForCounter("receiptd.\(counter)", label: label, toReach: before + 1)
+            }
         }
-        // The fire-and-forget ingest endpoint refuses a plaintext publisher.
-        let subscribeRefusals = try await daemon.counter("receiptd.auth.handshake_failures", label: "ingest_sub")
-        let publisher = try ZMQSocket(context: ReceiptdProcess.sharedContext, type: .pub)
-        defer { publisher.close() }
-        try publisher.connect(daemon.ingestSubscribeEndpoint)
-        try await daemon.waitForCounter(
-            "receiptd.auth.handshake_failures",
-            label: "ingest_sub",
-            toReach: subscribeRefusals + 1
-        )
 
         #expect(try await stream.value == 80)
         #expect(try await daemon.counter("receiptd.events.accepted") == 80)
