@@ -21,19 +21,16 @@ extension BenchRun {
         ]
         var scrapes = 0
         for (name, set, options) in scenarios {
-            var served: [Double] = []
-            var off: [Double] = []
-            for _ in 0..<repeats {
-                off.append(try drive(set, options, arguments: ["--http", "off"]).eventsPerSecond)
-                let port = try MetricsScraper.freePort()
-                let scraper = MetricsScraper(url: "http://127.0.0.1:\(port)/metrics")
-                served.append(
-                    try drive(set, options, arguments: ["--http", "127.0.0.1:\(port)"], during: scraper.start)
+            let (without, withMetrics) = try interleavedMedians(
+                { try drive(set, options, arguments: ["--http", "off"]).eventsPerSecond },
+                {
+                    let port = try MetricsScraper.freePort()
+                    let scraper = MetricsScraper(url: "http://127.0.0.1:\(port)/metrics")
+                    defer { scrapes += scraper.stop() }
+                    return try drive(set, options, arguments: ["--http", "127.0.0.1:\(port)"], during: scraper.start)
                         .eventsPerSecond
-                )
-                scrapes += scraper.stop()
-            }
-            let (withMetrics, without) = (ResultTable.median(served), ResultTable.median(off))
+                }
+            )
             table.add(
                 "metrics cost: \(name), /metrics scraped every 1 s",
                 ours: ResultTable.rate(withMetrics),

@@ -49,6 +49,20 @@ struct BenchRun {
         return ResultTable.median(values)
     }
 
+    /// Runs `first` and `second` alternately, `repeats` times each, and returns their medians:
+    /// interleaved, both see the same machine (a noisy neighbour hits both, not one).
+    func interleavedMedians(
+        _ first: () throws -> Double,
+        _ second: () throws -> Double
+    ) rethrows -> (first: Double, second: Double) {
+        var (firsts, seconds): ([Double], [Double]) = ([], [])
+        for _ in 0..<repeats {
+            firsts.append(try first())
+            seconds.append(try second())
+        }
+        return (ResultTable.median(firsts), ResultTable.median(seconds))
+    }
+
     /// Runs `measure` `repeats` times and returns the result with the median events/s.
     func medianResult(_ measure: () throws -> DriveResult) rethrows -> DriveResult {
         var results: [DriveResult] = []
