@@ -134,6 +134,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // libFuzzer targets for the decoders, the segment scanner and the engine; deploy/fuzz.sh
+        // builds receipts-fuzz with -sanitize=fuzzer,address and runs each target.
+        .target(
+            name: "ReceiptsFuzzing",
+            dependencies: ["ReceiptsCore", "ReceiptsWire", "ReceiptLog"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(name: "receipts-fuzz", dependencies: ["ReceiptsFuzzing"], swiftSettings: swiftSettings),
+
         .testTarget(
             name: "ReceiptsCoreTests",
             dependencies: ["ReceiptsCore", .product(name: "PropertyBased", package: "swift-property-based")],
@@ -156,6 +165,13 @@ let package = Package(
             dependencies: [
                 "ReceiptsClient", "ReceiptsCore", "ReceiptsWire", .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // Runs the committed corpus (seeds and every crash found) through each fuzz target.
+        .testTarget(
+            name: "ReceiptsFuzzingTests",
+            dependencies: ["ReceiptsFuzzing", "ReceiptsCore"],
+            exclude: ["Corpus"],
             swiftSettings: swiftSettings
         ),
         // Starts the built receiptd binary and talks to it over real sockets.

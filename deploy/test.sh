@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One command on a fresh Debian machine: install what is missing, check that the committed
 # protoc-c output is fresh and the code is formatted, build (our own code must have no
-# warnings), run a seconds-long smoke of the benchmark harness, run every Swift test, validate
-# the deploy kit offline, and run the browser tests of receipts-web.
+# warnings), run a seconds-long smoke of the benchmark harness, run every Swift test and each
+# fuzz target for a few seconds, validate the deploy kit offline, and run the browser tests of
+# receipts-web.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh
@@ -17,6 +18,8 @@ fi
 # Keeps the harness working; the numbers that matter come from release builds (BENCHMARKS.md).
 "$(swift build --show-bin-path)/receipts-loadgen" bench --smoke
 swift test --skip-build
+# Every fuzz target for a few seconds from the committed corpus (deploy/fuzz.sh for longer runs).
+deploy/fuzz.sh 3
 # The deploy kit renders and validates offline; the seeds' screens are driven in a real browser.
 deploy/check-deploy.sh
 SKIP_BUILD=1 Tests/WebBrowserTests/run.sh

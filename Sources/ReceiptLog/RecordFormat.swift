@@ -9,11 +9,11 @@ import CZlib
 ///
 /// All integers are little-endian. crc32 is zlib's (the IEEE polynomial), so other tools can
 /// check records.
-enum RecordFormat {
+package enum RecordFormat {
     static let segmentMagic: [UInt8] = Array("RCPTSEG\0".utf8)
     static let segmentVersion: UInt32 = 1
-    static let segmentHeaderSize = 24
-    static let recordHeaderSize = 9
+    package static let segmentHeaderSize = 24
+    package static let recordHeaderSize = 9
     /// The largest payload a record may carry; anything longer is treated as a damaged length.
     static let maxPayload = 256 << 20
 
@@ -26,14 +26,14 @@ enum RecordFormat {
 
     /// The checksum stored in a record: crc32 over the type byte, then the payload.
     @inline(__always)
-    static func recordChecksum(type: UInt8, payload: UnsafeRawBufferPointer) -> UInt32 {
+    package static func recordChecksum(type: UInt8, payload: UnsafeRawBufferPointer) -> UInt32 {
         var type = type
         let crc = withUnsafeBytes(of: &type) { crc32($0) }
         return crc32(payload, continuing: crc)
     }
 
     /// The 24-byte header of a segment starting at `start`.
-    static func segmentHeader(start: UInt64) -> [UInt8] {
+    package static func segmentHeader(start: UInt64) -> [UInt8] {
         var header = segmentMagic
         header.appendLittleEndian(segmentVersion)
         header.appendLittleEndian(start)

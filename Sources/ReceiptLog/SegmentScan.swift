@@ -1,25 +1,25 @@
 /// The result of checking one segment file's bytes: how far it is valid and what follows.
-struct SegmentScan {
+package struct SegmentScan {
     /// Damage found in a segment, in file offsets.
-    struct Damage {
-        var offset: Int
-        var kind: LogDamage.Kind
+    package struct Damage {
+        package var offset: Int
+        package var kind: LogDamage.Kind
         /// Whether a record that checks out starts somewhere after `offset`: then the damage
         /// is not a torn tail but corruption in the middle of the log.
-        var followedByValidRecord: Bool
+        package var followedByValidRecord: Bool
         /// Frames (whole or partial) from `offset` to the end of the file.
-        var droppedRecords: Int
+        package var droppedRecords: Int
     }
 
     /// Valid records from the header up to `validEnd`.
-    var records: Int
+    package var records: Int
     /// The file offset just past the last valid record; 0 when the header itself is bad.
-    var validEnd: Int
+    package var validEnd: Int
     /// The first damage, if any.
-    var damage: Damage?
+    package var damage: Damage?
 
     /// Checks a segment's bytes: header, then every record's length and crc32.
-    init(_ bytes: UnsafeRawBufferPointer, start: UInt64) {
+    package init(_ bytes: UnsafeRawBufferPointer, start: UInt64) {
         guard RecordFormat.isValidSegmentHeader(bytes, start: start) else {
             let records =
                 bytes.count > RecordFormat.segmentHeaderSize
@@ -135,7 +135,7 @@ struct SegmentScan {
 
     /// Walks record headers (no checksums) from the segment header to `target`; returns the
     /// number of records before it, or nil when `target` is not a record boundary.
-    static func recordsBefore(_ bytes: UnsafeRawBufferPointer, target: Int) -> Int? {
+    package static func recordsBefore(_ bytes: UnsafeRawBufferPointer, target: Int) -> Int? {
         var offset = RecordFormat.segmentHeaderSize
         var count = 0
         while offset < target {

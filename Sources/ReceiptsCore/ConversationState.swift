@@ -30,6 +30,9 @@ struct ConversationState: Sendable {
     var base: UInt32 = 1
     /// The last assigned sequence (0 before the first message).
     var lastSequence: UInt32 = 0
+    /// The highest sequence a message may have: one below `UInt32.max`, so that `base`, which
+    /// passes `lastSequence` by one once every message has expired, always fits.
+    static let sequenceLimit = UInt32.max - 1
     /// How many slots are current members.
     var memberCount: UInt32 = 0
     /// Direct or group; never changes.

@@ -283,7 +283,7 @@ extension ReceiptEngine {
         if sequence(Int(c), ofMessage: message) != nil {
             return reject(.messageExists, "message \(message) already exists in conversation \(conversation)")
         }
-        guard conversations[Int(c)].lastSequence < UInt32.max else {
+        guard conversations[Int(c)].lastSequence < ConversationState.sequenceLimit else {
             return reject(.invalidEvent, "conversation \(conversation) has reached its message limit")
         }
         let s = conversations[Int(c)].appendMessage(id: message, sender: slot, isSystem: isSystem, sentAt: now)

@@ -106,6 +106,22 @@ extension ReceiptEngine {
         return w.bytes
     }
 
+    /// A snapshot payload made of a valid header, `body` and a valid checksum: lets a fuzzer
+    /// reach the decoder's checks behind the checksum.
+    package static func sealedSnapshot(body: some Sequence<UInt8>) -> [UInt8] {
+        var w = SnapshotWriter(capacity: 64)
+        for byte in snapshotMagic { w.write(byte) }
+        w.write(snapshotVersion)
+        for byte in body { w.write(byte) }
+        w.seal()
+        return w.bytes
+    }
+
+    /// The ids of every conversation and user held, for tools that walk a restored state.
+    package var heldIDs: (conversations: [String], users: [String]) {
+        (conversations.map(\.id), users.map(\.id))
+    }
+
     /// Restores an engine from `encodedState()` bytes.
     ///
     /// - Parameters:
@@ -264,7 +280,9 @@ extension ReceiptEngine {
         state.base = try r.read(UInt32.self)
         state.lastSequence = try r.read(UInt32.self)
         let messageCount = try r.readCount(itemSize: 42)
-        guard state.base >= 1, UInt64(state.base) + UInt64(messageCount) == UInt64(state.lastSequence) + 1 else {
+        guard state.base >= 1, state.lastSequence <= ConversationState.sequenceLimit,
+            UInt64(state.base) + UInt64(messageCount) == UInt64(state.lastSequence) + 1
+        else {
             throw r.corrupt(
                 "conversation \(id) holds \(messageCount) messages from \(state.base) to \(state.lastSequence)"
             )

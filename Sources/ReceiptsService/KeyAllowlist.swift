@@ -1,4 +1,4 @@
-public import ZeroMQ
+import ZeroMQ
 
 /// What a client key may do, by the allowlist file that names it.
 public enum ClientRole: String, Sendable, CaseIterable, Hashable {

@@ -1,0 +1,30 @@
+import ReceiptsCore
+import ReceiptsWire
+
+/// The frame decoders of the two request endpoints.
+enum WireTargets {
+    /// Any frame either fails to decode (a `WireError`, never a crash) or decodes to events that
+    /// encode and decode back to themselves, and that a fresh engine applies.
+    static func eventBatch(_ input: [UInt8]) throws(InvariantViolation) {
+        guard let events = try? EventBatchCodec.decode(input) else { return }
+        let again = try? EventBatchCodec.decode(EventBatchCodec.encode(events))
+        try require(again == events, "events \(events) decoded back as \(String(describing: again))")
+        var engine = ReceiptEngine()
+        for (i, event) in events.enumerated() {
+            let result = engine.apply(event, at: Timestamp(milliseconds: Int64(i)))
+            for change in result.changes {
+                try require(
+                    engine.status(conversation: change.conversation, message: change.message) == change,
+                    "a published change \(change) is not the message's status"
+                )
+            }
+        }
+    }
+
+    /// Any frame either fails to decode or decodes to a query that encodes and decodes back to itself.
+    static func query(_ input: [UInt8]) throws(InvariantViolation) {
+        guard let query = try? Query.decode(input) else { return }
+        let again = try? Query.decode(query.encode())
+        try require(again == query, "query \(query) decoded back as \(String(describing: again))")
+    }
+}

@@ -1,0 +1,65 @@
+import ReceiptsCore
+import Testing
+
+/// Each crash the fuzzers found, as the input that showed it.
+struct RegressionTests {
+    /// A one-message conversation's snapshot with its first and last sequence replaced.
+    static func snapshot(base: UInt32, lastSequence: UInt32) -> [UInt8] {
+        var engine = ReceiptEngine()
+        _ = engine.apply(
+            Event(
+                id: EventID(source: "s", sequence: 1),
+                kind: .conversationUpserted(conversation: "c", kind: .group, members: ["a", "b"])
+            ),
+            at: Timestamp(milliseconds: 1)
+        )
+        _ = engine.apply(
+            Event(
+                id: EventID(source: "s", sequence: 2),
+                kind: .messageSent(conversation: "c", message: "m", sender: "a", isSystem: false)
+            ),
+            at: Timestamp(milliseconds: 2)
+        )
+        var body = Array(engine.encodedState().dropFirst(10).dropLast(8))
+        // The conversation's id "c" (length-prefixed), its kind, then base 1 and last sequence 1.
+        let pattern: [UInt8] = [1, 0, 0, 0, 0x63, 2, 1, 0, 0, 0, 1, 0, 0, 0]
+        let at = body.indices.first { body[$0...].starts(with: pattern) }!
+        withUnsafeBytes(of: base.littleEndian) { body.replaceSubrange((at + 6)..<(at + 10), with: $0) }
+        withUnsafeBytes(of: lastSequence.littleEndian) { body.replaceSubrange((at + 10)..<(at + 14), with: $0) }
+        return ReceiptEngine.sealedSnapshot(body: body)
+    }
+
+    /// Found by the snapshot target: a restored conversation whose last sequence was
+    /// `UInt32.max` trapped on overflow when retention dropped its messages (`base` passed it).
+    @Test func aSnapshotWithTheLastPossibleSequenceIsRefused() {
+        #expect(throws: SnapshotDecodingError.self) {
+            try ReceiptEngine(restoringFrom: Self.snapshot(base: .max, lastSequence: .max), configuration: .init())
+        }
+    }
+
+    @Test func aConversationAtTheSequenceLimitExpiresAndRefusesNewMessages() throws {
+        let limit = UInt32.max - 1
+        var engine = try ReceiptEngine(
+            restoringFrom: Self.snapshot(base: limit, lastSequence: limit),
+            configuration: .init()
+        )
+        #expect(engine.status(conversation: "c", message: "m")?.sequence == UInt64(limit))
+        #expect(engine.expireMessages(sentBefore: Timestamp(milliseconds: 10)) == 1)
+        let result = engine.apply(
+            Event(
+                id: EventID(source: "s", sequence: 3),
+                kind: .messageSent(conversation: "c", message: "n", sender: "a", isSystem: false)
+            ),
+            at: Timestamp(milliseconds: 20)
+        )
+        guard case .rejected(let rejection) = result.outcome else {
+            Issue.record("a message past the sequence limit was \(result.outcome)")
+            return
+        }
+        #expect(rejection.reason == .invalidEvent)
+        #expect(
+            try ReceiptEngine(restoringFrom: engine.encodedState(), configuration: .init()).encodedState()
+                == engine.encodedState()
+        )
+    }
+}
