@@ -180,14 +180,7 @@ enum EngineTarget {
 
     /// A snapshot of `engine`, restored.
     static func roundTrip(_ engine: ReceiptEngine) throws(InvariantViolation) -> ReceiptEngine {
-        let bytes = engine.encodedState()
-        let restored: ReceiptEngine
-        do {
-            restored = try ReceiptEngine(restoringFrom: bytes, configuration: configuration)
-        } catch {
-            throw InvariantViolation(description: "a live engine's snapshot does not decode: \(error)")
-        }
-        try require(restored.encodedState() == bytes, "a snapshot round trip changed the state")
+        let restored = try engine.requireSnapshotRoundTrip("a live engine", configuration: configuration)
         try require(details(restored) == details(engine), "a snapshot round trip changed the sheets")
         return restored
     }
