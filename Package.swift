@@ -141,7 +141,12 @@ let package = Package(
             dependencies: ["ReceiptsCore", "ReceiptsWire", "ReceiptLog"],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(name: "receipts-fuzz", dependencies: ["ReceiptsFuzzing"], swiftSettings: swiftSettings),
+        .systemLibrary(name: "CLibFuzzer"),
+        .executableTarget(
+            name: "receipts-fuzz",
+            dependencies: ["ReceiptsFuzzing", "CLibFuzzer"],
+            swiftSettings: swiftSettings
+        ),
 
         .testTarget(
             name: "ReceiptsCoreTests",

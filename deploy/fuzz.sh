@@ -10,6 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
+if ! [[ $seconds =~ ^[0-9]+$ ]]; then
+  echo "usage: deploy/fuzz.sh [SECONDS] [TARGET...]" >&2
+  exit 2
+fi
 shift $(($# > 0 ? 1 : 0))
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then targets=(event-batch query snapshot segment engine); fi
@@ -20,6 +24,6 @@ for target in "${targets[@]}"; do
   corpus=.build-fuzz/corpus/$target
   mkdir -p "$corpus"
   echo "fuzz: $target for ${seconds}s"
-  "$fuzz" "$target" -max_total_time="$seconds" -print_final_stats=1 \
+  "$fuzz" --target="$target" -max_total_time="$seconds" -print_final_stats=1 \
     -artifact_prefix=".build-fuzz/crash-$target-" "$corpus" "Tests/ReceiptsFuzzingTests/Corpus/$target"
 done

@@ -13,7 +13,7 @@ package enum RecordFormat {
     static let segmentMagic: [UInt8] = Array("RCPTSEG\0".utf8)
     static let segmentVersion: UInt32 = 1
     package static let segmentHeaderSize = 24
-    package static let recordHeaderSize = 9
+    static let recordHeaderSize = 9
     /// The largest payload a record may carry; anything longer is treated as a damaged length.
     static let maxPayload = 256 << 20
 

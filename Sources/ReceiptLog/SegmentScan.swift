@@ -3,12 +3,12 @@ package struct SegmentScan {
     /// Damage found in a segment, in file offsets.
     package struct Damage {
         package var offset: Int
-        package var kind: LogDamage.Kind
+        var kind: LogDamage.Kind
         /// Whether a record that checks out starts somewhere after `offset`: then the damage
         /// is not a torn tail but corruption in the middle of the log.
-        package var followedByValidRecord: Bool
+        var followedByValidRecord: Bool
         /// Frames (whole or partial) from `offset` to the end of the file.
-        package var droppedRecords: Int
+        var droppedRecords: Int
     }
 
     /// Valid records from the header up to `validEnd`.
@@ -135,7 +135,7 @@ package struct SegmentScan {
 
     /// Walks record headers (no checksums) from the segment header to `target`; returns the
     /// number of records before it, or nil when `target` is not a record boundary.
-    package static func recordsBefore(_ bytes: UnsafeRawBufferPointer, target: Int) -> Int? {
+    static func recordsBefore(_ bytes: UnsafeRawBufferPointer, target: Int) -> Int? {
         var offset = RecordFormat.segmentHeaderSize
         var count = 0
         while offset < target {

@@ -34,7 +34,10 @@ struct EngineScript {
     }
 
     /// Byte `a` picks the kind (low four bits), the conversation (bit 4), the clock advance
-    /// (bits 5 and 6) and a client time (bit 7); byte `b` picks the user and the message.
+    /// (bits 5 and 6) and whether there is a client time (bit 7). Byte `b` picks the user (high
+    /// five bits) and the message (low three), and also the client time's distance, a system
+    /// message, a sharing value or an account deletion, a member list, an expiry age or how
+    /// far back a re-send reaches, as the kind needs.
     static func step(_ a: UInt8, _ b: UInt8) -> Step {
         let conversation = conversations[Int(a >> 4 & 1)]
         let user = users[Int(b >> 3) % users.count]

@@ -2,12 +2,14 @@ import ReceiptsCore
 
 /// The engine, on scripts derived from the input (`EngineScript`), checked after every step:
 ///
-/// - a message's status never goes down, and its delivered and read times never change once set;
+/// - a message's status never goes down, its delivered and read times never change once set,
+///   and it never disappears (except by retention);
 /// - every status change is published, and what is published is the message's status;
-/// - the private reader's reads never show: not in the "Read by" sheet, not in a read count;
-/// - applying an event twice changes nothing the second time;
-/// - halfway, a snapshot round trip gives an engine that answers every later event and query
-///   exactly as the live one does.
+/// - the private reader's reads never show: their sheet lists them as delivered, never as
+///   readers, and read counts agree with the sheets;
+/// - applying an event a second time changes nothing, not even the engine's state;
+/// - halfway, a snapshot round trip gives an engine that, from then on, gives the same result
+///   for every event and the same statuses after it, and ends in the same state.
 enum EngineTarget {
     /// Small bounds keep snapshots (and so every execution) short.
     static let configuration = EngineConfiguration(
@@ -19,6 +21,7 @@ enum EngineTarget {
     /// Runs the script of `input`, checking after every step.
     ///
     /// - Returns: The engine after the script.
+    /// - Throws: `InvariantViolation` naming the first invariant a step broke.
     @discardableResult
     static func run(_ input: [UInt8]) throws(InvariantViolation) -> ReceiptEngine {
         var engine = ReceiptEngine(configuration: configuration)
@@ -45,6 +48,7 @@ enum EngineTarget {
                     "expiry removed different messages after a snapshot round trip"
                 )
                 seen = statuses(engine)
+                try requirePrivacy(engine)
                 continue
             case .resend(let stepsBack):
                 guard events.count >= stepsBack else { continue }
@@ -60,18 +64,17 @@ enum EngineTarget {
             events.append(event)
             let at = Timestamp(milliseconds: now)
             let result = engine.apply(event, at: at)
-            var twice = engine
-            let again = twice.apply(event, at: at)
-            try requireNoOp(again, after: result, of: event)
+            try requireNoOp(applyingAgain: event, at: at, to: engine, after: result)
+            let current = statuses(engine)
             if var live = restored {
                 restored = nil
                 let other = live.apply(event, at: at)
                 try require(other == result, "after a snapshot round trip, \(event) gave \(other) instead of \(result)")
+                try require(statuses(live) == current, "after a snapshot round trip, \(event) left other statuses")
                 restored = live
             }
-            let current = statuses(engine)
-            try requireMonotonic(from: seen, to: current, published: result.changes, by: event)
-            try requirePrivacy(engine, after: event)
+            try requireStatusesAdvance(from: seen, to: current, publishing: result.changes, by: event)
+            try requirePrivacy(engine, after: event, outcome: result.outcome)
             seen = current
         }
         if let restored {
@@ -104,17 +107,23 @@ enum EngineTarget {
         }
     }
 
-    static func details(
-        _ engine: ReceiptEngine,
-        in conversations: [String] = EngineScript.conversations
-    ) -> [ReadDetail?] {
-        conversations.flatMap { conversation in
+    /// The "Read by" sheet of every message id of every conversation, in `EngineScript` order.
+    static func details(_ engine: ReceiptEngine) -> [ReadDetail?] {
+        EngineScript.conversations.flatMap { conversation in
             EngineScript.messages.map { engine.readDetail(conversation: conversation, message: $0) }
         }
     }
 
-    static func requireNoOp(_ again: ApplyResult, after first: ApplyResult, of event: Event) throws(InvariantViolation)
-    {
+    /// Applying `event` again to `engine`, which has just applied it, is a duplicate (or the
+    /// same rejection), publishes nothing and leaves the state as it was.
+    static func requireNoOp(
+        applyingAgain event: Event,
+        at now: Timestamp,
+        to engine: ReceiptEngine,
+        after first: ApplyResult
+    ) throws(InvariantViolation) {
+        var twice = engine
+        let again = twice.apply(event, at: now)
         try require(again.changes.isEmpty, "applying \(event) a second time changed \(again.changes)")
         switch first.outcome {
         case .accepted, .duplicate:
@@ -122,12 +131,15 @@ enum EngineTarget {
         case .rejected:
             try require(again.outcome == first.outcome, "\(event) again was \(again.outcome), first \(first.outcome)")
         }
+        try require(twice.encodedState() == engine.encodedState(), "applying \(event) a second time changed the state")
     }
 
-    static func requireMonotonic(
+    /// Between two steps no message disappears, no status goes down, no delivered or read time
+    /// moves, every change is published, and every published status is the message's status.
+    static func requireStatusesAdvance(
         from before: [MessageStatus?],
         to after: [MessageStatus?],
-        published changes: [MessageStatus],
+        publishing changes: [MessageStatus],
         by event: Event
     ) throws(InvariantViolation) {
         for change in changes {
@@ -138,8 +150,11 @@ enum EngineTarget {
                 "\(event) published \(change), but the status is \(String(describing: current))"
             )
         }
-        for case let (old?, new?) in zip(before, after) where new != old && new.sequence == old.sequence {
-            let key = "\(new.conversation)/\(new.message)"
+        for case let (old?, new) in zip(before, after) where new != old {
+            let key = "\(old.conversation)/\(old.message)"
+            guard let new, new.sequence == old.sequence else {
+                throw InvariantViolation(description: "\(event) made \(key) disappear: now \(String(describing: new))")
+            }
             try require(new.status >= old.status, "\(event) took \(key) from \(old.status) down to \(new.status)")
             try require(
                 old.deliveredAt == nil || new.deliveredAt == old.deliveredAt,
@@ -150,21 +165,18 @@ enum EngineTarget {
         }
     }
 
-    /// The private reader is never shown as a reader, and read counts agree with the sheet.
-    /// Checks the sheets of the event's conversation (of both for a user-wide event): only they
-    /// can have changed.
-    static func requirePrivacy(_ engine: ReceiptEngine, after event: Event) throws(InvariantViolation) {
-        let conversations = event.kind.conversation.map { [$0] } ?? EngineScript.conversations
-        for case let detail? in details(engine, in: conversations) {
+    /// No sheet lists the private reader as a reader, and every sheet agrees with its counts.
+    /// After an accepted, applied read by the private reader, the sheets of the messages it
+    /// covers list them as delivered.
+    static func requirePrivacy(
+        _ engine: ReceiptEngine,
+        after event: Event? = nil,
+        outcome: EventOutcome = .duplicate
+    ) throws(InvariantViolation) {
+        let reader = EngineScript.privateReader
+        for case let detail? in details(engine) {
             let message = "\(detail.status.conversation)/\(detail.status.message)"
-            try require(
-                !detail.read.contains { $0.user == EngineScript.privateReader },
-                "\(message) lists the private reader as a reader"
-            )
-            try require(
-                detail.delivered.allSatisfy { $0.readAt == nil } && detail.notDelivered.allSatisfy { $0.readAt == nil },
-                "\(message) shows a read time of a recipient who did not visibly read"
-            )
+            try require(!detail.read.contains { $0.user == reader }, "\(message) lists the private reader as a reader")
             try require(
                 detail.read.count == detail.status.readCount,
                 "\(message) counts \(detail.status.readCount) reads but lists \(detail.read.count)"
@@ -174,6 +186,19 @@ enum EngineTarget {
                     && detail.read.count + detail.delivered.count + detail.notDelivered.count
                         == detail.status.recipientCount,
                 "\(message)'s sheet disagrees with its counts: \(detail)"
+            )
+        }
+        guard case .read(let conversation, reader, let target)? = event?.kind, outcome == .accepted(held: false) else {
+            return
+        }
+        let upTo = target.flatMap { engine.status(conversation: conversation, message: $0)?.sequence } ?? .max
+        for message in EngineScript.messages {
+            guard let detail = engine.readDetail(conversation: conversation, message: message),
+                detail.status.sequence <= upTo
+            else { continue }
+            try require(
+                !detail.notDelivered.contains { $0.user == reader },
+                "\(conversation)/\(message) lists the private reader as not delivered after they read it"
             )
         }
     }

@@ -4,11 +4,14 @@ import ReceiptLog
 ///
 /// The first input byte picks the shape: 0 the rest is a whole file; 1 a valid segment header
 /// then the rest; 2 valid records cut from the rest (a length byte, a type byte, then that
-/// many payload bytes each); 3 the same records, then one byte flipped, cut or zeroed where the
-/// last four input bytes say.
+/// many payload bytes each); 3 the same records, then one byte flipped, a cut, or zeroes to
+/// the end, where the last four input bytes say.
 enum SegmentTarget {
     static let start: UInt64 = 4096
 
+    /// Scans the segment `input` describes.
+    ///
+    /// - Throws: `InvariantViolation` when the scan's account of the segment is wrong.
     static func run(_ input: [UInt8]) throws(InvariantViolation) {
         guard let shape = input.first else { return }
         let rest = Array(input.dropFirst())
@@ -18,25 +21,27 @@ enum SegmentTarget {
         case 1:
             try scan(RecordFormat.segmentHeader(start: start) + rest)
         case 2:
-            let (segment, records) = built(from: rest)
-            let result = try scan(segment)
-            try require(
-                result.damage == nil && result.records == records && result.validEnd == segment.count,
-                "a segment of \(records) valid records scanned as \(result.records) up to \(result.validEnd) of \(segment.count)"
-            )
+            let (segment, ends) = built(from: rest)
+            try scan(segment, expectingValidUpTo: segment.count, recordEnds: ends)
         default:
-            let (records, damage) = (rest.count > 4 ? Array(rest.dropLast(4)) : [], rest.suffix(4))
-            var (segment, _) = built(from: records)
-            damaged(&segment, by: Array(damage))
-            try scan(segment)
+            let (records, how) = rest.count > 4 ? (Array(rest.dropLast(4)), Array(rest.suffix(4))) : ([], [])
+            let (original, ends) = built(from: records)
+            let segment = damaged(original, by: how)
+            // The scan must stop at the start of the first record whose bytes changed.
+            let common = min(original.count, segment.count)
+            let firstChange = (0..<common).first { original[$0] != segment[$0] } ?? common
+            let validUpTo =
+                firstChange < RecordFormat.segmentHeaderSize
+                ? 0 : ([RecordFormat.segmentHeaderSize] + ends).last { $0 <= firstChange }!
+            try scan(segment, expectingValidUpTo: segment == original ? segment.count : validUpTo, recordEnds: ends)
         }
     }
 
-    /// A valid segment of the records cut from `bytes`, and how many there are.
-    static func built(from bytes: [UInt8]) -> (segment: [UInt8], records: Int) {
+    /// A valid segment of the records cut from `bytes`, and the file offset where each ends.
+    static func built(from bytes: [UInt8]) -> (segment: [UInt8], recordEnds: [Int]) {
         var segment = RecordFormat.segmentHeader(start: start)
+        var ends: [Int] = []
         var offset = 0
-        var records = 0
         while offset + 2 <= bytes.count {
             let type = bytes[offset + 1]
             let payload = Array(bytes[(offset + 2)..<min(bytes.count, offset + 2 + Int(bytes[offset]))])
@@ -46,43 +51,54 @@ enum SegmentTarget {
             segment.append(type)
             withUnsafeBytes(of: checksum.littleEndian) { segment += $0 }
             segment += payload
-            records += 1
+            ends.append(segment.count)
         }
-        return (segment, records)
+        return (segment, ends)
     }
 
-    /// Flips, cuts at or zeroes from a position chosen by `how` (up to four bytes).
-    static func damaged(_ segment: inout [UInt8], by how: [UInt8]) {
-        guard how.count == 4, !segment.isEmpty else { return }
+    /// `segment` with a byte flipped, a cut, or zeroes to the end, at a position `how` (four
+    /// bytes) picks; unchanged when `how` is short.
+    static func damaged(_ segment: [UInt8], by how: [UInt8]) -> [UInt8] {
+        guard how.count == 4 else { return segment }
+        var segment = segment
         let position = (Int(how[1]) << 16 | Int(how[2]) << 8 | Int(how[3])) % segment.count
         switch how[0] % 3 {
         case 0: segment[position] ^= max(how[0], 1)
         case 1: segment.removeSubrange(position...)
         default: segment.replaceSubrange(position..., with: repeatElement(0, count: segment.count - position))
         }
+        return segment
     }
 
-    /// Scans `segment` and checks what every scan promises.
-    @discardableResult
-    static func scan(_ segment: [UInt8]) throws(InvariantViolation) -> SegmentScan {
+    /// Scans `segment` and checks what every scan promises and, for a segment built here,
+    /// where the valid records end.
+    static func scan(
+        _ segment: [UInt8],
+        expectingValidUpTo expected: Int? = nil,
+        recordEnds: [Int] = []
+    ) throws(InvariantViolation) {
         let result = segment.withUnsafeBytes { SegmentScan($0, start: start) }
         try require(
             result.validEnd <= segment.count,
             "the valid end \(result.validEnd) is past the file's \(segment.count) bytes"
         )
-        guard result.validEnd > 0 else {
+        if let expected {
+            try require(
+                result.validEnd == expected,
+                "the records are valid up to \(expected), but the scan says \(result.validEnd)"
+            )
+            let records = recordEnds.firstIndex { $0 > expected } ?? recordEnds.count
+            try require(
+                result.validEnd == 0 || result.records == records,
+                "\(records) records end by \(expected), but the scan counts \(result.records)"
+            )
+        }
+        if result.validEnd == 0 {
             try require(
                 result.records == 0 && result.damage?.offset == 0,
-                "a segment with a bad header has no valid record"
+                "a segment with a bad header has \(result.records) valid records, damage at \(String(describing: result.damage?.offset))"
             )
-            return result
-        }
-        let counted = segment.withUnsafeBytes { SegmentScan.recordsBefore($0, target: result.validEnd) }
-        try require(
-            counted == result.records,
-            "\(result.records) records before \(result.validEnd), but the record headers count \(String(describing: counted))"
-        )
-        if let damage = result.damage {
+        } else if let damage = result.damage {
             try require(
                 damage.offset == result.validEnd,
                 "damage at \(damage.offset), but the valid end is \(result.validEnd)"
@@ -93,6 +109,5 @@ enum SegmentTarget {
                 "no damage, but the valid end \(result.validEnd) is short of \(segment.count)"
             )
         }
-        return result
     }
 }

@@ -1,54 +1,62 @@
 import Foundation
 import ReceiptsFuzzing
 
+#if FUZZING
+import CLibFuzzer
+#endif
+
 /// Runs a fuzz target. Built by `deploy/fuzz.sh` (`-sanitize=fuzzer,address -DFUZZING`) it is
 /// libFuzzer's driver; built plainly it runs the inputs it is given once each, to reproduce a
 /// finding without the sanitizers.
 ///
-///     receipts-fuzz TARGET [libFuzzer flags] [corpus directories or input files]
+///     receipts-fuzz --target=TARGET [libFuzzer flags] [corpus directories or input files]
 ///     receipts-fuzz seeds DIRECTORY    (writes the seed corpus, one directory per target)
+///
+/// The target is a `--` flag so that it stays on the command line libFuzzer hands to the
+/// processes it starts itself (`-jobs`, `-fork`, `-merge`), which ignore such flags.
 @main
 enum ReceiptsFuzz {
-    /// The target libFuzzer's callback runs: set once, before the driver starts.
-    nonisolated(unsafe) static var target = FuzzTarget.engine
-
     static func main() throws {
-        var arguments = CommandLine.arguments
+        let arguments = CommandLine.arguments
         if arguments.count == 3, arguments[1] == "seeds" {
             try writeSeeds(to: arguments[2])
             return
         }
-        guard arguments.count >= 2, let target = FuzzTarget(rawValue: arguments[1]) else {
+        let names = arguments.compactMap { $0.hasPrefix("--target=") ? String($0.dropFirst(9)) : nil }
+        guard names.count == 1, let target = FuzzTarget(rawValue: names[0]) else {
             let targets = FuzzTarget.allCases.map(\.rawValue).joined(separator: "|")
             FileHandle.standardError.write(
-                Data("usage: receipts-fuzz \(targets) [flags] [inputs...] | seeds DIR\n".utf8)
+                Data("usage: receipts-fuzz --target=\(targets) [flags] [inputs...] | receipts-fuzz seeds DIR\n".utf8)
             )
             exit(2)
         }
-        Self.target = target
-        arguments.remove(at: 1)
         #if FUZZING
-        if !arguments.contains(where: { $0.hasPrefix("-max_len=") }) {
-            arguments.insert("-max_len=\(target.maxInputLength)", at: 1)
+        selected = target
+        var flags = arguments
+        if !flags.contains(where: { $0.hasPrefix("-max_len=") }) {
+            flags.insert("-max_len=\(target.maxInputLength)", at: 1)
         }
-        exit(runLibFuzzer(arguments))
+        exit(runLibFuzzer(flags))
         #else
-        try runOnce(inputs: arguments.dropFirst().filter { !$0.hasPrefix("-") })
+        try runOnce(target, inputs: arguments.dropFirst().filter { !$0.hasPrefix("-") })
         #endif
     }
+
+    #if FUZZING
+    /// The target libFuzzer's callback runs: set once, before the driver starts.
+    nonisolated(unsafe) static var selected = FuzzTarget.engine
 
     /// Runs one input; a broken invariant is a crash, which libFuzzer records with its input.
     static let testOneInput: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32 = { data, size in
         let input = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
         do {
-            try ReceiptsFuzz.target.run(input)
+            try selected.run(input)
         } catch {
-            fatalError("\(ReceiptsFuzz.target.rawValue): \(error)")
+            fatalError("\(selected.rawValue): \(error)")
         }
         return 0
     }
 
-    #if FUZZING
     /// Hands the command line (libFuzzer's flags and corpus directories) to libFuzzer.
     static func runLibFuzzer(_ arguments: [String]) -> Int32 {
         var argc = Int32(arguments.count)
@@ -59,7 +67,7 @@ enum ReceiptsFuzz {
     }
     #else
     /// Runs every input file (or every file in an input directory) once.
-    static func runOnce(inputs: [String]) throws {
+    static func runOnce(_ target: FuzzTarget, inputs: [String]) throws {
         var files: [String] = []
         for input in inputs {
             var isDirectory: ObjCBool = false
@@ -96,13 +104,3 @@ enum ReceiptsFuzz {
         }
     }
 }
-
-#if FUZZING
-/// libFuzzer's entry point for a program that has its own `main`.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ testOneInput: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
-) -> Int32
-#endif

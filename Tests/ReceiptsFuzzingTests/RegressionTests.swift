@@ -1,3 +1,4 @@
+import Foundation
 import ReceiptsCore
 import Testing
 
@@ -31,7 +32,12 @@ struct RegressionTests {
 
     /// Found by the snapshot target: a restored conversation whose last sequence was
     /// `UInt32.max` trapped on overflow when retention dropped its messages (`base` passed it).
-    @Test func aSnapshotWithTheLastPossibleSequenceIsRefused() {
+    /// The corpus holds the input (raw framing), so the snapshot target replays it too.
+    @Test func aSnapshotWithTheLastPossibleSequenceIsRefused() throws {
+        let committed = try Data(
+            contentsOf: CorpusTests.corpus.appendingPathComponent("snapshot/regression-last-sequence-max")
+        )
+        #expect([UInt8](committed) == [1] + Self.snapshot(base: .max, lastSequence: .max))
         #expect(throws: SnapshotDecodingError.self) {
             try ReceiptEngine(restoringFrom: Self.snapshot(base: .max, lastSequence: .max), configuration: .init())
         }
