@@ -29,11 +29,11 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
     }
 
-    /// The longest input worth trying: engine scripts are two bytes a step, and longer ones
-    /// only make each execution slower.
+    /// The longest input worth trying: engine scripts are two bytes a step, and past 48 steps
+    /// they mostly make each execution slower.
     public var maxInputLength: Int {
         switch self {
-        case .engine: 128
+        case .engine: 96
         case .eventBatch, .query, .snapshot, .segment: 4096
         }
     }
