@@ -27,7 +27,7 @@ extension ServiceLoop {
         var expiredCount = 0
         if configuration.retentionSeconds > 0 {
             let cutoff = Timestamp(milliseconds: clock.now().milliseconds - configuration.retentionSeconds * 1000)
-            guard case .success = append(type: RetentionRecord.type, RetentionRecord.encode(cutoff: cutoff)) else {
+            guard case .success = append(.retention(cutoff: cutoff)) else {
                 return
             }
             expiredCount = engine.expireMessages(sentBefore: cutoff)

@@ -46,7 +46,7 @@ extension ServiceLoop {
             )
             return
         }
-        switch ingestFrame(frame, recordType: IngestRecord.acknowledgedBatch) {
+        switch ingestFrame(frame, acknowledged: true) {
         case .success(let (position, results, changes)):
             let reply = envelope.reply(IngestReply(results: results).encode())
             awaiting.append(
@@ -74,7 +74,7 @@ extension ServiceLoop {
             )
             return
         }
-        switch ingestFrame(frame, recordType: IngestRecord.unacknowledgedBatch) {
+        switch ingestFrame(frame, acknowledged: false) {
         case .success(let (position, _, changes)):
             awaiting.append(AwaitingDurability(position: position, changes: changes, reply: nil))
         case .failure(let refusal):
@@ -82,11 +82,11 @@ extension ServiceLoop {
         }
     }
 
-    /// Decodes, applies and logs one batch frame.
+    /// Decodes, applies and logs one batch frame, from the acknowledged ingest endpoint or not.
     /// - Returns: the log position the outcome waits for, the per-event outcomes, the status changes.
     private func ingestFrame(
         _ frame: UnsafeRawBufferPointer,
-        recordType: UInt8
+        acknowledged: Bool
     ) -> Result<(LogPosition, [EventOutcome], [MessageStatus]), FrameRefusal> {
         guard frame.count <= configuration.maxFrameBytes else {
             return .failure(
@@ -122,7 +122,9 @@ extension ServiceLoop {
         // Only accepted events change state; anything else waits for what is already in flight,
         // so that a duplicate is never acknowledged before its original is durable.
         guard tally.accepted > 0 else { return .success((log.appendedPosition, outcomes, changes)) }
-        switch append(type: recordType, IngestRecord.encode(time: now, frame: frame)) {
+        let record: LogRecord =
+            acknowledged ? .acknowledgedBatch(time: now, frame: frame) : .unacknowledgedBatch(time: now, frame: frame)
+        switch append(record) {
         case .success(let position):
             return .success((position, outcomes, changes))
         case .failure(let error):
@@ -131,9 +133,9 @@ extension ServiceLoop {
     }
 
     /// Appends a record; a failure is fatal (the loop stops before acknowledging anything more).
-    func append(type: UInt8, _ record: [UInt8]) -> Result<LogPosition, LogError> {
-        let appended = record.withUnsafeBytes { bytes in
-            Result { () throws(LogError) in try log.append(type: type, payload: bytes) }
+    func append(_ record: LogRecord) -> Result<LogPosition, LogError> {
+        let appended = record.payload().withUnsafeBytes { bytes in
+            Result { () throws(LogError) in try log.append(type: record.kind.rawValue, payload: bytes) }
         }
         if case .failure(let error) = appended {
             control.reportFatal(error)

@@ -34,22 +34,20 @@ extension ServiceLoop {
         let started = ServiceClock.monotonicMilliseconds()
         do {
             try log.replay { type, payload, end in
-                switch type {
-                case IngestRecord.acknowledgedBatch, IngestRecord.unacknowledgedBatch:
-                    guard let (time, frame) = IngestRecord.decode(payload) else {
-                        throw ServiceError(.recovery, "batch record ending at \(end.offset) is too short")
-                    }
+                let record: LogRecord
+                do {
+                    record = try LogRecord(type: type, payload: payload)
+                } catch {
+                    throw ServiceError(.recovery, "log record ending at \(end.offset): \(error)")
+                }
+                switch record {
+                case .acknowledgedBatch(let time, let frame), .unacknowledgedBatch(let time, let frame):
                     let events = try EventBatchCodec.decode(frame)
                     for event in events { _ = engine.apply(event, at: time) }
                     clock.advance(to: time)
                     replayed += events.count
-                case RetentionRecord.type:
-                    guard let cutoff = RetentionRecord.decode(payload) else {
-                        throw ServiceError(.recovery, "retention record ending at \(end.offset) has the wrong size")
-                    }
+                case .retention(let cutoff):
                     _ = engine.expireMessages(sentBefore: cutoff)
-                default:
-                    throw ServiceError(.recovery, "log record of unknown type \(type) ending at \(end.offset)")
                 }
             }
         } catch let error as ServiceError {

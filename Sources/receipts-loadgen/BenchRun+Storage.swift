@@ -12,8 +12,8 @@ extension BenchRun {
         let batched = frames(1_000_000, smoke: 20_000, batchSize: 1000)
         let single = singleEventFrames()
         let time = Timestamp(milliseconds: 1_750_000_000_000)
-        let batchedRecords = (batched.setup + batched.frames).map { IngestRecord.encode(time: time, frame: $0.bytes) }
-        let singleRecords = single.frames.map { IngestRecord.encode(time: time, frame: $0.bytes) }
+        let batchedRecords = (batched.setup + batched.frames).map { Self.batchRecord(time: time, frame: $0.bytes) }
+        let singleRecords = single.frames.map { Self.batchRecord(time: time, frame: $0.bytes) }
         let directory = try DaemonProcess.makeTemporaryDirectory(prefix: "rs")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let disk = try DiskBaseline.syncLoop(directory: directory, size: 1 << 20, seconds: smoke ? 0.3 : 2)
@@ -53,6 +53,11 @@ extension BenchRun {
         )
     }
 
+    /// The payload receiptd logs for an acknowledged batch frame applied at `time`.
+    private static func batchRecord(time: Timestamp, frame: [UInt8]) -> [UInt8] {
+        frame.withUnsafeBytes { LogRecord.acknowledgedBatch(time: time, frame: $0).payload() }
+    }
+
     /// Appends every record and waits until the last is durable; returns the seconds taken.
     private static func append(_ records: [[UInt8]], directory: String, policy: FsyncPolicy) throws -> Double {
         let log = try ReceiptLog(
@@ -63,7 +68,9 @@ extension BenchRun {
         )
         let start = Monotonic.now()
         for record in records {
-            _ = try record.withUnsafeBytes { try log.append(type: IngestRecord.acknowledgedBatch, payload: $0) }
+            _ = try record.withUnsafeBytes {
+                try log.append(type: LogRecord.Kind.acknowledgedBatch.rawValue, payload: $0)
+            }
         }
         try log.flush()
         let seconds = Monotonic.seconds(from: start, to: Monotonic.now())
@@ -92,9 +99,9 @@ extension BenchRun {
         var engine = ReceiptEngine()
         var applied = 0
         let start = Monotonic.now()
-        try log.replay { _, payload, _ in
-            guard let (time, frame) = IngestRecord.decode(payload) else {
-                throw LoadgenError(.protocolViolation, "short log record")
+        try log.replay { type, payload, _ in
+            guard case .acknowledgedBatch(let time, let frame) = try LogRecord(type: type, payload: payload) else {
+                throw LoadgenError(.protocolViolation, "the log holds a record other than a batch")
             }
             for event in try EventBatchCodec.decode(frame) {
                 _ = engine.apply(event, at: time)

@@ -1,0 +1,81 @@
+import ReceiptsCore
+import ReceiptsService
+import Testing
+
+struct LogRecordTests {
+    static let time = Timestamp(milliseconds: 1_750_000_000_123)
+
+    /// Reads `record`'s stored form back and hands the result to `check` while the payload lives.
+    static func readBack(_ record: LogRecord, _ check: (LogRecord) -> Void) throws {
+        let payload = record.payload()
+        try payload.withUnsafeBytes { check(try LogRecord(type: record.kind.rawValue, payload: $0)) }
+    }
+
+    @Test func batchesKeepTheirTimeFrameAndEndpoint() throws {
+        let frame: [UInt8] = [0x0A, 0x03, 1, 2, 3]
+        try frame.withUnsafeBytes { frame in
+            try Self.readBack(.acknowledgedBatch(time: Self.time, frame: frame)) { record in
+                guard case .acknowledgedBatch(let time, let read) = record else {
+                    Issue.record("read back as \(record)")
+                    return
+                }
+                #expect(time == Self.time)
+                #expect(Array(read) == Array(frame))
+            }
+            try Self.readBack(.unacknowledgedBatch(time: Self.time, frame: frame)) { record in
+                guard case .unacknowledgedBatch(let time, let read) = record else {
+                    Issue.record("read back as \(record)")
+                    return
+                }
+                #expect(time == Self.time)
+                #expect(Array(read) == Array(frame))
+            }
+        }
+    }
+
+    @Test func anEmptyFrameIsABatchOfNothing() throws {
+        try Self.readBack(.acknowledgedBatch(time: Self.time, frame: UnsafeRawBufferPointer(start: nil, count: 0))) {
+            guard case .acknowledgedBatch(_, let frame) = $0 else {
+                Issue.record("read back as \($0)")
+                return
+            }
+            #expect(frame.isEmpty)
+        }
+    }
+
+    @Test func retentionKeepsItsCutoff() throws {
+        try Self.readBack(.retention(cutoff: Self.time)) {
+            guard case .retention(let cutoff) = $0 else {
+                Issue.record("read back as \($0)")
+                return
+            }
+            #expect(cutoff == Self.time)
+        }
+    }
+
+    @Test func theTypesAreTheOnesOnDisk() {
+        // Logs written by earlier builds hold these numbers; they never change.
+        #expect(LogRecord.Kind.acknowledgedBatch.rawValue == 1)
+        #expect(LogRecord.Kind.unacknowledgedBatch.rawValue == 2)
+        #expect(LogRecord.Kind.retention.rawValue == 3)
+    }
+
+    @Test(arguments: [
+        (UInt8(1), [UInt8](repeating: 0, count: 7), "too short for its time"),
+        (UInt8(2), [], "too short for its time"),
+        (UInt8(3), [UInt8](repeating: 0, count: 9), "is not one cutoff"),
+        (UInt8(3), [UInt8](repeating: 0, count: 7), "is not one cutoff"),
+        (UInt8(4), [UInt8](repeating: 0, count: 8), "unknown type 4"),
+        (UInt8(0), [], "unknown type 0"),
+    ])
+    func aDamagedRecordIsRefusedWithItsReason(type: UInt8, payload: [UInt8], reason: String) {
+        payload.withUnsafeBytes { payload in
+            do {
+                let record = try LogRecord(type: type, payload: payload)
+                Issue.record("read as \(record)")
+            } catch {
+                #expect("\(error)".contains(reason))
+            }
+        }
+    }
+}
