@@ -175,7 +175,7 @@ let package = Package(
         // Runs the committed corpus (seeds and every crash found) through each fuzz target.
         .testTarget(
             name: "ReceiptsFuzzingTests",
-            dependencies: ["ReceiptsFuzzing", "ReceiptsCore"],
+            dependencies: ["ReceiptsFuzzing", "ReceiptsCore", "ReceiptLog"],
             exclude: ["Corpus"],
             swiftSettings: swiftSettings
         ),

@@ -20,6 +20,9 @@ if [ ${#targets[@]} -eq 0 ]; then targets=(event-batch query snapshot segment en
 build=(swift build -c release --scratch-path .build-fuzz)
 "${build[@]}" --product receipts-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld
 fuzz="$("${build[@]}" --show-bin-path)/receipts-fuzz"
+# A finding ends in fatalError; Swift's own crash handler would then read the stack under
+# AddressSanitizer and add a misleading second report. libFuzzer's report is enough.
+export SWIFT_BACKTRACE=enable=no
 for target in "${targets[@]}"; do
   corpus=.build-fuzz/corpus/$target
   mkdir -p "$corpus"
