@@ -43,8 +43,8 @@ struct HTTPEndpointTests {
         _ = try await daemon.client.send([
             .conversationUpserted(conversation: conversation, kind: .direct, members: ["a", "b"])
         ])
-        for block in 0..<100 {
-            // A log long enough that replaying it takes a while.
+        for block in 0..<500 {
+            // A log long enough that replaying it takes a while (about half a second at 1M events/s).
             let kinds: [EventKind] = (0..<1000).map { index in
                 .messageSent(conversation: conversation, message: "m\(block)-\(index)", sender: "a", isSystem: false)
             }
