@@ -1,5 +1,3 @@
-import ReceiptsCore
-
 /// A libFuzzer target: takes any bytes, and throws `InvariantViolation` when the code under
 /// test breaks one of its promises (a crash is caught by the sanitizer instead).
 public enum FuzzTarget: String, CaseIterable, Sendable {
@@ -43,27 +41,6 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 public struct InvariantViolation: Error, CustomStringConvertible {
     /// What was expected and what happened.
     public var description: String
-}
-
-extension ReceiptEngine {
-    /// Requires that the engine's snapshot decodes and encodes again to the same bytes.
-    ///
-    /// - Returns: The engine restored from the snapshot.
-    @discardableResult
-    func requireSnapshotRoundTrip(
-        _ what: String,
-        configuration: EngineConfiguration
-    ) throws(InvariantViolation) -> ReceiptEngine {
-        let bytes = encodedState()
-        let restored: ReceiptEngine
-        do {
-            restored = try ReceiptEngine(restoringFrom: bytes, configuration: configuration)
-        } catch {
-            throw InvariantViolation(description: "\(what) encodes to a snapshot its decoder refuses: \(error)")
-        }
-        try require(restored.encodedState() == bytes, "\(what) does not encode the same after a snapshot round trip")
-        return restored
-    }
 }
 
 /// Throws an `InvariantViolation` with `message` unless `condition` holds.

@@ -11,24 +11,23 @@ struct LogRecordTests {
         try payload.withUnsafeBytes { check(try LogRecord(type: record.kind.rawValue, payload: $0)) }
     }
 
-    @Test func batchesKeepTheirTimeFrameAndEndpoint() throws {
+    @Test(arguments: [true, false])
+    func batchesKeepTheirTimeFrameAndEndpoint(acknowledged: Bool) throws {
         let frame: [UInt8] = [0x0A, 0x03, 1, 2, 3]
         try frame.withUnsafeBytes { frame in
-            try Self.readBack(.acknowledgedBatch(time: Self.time, frame: frame)) { record in
-                guard case .acknowledgedBatch(let time, let read) = record else {
-                    Issue.record("read back as \(record)")
-                    return
+            let record: LogRecord =
+                acknowledged
+                ? .acknowledgedBatch(time: Self.time, frame: frame)
+                : .unacknowledgedBatch(time: Self.time, frame: frame)
+            try Self.readBack(record) { read in
+                switch read {
+                case .acknowledgedBatch(let time, let bytes) where acknowledged,
+                    .unacknowledgedBatch(let time, let bytes) where !acknowledged:
+                    #expect(time == Self.time)
+                    #expect(Array(bytes) == Array(frame))
+                default:
+                    Issue.record("read back as \(read)")
                 }
-                #expect(time == Self.time)
-                #expect(Array(read) == Array(frame))
-            }
-            try Self.readBack(.unacknowledgedBatch(time: Self.time, frame: frame)) { record in
-                guard case .unacknowledgedBatch(let time, let read) = record else {
-                    Issue.record("read back as \(record)")
-                    return
-                }
-                #expect(time == Self.time)
-                #expect(Array(read) == Array(frame))
             }
         }
     }
