@@ -1267,6 +1267,411 @@ void   receipts__v1__query__free_unpacked
   assert(message->base.descriptor == &receipts__v1__query__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   receipts__v1__topology_query__init
+                     (Receipts__V1__TopologyQuery         *message)
+{
+  static const Receipts__V1__TopologyQuery init_value = RECEIPTS__V1__TOPOLOGY_QUERY__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__topology_query__get_packed_size
+                     (const Receipts__V1__TopologyQuery *message)
+{
+  assert(message->base.descriptor == &receipts__v1__topology_query__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__topology_query__pack
+                     (const Receipts__V1__TopologyQuery *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__topology_query__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__topology_query__pack_to_buffer
+                     (const Receipts__V1__TopologyQuery *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__topology_query__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__TopologyQuery *
+       receipts__v1__topology_query__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__TopologyQuery *)
+     protobuf_c_message_unpack (&receipts__v1__topology_query__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__topology_query__free_unpacked
+                     (Receipts__V1__TopologyQuery *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__topology_query__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__prepare_move_query__init
+                     (Receipts__V1__PrepareMoveQuery         *message)
+{
+  static const Receipts__V1__PrepareMoveQuery init_value = RECEIPTS__V1__PREPARE_MOVE_QUERY__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__prepare_move_query__get_packed_size
+                     (const Receipts__V1__PrepareMoveQuery *message)
+{
+  assert(message->base.descriptor == &receipts__v1__prepare_move_query__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__prepare_move_query__pack
+                     (const Receipts__V1__PrepareMoveQuery *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__prepare_move_query__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__prepare_move_query__pack_to_buffer
+                     (const Receipts__V1__PrepareMoveQuery *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__prepare_move_query__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__PrepareMoveQuery *
+       receipts__v1__prepare_move_query__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__PrepareMoveQuery *)
+     protobuf_c_message_unpack (&receipts__v1__prepare_move_query__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__prepare_move_query__free_unpacked
+                     (Receipts__V1__PrepareMoveQuery *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__prepare_move_query__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__export_query__init
+                     (Receipts__V1__ExportQuery         *message)
+{
+  static const Receipts__V1__ExportQuery init_value = RECEIPTS__V1__EXPORT_QUERY__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__export_query__get_packed_size
+                     (const Receipts__V1__ExportQuery *message)
+{
+  assert(message->base.descriptor == &receipts__v1__export_query__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__export_query__pack
+                     (const Receipts__V1__ExportQuery *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__export_query__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__export_query__pack_to_buffer
+                     (const Receipts__V1__ExportQuery *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__export_query__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__ExportQuery *
+       receipts__v1__export_query__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__ExportQuery *)
+     protobuf_c_message_unpack (&receipts__v1__export_query__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__export_query__free_unpacked
+                     (Receipts__V1__ExportQuery *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__export_query__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__import_query__init
+                     (Receipts__V1__ImportQuery         *message)
+{
+  static const Receipts__V1__ImportQuery init_value = RECEIPTS__V1__IMPORT_QUERY__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__import_query__get_packed_size
+                     (const Receipts__V1__ImportQuery *message)
+{
+  assert(message->base.descriptor == &receipts__v1__import_query__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__import_query__pack
+                     (const Receipts__V1__ImportQuery *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__import_query__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__import_query__pack_to_buffer
+                     (const Receipts__V1__ImportQuery *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__import_query__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__ImportQuery *
+       receipts__v1__import_query__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__ImportQuery *)
+     protobuf_c_message_unpack (&receipts__v1__import_query__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__import_query__free_unpacked
+                     (Receipts__V1__ImportQuery *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__import_query__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__release_query__init
+                     (Receipts__V1__ReleaseQuery         *message)
+{
+  static const Receipts__V1__ReleaseQuery init_value = RECEIPTS__V1__RELEASE_QUERY__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__release_query__get_packed_size
+                     (const Receipts__V1__ReleaseQuery *message)
+{
+  assert(message->base.descriptor == &receipts__v1__release_query__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__release_query__pack
+                     (const Receipts__V1__ReleaseQuery *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__release_query__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__release_query__pack_to_buffer
+                     (const Receipts__V1__ReleaseQuery *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__release_query__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__ReleaseQuery *
+       receipts__v1__release_query__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__ReleaseQuery *)
+     protobuf_c_message_unpack (&receipts__v1__release_query__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__release_query__free_unpacked
+                     (Receipts__V1__ReleaseQuery *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__release_query__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__commit_move_query__init
+                     (Receipts__V1__CommitMoveQuery         *message)
+{
+  static const Receipts__V1__CommitMoveQuery init_value = RECEIPTS__V1__COMMIT_MOVE_QUERY__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__commit_move_query__get_packed_size
+                     (const Receipts__V1__CommitMoveQuery *message)
+{
+  assert(message->base.descriptor == &receipts__v1__commit_move_query__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__commit_move_query__pack
+                     (const Receipts__V1__CommitMoveQuery *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__commit_move_query__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__commit_move_query__pack_to_buffer
+                     (const Receipts__V1__CommitMoveQuery *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__commit_move_query__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__CommitMoveQuery *
+       receipts__v1__commit_move_query__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__CommitMoveQuery *)
+     protobuf_c_message_unpack (&receipts__v1__commit_move_query__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__commit_move_query__free_unpacked
+                     (Receipts__V1__CommitMoveQuery *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__commit_move_query__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__topology__init
+                     (Receipts__V1__Topology         *message)
+{
+  static const Receipts__V1__Topology init_value = RECEIPTS__V1__TOPOLOGY__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__topology__get_packed_size
+                     (const Receipts__V1__Topology *message)
+{
+  assert(message->base.descriptor == &receipts__v1__topology__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__topology__pack
+                     (const Receipts__V1__Topology *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__topology__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__topology__pack_to_buffer
+                     (const Receipts__V1__Topology *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__topology__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__Topology *
+       receipts__v1__topology__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__Topology *)
+     protobuf_c_message_unpack (&receipts__v1__topology__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__topology__free_unpacked
+                     (Receipts__V1__Topology *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__topology__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__export_result__init
+                     (Receipts__V1__ExportResult         *message)
+{
+  static const Receipts__V1__ExportResult init_value = RECEIPTS__V1__EXPORT_RESULT__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__export_result__get_packed_size
+                     (const Receipts__V1__ExportResult *message)
+{
+  assert(message->base.descriptor == &receipts__v1__export_result__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__export_result__pack
+                     (const Receipts__V1__ExportResult *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__export_result__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__export_result__pack_to_buffer
+                     (const Receipts__V1__ExportResult *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__export_result__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__ExportResult *
+       receipts__v1__export_result__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__ExportResult *)
+     protobuf_c_message_unpack (&receipts__v1__export_result__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__export_result__free_unpacked
+                     (Receipts__V1__ExportResult *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__export_result__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__import_result__init
+                     (Receipts__V1__ImportResult         *message)
+{
+  static const Receipts__V1__ImportResult init_value = RECEIPTS__V1__IMPORT_RESULT__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__import_result__get_packed_size
+                     (const Receipts__V1__ImportResult *message)
+{
+  assert(message->base.descriptor == &receipts__v1__import_result__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__import_result__pack
+                     (const Receipts__V1__ImportResult *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__import_result__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__import_result__pack_to_buffer
+                     (const Receipts__V1__ImportResult *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__import_result__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__ImportResult *
+       receipts__v1__import_result__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__ImportResult *)
+     protobuf_c_message_unpack (&receipts__v1__import_result__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__import_result__free_unpacked
+                     (Receipts__V1__ImportResult *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__import_result__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   receipts__v1__recipient_receipt__init
                      (Receipts__V1__RecipientReceipt         *message)
 {
@@ -3496,7 +3901,7 @@ const ProtobufCMessageDescriptor receipts__v1__compact_query__descriptor =
   (ProtobufCMessageInit) receipts__v1__compact_query__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__query__field_descriptors[8] =
+static const ProtobufCFieldDescriptor receipts__v1__query__field_descriptors[14] =
 {
   {
     "message_status",
@@ -3594,21 +3999,99 @@ static const ProtobufCFieldDescriptor receipts__v1__query__field_descriptors[8] 
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "topology",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__Query, kind_case),
+    offsetof(Receipts__V1__Query, topology),
+    &receipts__v1__topology_query__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "prepare_move",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__Query, kind_case),
+    offsetof(Receipts__V1__Query, prepare_move),
+    &receipts__v1__prepare_move_query__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "export_conversations",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__Query, kind_case),
+    offsetof(Receipts__V1__Query, export_conversations),
+    &receipts__v1__export_query__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "import_conversations",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__Query, kind_case),
+    offsetof(Receipts__V1__Query, import_conversations),
+    &receipts__v1__import_query__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "release_conversations",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__Query, kind_case),
+    offsetof(Receipts__V1__Query, release_conversations),
+    &receipts__v1__release_query__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "commit_move",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__Query, kind_case),
+    offsetof(Receipts__V1__Query, commit_move),
+    &receipts__v1__commit_move_query__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__query__field_indices_by_name[] = {
+  13,   /* field[13] = commit_move */
   7,   /* field[7] = compact */
+  10,   /* field[10] = export_conversations */
   5,   /* field[5] = health */
+  11,   /* field[11] = import_conversations */
   2,   /* field[2] = last_sent */
   0,   /* field[0] = message_status */
+  9,   /* field[9] = prepare_move */
   1,   /* field[1] = read_detail */
+  12,   /* field[12] = release_conversations */
   4,   /* field[4] = snapshot */
   6,   /* field[6] = stats */
+  8,   /* field[8] = topology */
   3,   /* field[3] = unread_counts */
 };
 static const ProtobufCIntRange receipts__v1__query__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 8 }
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor receipts__v1__query__descriptor =
 {
@@ -3618,11 +4101,593 @@ const ProtobufCMessageDescriptor receipts__v1__query__descriptor =
   "Receipts__V1__Query",
   "receipts.v1",
   sizeof(Receipts__V1__Query),
-  8,
+  14,
   receipts__v1__query__field_descriptors,
   receipts__v1__query__field_indices_by_name,
   1,  receipts__v1__query__number_ranges,
   (ProtobufCMessageInit) receipts__v1__query__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define receipts__v1__topology_query__field_descriptors NULL
+#define receipts__v1__topology_query__field_indices_by_name NULL
+#define receipts__v1__topology_query__number_ranges NULL
+const ProtobufCMessageDescriptor receipts__v1__topology_query__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.TopologyQuery",
+  "TopologyQuery",
+  "Receipts__V1__TopologyQuery",
+  "receipts.v1",
+  sizeof(Receipts__V1__TopologyQuery),
+  0,
+  receipts__v1__topology_query__field_descriptors,
+  receipts__v1__topology_query__field_indices_by_name,
+  0,  receipts__v1__topology_query__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__topology_query__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__prepare_move_query__field_descriptors[3] =
+{
+  {
+    "epoch",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__PrepareMoveQuery, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "from_count",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__PrepareMoveQuery, from_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "to_count",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__PrepareMoveQuery, to_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__prepare_move_query__field_indices_by_name[] = {
+  0,   /* field[0] = epoch */
+  1,   /* field[1] = from_count */
+  2,   /* field[2] = to_count */
+};
+static const ProtobufCIntRange receipts__v1__prepare_move_query__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor receipts__v1__prepare_move_query__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.PrepareMoveQuery",
+  "PrepareMoveQuery",
+  "Receipts__V1__PrepareMoveQuery",
+  "receipts.v1",
+  sizeof(Receipts__V1__PrepareMoveQuery),
+  3,
+  receipts__v1__prepare_move_query__field_descriptors,
+  receipts__v1__prepare_move_query__field_indices_by_name,
+  1,  receipts__v1__prepare_move_query__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__prepare_move_query__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__export_query__field_descriptors[3] =
+{
+  {
+    "epoch",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ExportQuery, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "destination",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ExportQuery, destination),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "limit",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ExportQuery, limit),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__export_query__field_indices_by_name[] = {
+  1,   /* field[1] = destination */
+  0,   /* field[0] = epoch */
+  2,   /* field[2] = limit */
+};
+static const ProtobufCIntRange receipts__v1__export_query__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor receipts__v1__export_query__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.ExportQuery",
+  "ExportQuery",
+  "Receipts__V1__ExportQuery",
+  "receipts.v1",
+  sizeof(Receipts__V1__ExportQuery),
+  3,
+  receipts__v1__export_query__field_descriptors,
+  receipts__v1__export_query__field_indices_by_name,
+  1,  receipts__v1__export_query__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__export_query__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__import_query__field_descriptors[4] =
+{
+  {
+    "epoch",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ImportQuery, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sender",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ImportQuery, sender),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "state",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BYTES,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ImportQuery, state),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ImportQuery, last),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__import_query__field_indices_by_name[] = {
+  0,   /* field[0] = epoch */
+  3,   /* field[3] = last */
+  1,   /* field[1] = sender */
+  2,   /* field[2] = state */
+};
+static const ProtobufCIntRange receipts__v1__import_query__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor receipts__v1__import_query__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.ImportQuery",
+  "ImportQuery",
+  "Receipts__V1__ImportQuery",
+  "receipts.v1",
+  sizeof(Receipts__V1__ImportQuery),
+  4,
+  receipts__v1__import_query__field_descriptors,
+  receipts__v1__import_query__field_indices_by_name,
+  1,  receipts__v1__import_query__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__import_query__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__release_query__field_descriptors[3] =
+{
+  {
+    "epoch",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReleaseQuery, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "destination",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReleaseQuery, destination),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "conversation_ids",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Receipts__V1__ReleaseQuery, n_conversation_ids),
+    offsetof(Receipts__V1__ReleaseQuery, conversation_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__release_query__field_indices_by_name[] = {
+  2,   /* field[2] = conversation_ids */
+  1,   /* field[1] = destination */
+  0,   /* field[0] = epoch */
+};
+static const ProtobufCIntRange receipts__v1__release_query__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor receipts__v1__release_query__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.ReleaseQuery",
+  "ReleaseQuery",
+  "Receipts__V1__ReleaseQuery",
+  "receipts.v1",
+  sizeof(Receipts__V1__ReleaseQuery),
+  3,
+  receipts__v1__release_query__field_descriptors,
+  receipts__v1__release_query__field_indices_by_name,
+  1,  receipts__v1__release_query__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__release_query__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__commit_move_query__field_descriptors[1] =
+{
+  {
+    "epoch",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__CommitMoveQuery, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__commit_move_query__field_indices_by_name[] = {
+  0,   /* field[0] = epoch */
+};
+static const ProtobufCIntRange receipts__v1__commit_move_query__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor receipts__v1__commit_move_query__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.CommitMoveQuery",
+  "CommitMoveQuery",
+  "Receipts__V1__CommitMoveQuery",
+  "receipts.v1",
+  sizeof(Receipts__V1__CommitMoveQuery),
+  1,
+  receipts__v1__commit_move_query__field_descriptors,
+  receipts__v1__commit_move_query__field_indices_by_name,
+  1,  receipts__v1__commit_move_query__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__commit_move_query__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__topology__field_descriptors[9] =
+{
+  {
+    "epoch",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Topology, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "worker_index",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Topology, worker_index),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "worker_count",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Topology, worker_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "target_count",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Topology, target_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "completed_senders",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Receipts__V1__Topology, n_completed_senders),
+    offsetof(Receipts__V1__Topology, completed_senders),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "frozen",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Topology, frozen),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "released",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Topology, released),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "imported",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Topology, imported),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "owned",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Topology, owned),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__topology__field_indices_by_name[] = {
+  4,   /* field[4] = completed_senders */
+  0,   /* field[0] = epoch */
+  5,   /* field[5] = frozen */
+  7,   /* field[7] = imported */
+  8,   /* field[8] = owned */
+  6,   /* field[6] = released */
+  3,   /* field[3] = target_count */
+  2,   /* field[2] = worker_count */
+  1,   /* field[1] = worker_index */
+};
+static const ProtobufCIntRange receipts__v1__topology__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 9 }
+};
+const ProtobufCMessageDescriptor receipts__v1__topology__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.Topology",
+  "Topology",
+  "Receipts__V1__Topology",
+  "receipts.v1",
+  sizeof(Receipts__V1__Topology),
+  9,
+  receipts__v1__topology__field_descriptors,
+  receipts__v1__topology__field_indices_by_name,
+  1,  receipts__v1__topology__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__topology__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__export_result__field_descriptors[3] =
+{
+  {
+    "conversation_ids",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Receipts__V1__ExportResult, n_conversation_ids),
+    offsetof(Receipts__V1__ExportResult, conversation_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "state",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BYTES,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ExportResult, state),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "remaining",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ExportResult, remaining),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__export_result__field_indices_by_name[] = {
+  0,   /* field[0] = conversation_ids */
+  2,   /* field[2] = remaining */
+  1,   /* field[1] = state */
+};
+static const ProtobufCIntRange receipts__v1__export_result__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor receipts__v1__export_result__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.ExportResult",
+  "ExportResult",
+  "Receipts__V1__ExportResult",
+  "receipts.v1",
+  sizeof(Receipts__V1__ExportResult),
+  3,
+  receipts__v1__export_result__field_descriptors,
+  receipts__v1__export_result__field_indices_by_name,
+  1,  receipts__v1__export_result__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__export_result__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__import_result__field_descriptors[2] =
+{
+  {
+    "imported",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ImportResult, imported),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "already_held",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ImportResult, already_held),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__import_result__field_indices_by_name[] = {
+  1,   /* field[1] = already_held */
+  0,   /* field[0] = imported */
+};
+static const ProtobufCIntRange receipts__v1__import_result__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor receipts__v1__import_result__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.ImportResult",
+  "ImportResult",
+  "Receipts__V1__ImportResult",
+  "receipts.v1",
+  sizeof(Receipts__V1__ImportResult),
+  2,
+  receipts__v1__import_result__field_descriptors,
+  receipts__v1__import_result__field_indices_by_name,
+  1,  receipts__v1__import_result__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__import_result__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor receipts__v1__recipient_receipt__field_descriptors[6] =
@@ -4343,7 +5408,7 @@ const ProtobufCMessageDescriptor receipts__v1__error_reply__descriptor =
   (ProtobufCMessageInit) receipts__v1__error_reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__query_reply__field_descriptors[9] =
+static const ProtobufCFieldDescriptor receipts__v1__query_reply__field_descriptors[12] =
 {
   {
     "message_status",
@@ -4453,22 +5518,61 @@ static const ProtobufCFieldDescriptor receipts__v1__query_reply__field_descripto
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "topology",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__QueryReply, kind_case),
+    offsetof(Receipts__V1__QueryReply, topology),
+    &receipts__v1__topology__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "export_result",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__QueryReply, kind_case),
+    offsetof(Receipts__V1__QueryReply, export_result),
+    &receipts__v1__export_result__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "import_result",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__QueryReply, kind_case),
+    offsetof(Receipts__V1__QueryReply, import_result),
+    &receipts__v1__import_result__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__query_reply__field_indices_by_name[] = {
   7,   /* field[7] = compact */
   8,   /* field[8] = error */
+  10,   /* field[10] = export_result */
   5,   /* field[5] = health */
+  11,   /* field[11] = import_result */
   2,   /* field[2] = last_sent */
   0,   /* field[0] = message_status */
   1,   /* field[1] = read_detail */
   4,   /* field[4] = snapshot */
   6,   /* field[6] = stats */
+  9,   /* field[9] = topology */
   3,   /* field[3] = unread_counts */
 };
 static const ProtobufCIntRange receipts__v1__query_reply__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor receipts__v1__query_reply__descriptor =
 {
@@ -4478,7 +5582,7 @@ const ProtobufCMessageDescriptor receipts__v1__query_reply__descriptor =
   "Receipts__V1__QueryReply",
   "receipts.v1",
   sizeof(Receipts__V1__QueryReply),
-  9,
+  12,
   receipts__v1__query_reply__field_descriptors,
   receipts__v1__query_reply__field_indices_by_name,
   1,  receipts__v1__query_reply__number_ranges,
@@ -4547,7 +5651,7 @@ const ProtobufCEnumDescriptor receipts__v1__event_outcome__descriptor =
   receipts__v1__event_outcome__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue receipts__v1__reject_reason__enum_values_by_number[12] =
+static const ProtobufCEnumValue receipts__v1__reject_reason__enum_values_by_number[13] =
 {
   { "REJECT_REASON_UNSPECIFIED", "RECEIPTS__V1__REJECT_REASON__REJECT_REASON_UNSPECIFIED", 0 },
   { "REJECT_REASON_UNKNOWN_EVENT_KIND", "RECEIPTS__V1__REJECT_REASON__REJECT_REASON_UNKNOWN_EVENT_KIND", 1 },
@@ -4561,15 +5665,17 @@ static const ProtobufCEnumValue receipts__v1__reject_reason__enum_values_by_numb
   { "REJECT_REASON_PENDING_FULL", "RECEIPTS__V1__REJECT_REASON__REJECT_REASON_PENDING_FULL", 9 },
   { "REJECT_REASON_INVALID_EVENT_ID", "RECEIPTS__V1__REJECT_REASON__REJECT_REASON_INVALID_EVENT_ID", 10 },
   { "REJECT_REASON_UNKNOWN_MESSAGE", "RECEIPTS__V1__REJECT_REASON__REJECT_REASON_UNKNOWN_MESSAGE", 11 },
+  { "REJECT_REASON_MOVING", "RECEIPTS__V1__REJECT_REASON__REJECT_REASON_MOVING", 12 },
 };
 static const ProtobufCIntRange receipts__v1__reject_reason__value_ranges[] = {
-{0, 0},{0, 12}
+{0, 0},{0, 13}
 };
-static const ProtobufCEnumValueIndex receipts__v1__reject_reason__enum_values_by_name[12] =
+static const ProtobufCEnumValueIndex receipts__v1__reject_reason__enum_values_by_name[13] =
 {
   { "REJECT_REASON_INVALID_EVENT", 2 },
   { "REJECT_REASON_INVALID_EVENT_ID", 10 },
   { "REJECT_REASON_MESSAGE_EXISTS", 7 },
+  { "REJECT_REASON_MOVING", 12 },
   { "REJECT_REASON_NOT_A_MEMBER", 5 },
   { "REJECT_REASON_NOT_A_RECIPIENT", 6 },
   { "REJECT_REASON_NOT_OWNER", 3 },
@@ -4587,9 +5693,9 @@ const ProtobufCEnumDescriptor receipts__v1__reject_reason__descriptor =
   "RejectReason",
   "Receipts__V1__RejectReason",
   "receipts.v1",
-  12,
+  13,
   receipts__v1__reject_reason__enum_values_by_number,
-  12,
+  13,
   receipts__v1__reject_reason__enum_values_by_name,
   1,
   receipts__v1__reject_reason__value_ranges,

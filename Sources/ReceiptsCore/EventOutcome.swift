@@ -48,6 +48,9 @@ public enum RejectReason: UInt8, Hashable, Sendable, CaseIterable {
     case invalidEventID = 10
     /// The message is unknown (edit or delete of a message never sent).
     case unknownMessage = 11
+    /// The conversation is moving between workers: the same event, sent again after a short
+    /// pause, is applied once by whichever worker owns it then.
+    case moving = 12
 
     /// A stable lowercase name for counters and logs, e.g. `not_a_recipient`.
     public var name: String {
@@ -63,6 +66,7 @@ public enum RejectReason: UInt8, Hashable, Sendable, CaseIterable {
         case .pendingFull: "pending_full"
         case .invalidEventID: "invalid_event_id"
         case .unknownMessage: "unknown_message"
+        case .moving: "moving"
         }
     }
 }

@@ -16,6 +16,7 @@ extension RejectReason {
         case RECEIPTS__V1__REJECT_REASON__REJECT_REASON_PENDING_FULL: self = .pendingFull
         case RECEIPTS__V1__REJECT_REASON__REJECT_REASON_INVALID_EVENT_ID: self = .invalidEventID
         case RECEIPTS__V1__REJECT_REASON__REJECT_REASON_UNKNOWN_MESSAGE: self = .unknownMessage
+        case RECEIPTS__V1__REJECT_REASON__REJECT_REASON_MOVING: self = .moving
         default: return nil
         }
     }
@@ -33,6 +34,7 @@ extension RejectReason {
         case .pendingFull: RECEIPTS__V1__REJECT_REASON__REJECT_REASON_PENDING_FULL
         case .invalidEventID: RECEIPTS__V1__REJECT_REASON__REJECT_REASON_INVALID_EVENT_ID
         case .unknownMessage: RECEIPTS__V1__REJECT_REASON__REJECT_REASON_UNKNOWN_MESSAGE
+        case .moving: RECEIPTS__V1__REJECT_REASON__REJECT_REASON_MOVING
         }
     }
 }

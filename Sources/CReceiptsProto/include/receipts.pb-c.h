@@ -43,6 +43,15 @@ typedef struct Receipts__V1__HealthQuery Receipts__V1__HealthQuery;
 typedef struct Receipts__V1__StatsQuery Receipts__V1__StatsQuery;
 typedef struct Receipts__V1__CompactQuery Receipts__V1__CompactQuery;
 typedef struct Receipts__V1__Query Receipts__V1__Query;
+typedef struct Receipts__V1__TopologyQuery Receipts__V1__TopologyQuery;
+typedef struct Receipts__V1__PrepareMoveQuery Receipts__V1__PrepareMoveQuery;
+typedef struct Receipts__V1__ExportQuery Receipts__V1__ExportQuery;
+typedef struct Receipts__V1__ImportQuery Receipts__V1__ImportQuery;
+typedef struct Receipts__V1__ReleaseQuery Receipts__V1__ReleaseQuery;
+typedef struct Receipts__V1__CommitMoveQuery Receipts__V1__CommitMoveQuery;
+typedef struct Receipts__V1__Topology Receipts__V1__Topology;
+typedef struct Receipts__V1__ExportResult Receipts__V1__ExportResult;
+typedef struct Receipts__V1__ImportResult Receipts__V1__ImportResult;
 typedef struct Receipts__V1__RecipientReceipt Receipts__V1__RecipientReceipt;
 typedef struct Receipts__V1__ReadDetail Receipts__V1__ReadDetail;
 typedef struct Receipts__V1__UnreadCount Receipts__V1__UnreadCount;
@@ -140,7 +149,12 @@ typedef enum _Receipts__V1__RejectReason {
   /*
    * The message is not known (edit or delete of an unknown message).
    */
-  RECEIPTS__V1__REJECT_REASON__REJECT_REASON_UNKNOWN_MESSAGE = 11
+  RECEIPTS__V1__REJECT_REASON__REJECT_REASON_UNKNOWN_MESSAGE = 11,
+  /*
+   * The conversation is moving between workers (a worker count change): send the same
+   * event again after a short pause; the worker that answers next applies it once.
+   */
+  RECEIPTS__V1__REJECT_REASON__REJECT_REASON_MOVING = 12
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECEIPTS__V1__REJECT_REASON)
 } Receipts__V1__RejectReason;
 /*
@@ -917,7 +931,13 @@ typedef enum {
   RECEIPTS__V1__QUERY__KIND_SNAPSHOT = 5,
   RECEIPTS__V1__QUERY__KIND_HEALTH = 6,
   RECEIPTS__V1__QUERY__KIND_STATS = 7,
-  RECEIPTS__V1__QUERY__KIND_COMPACT = 8
+  RECEIPTS__V1__QUERY__KIND_COMPACT = 8,
+  RECEIPTS__V1__QUERY__KIND_TOPOLOGY = 9,
+  RECEIPTS__V1__QUERY__KIND_PREPARE_MOVE = 10,
+  RECEIPTS__V1__QUERY__KIND_EXPORT_CONVERSATIONS = 11,
+  RECEIPTS__V1__QUERY__KIND_IMPORT_CONVERSATIONS = 12,
+  RECEIPTS__V1__QUERY__KIND_RELEASE_CONVERSATIONS = 13,
+  RECEIPTS__V1__QUERY__KIND_COMMIT_MOVE = 14
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECEIPTS__V1__QUERY__KIND__CASE)
 } Receipts__V1__Query__KindCase;
 
@@ -937,11 +957,192 @@ struct  Receipts__V1__Query
     Receipts__V1__HealthQuery *health;
     Receipts__V1__StatsQuery *stats;
     Receipts__V1__CompactQuery *compact;
+    Receipts__V1__TopologyQuery *topology;
+    Receipts__V1__PrepareMoveQuery *prepare_move;
+    Receipts__V1__ExportQuery *export_conversations;
+    Receipts__V1__ImportQuery *import_conversations;
+    Receipts__V1__ReleaseQuery *release_conversations;
+    Receipts__V1__CommitMoveQuery *commit_move;
   };
 };
 #define RECEIPTS__V1__QUERY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__query__descriptor) \
     , RECEIPTS__V1__QUERY__KIND__NOT_SET, {0} }
+
+
+/*
+ * Where the worker stands in the cluster's placement.
+ */
+struct  Receipts__V1__TopologyQuery
+{
+  ProtobufCMessage base;
+};
+#define RECEIPTS__V1__TOPOLOGY_QUERY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__topology_query__descriptor) \
+     }
+
+
+/*
+ * Records that the cluster goes from `from_count` to `to_count` workers under `epoch` (one
+ * more than any epoch before). Answered with the worker's Topology.
+ */
+struct  Receipts__V1__PrepareMoveQuery
+{
+  ProtobufCMessage base;
+  uint64_t epoch;
+  uint32_t from_count;
+  uint32_t to_count;
+};
+#define RECEIPTS__V1__PREPARE_MOVE_QUERY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__prepare_move_query__descriptor) \
+    , 0, 0, 0 }
+
+
+/*
+ * Freezes up to `limit` of the sender's conversations that move to worker `destination` (the
+ * frozen ones not yet released first) and answers their state once the freeze is durable.
+ */
+struct  Receipts__V1__ExportQuery
+{
+  ProtobufCMessage base;
+  uint64_t epoch;
+  uint32_t destination;
+  uint32_t limit;
+};
+#define RECEIPTS__V1__EXPORT_QUERY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__export_query__descriptor) \
+    , 0, 0, 0 }
+
+
+/*
+ * Makes the conversations of an export the receiver's own, durably, before answering.
+ * `last`: the sender has nothing more for this receiver (after the import of `state`).
+ */
+struct  Receipts__V1__ImportQuery
+{
+  ProtobufCMessage base;
+  uint64_t epoch;
+  uint32_t sender;
+  ProtobufCBinaryData state;
+  protobuf_c_boolean last;
+};
+#define RECEIPTS__V1__IMPORT_QUERY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__import_query__descriptor) \
+    , 0, 0, {0,NULL}, 0 }
+
+
+/*
+ * The sender forgets conversations that the receiver `destination` imported.
+ */
+struct  Receipts__V1__ReleaseQuery
+{
+  ProtobufCMessage base;
+  uint64_t epoch;
+  uint32_t destination;
+  size_t n_conversation_ids;
+  char **conversation_ids;
+};
+#define RECEIPTS__V1__RELEASE_QUERY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__release_query__descriptor) \
+    , 0, 0, 0,NULL }
+
+
+/*
+ * Every conversation moved: the target count becomes the worker count.
+ */
+struct  Receipts__V1__CommitMoveQuery
+{
+  ProtobufCMessage base;
+  uint64_t epoch;
+};
+#define RECEIPTS__V1__COMMIT_MOVE_QUERY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__commit_move_query__descriptor) \
+    , 0 }
+
+
+/*
+ * A worker's placement: its count, the move under way, and the move's progress here.
+ */
+struct  Receipts__V1__Topology
+{
+  ProtobufCMessage base;
+  /*
+   * The epoch of the last move prepared or committed; 0 before any.
+   */
+  uint64_t epoch;
+  uint32_t worker_index;
+  /*
+   * How many workers own the conversations now.
+   */
+  uint32_t worker_count;
+  /*
+   * The count a prepared move goes to; 0 when no move is under way.
+   */
+  uint32_t target_count;
+  /*
+   * On a receiver: the senders whose conversations have all arrived.
+   */
+  size_t n_completed_senders;
+  uint32_t *completed_senders;
+  /*
+   * Conversations held here that are frozen, released or imported (this move).
+   */
+  uint64_t frozen;
+  uint64_t released;
+  uint64_t imported;
+  /*
+   * Conversations held and served here.
+   */
+  uint64_t owned;
+};
+#define RECEIPTS__V1__TOPOLOGY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__topology__descriptor) \
+    , 0, 0, 0, 0, 0,NULL, 0, 0, 0, 0 }
+
+
+/*
+ * The answer to an ExportQuery.
+ */
+struct  Receipts__V1__ExportResult
+{
+  ProtobufCMessage base;
+  /*
+   * The conversations in `state`, frozen on the sender.
+   */
+  size_t n_conversation_ids;
+  char **conversation_ids;
+  /*
+   * Their state, for ImportQuery (an engine snapshot of just them).
+   */
+  ProtobufCBinaryData state;
+  /*
+   * How many more conversations move to this destination after these.
+   */
+  uint32_t remaining;
+};
+#define RECEIPTS__V1__EXPORT_RESULT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__export_result__descriptor) \
+    , 0,NULL, {0,NULL}, 0 }
+
+
+/*
+ * The answer to an ImportQuery.
+ */
+struct  Receipts__V1__ImportResult
+{
+  ProtobufCMessage base;
+  /*
+   * Conversations that became the receiver's.
+   */
+  uint32_t imported;
+  /*
+   * Conversations it held already from an earlier import of the same move (a repeat).
+   */
+  uint32_t already_held;
+};
+#define RECEIPTS__V1__IMPORT_RESULT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__import_result__descriptor) \
+    , 0, 0 }
 
 
 /*
@@ -1225,7 +1426,10 @@ typedef enum {
   RECEIPTS__V1__QUERY_REPLY__KIND_HEALTH = 6,
   RECEIPTS__V1__QUERY_REPLY__KIND_STATS = 7,
   RECEIPTS__V1__QUERY_REPLY__KIND_COMPACT = 8,
-  RECEIPTS__V1__QUERY_REPLY__KIND_ERROR = 9
+  RECEIPTS__V1__QUERY_REPLY__KIND_ERROR = 9,
+  RECEIPTS__V1__QUERY_REPLY__KIND_TOPOLOGY = 10,
+  RECEIPTS__V1__QUERY_REPLY__KIND_EXPORT_RESULT = 11,
+  RECEIPTS__V1__QUERY_REPLY__KIND_IMPORT_RESULT = 12
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECEIPTS__V1__QUERY_REPLY__KIND__CASE)
 } Receipts__V1__QueryReply__KindCase;
 
@@ -1246,6 +1450,9 @@ struct  Receipts__V1__QueryReply
     Receipts__V1__Stats *stats;
     Receipts__V1__CompactResult *compact;
     Receipts__V1__ErrorReply *error;
+    Receipts__V1__Topology *topology;
+    Receipts__V1__ExportResult *export_result;
+    Receipts__V1__ImportResult *import_result;
   };
 };
 #define RECEIPTS__V1__QUERY_REPLY__INIT \
@@ -1785,6 +1992,177 @@ Receipts__V1__Query *
 void   receipts__v1__query__free_unpacked
                      (Receipts__V1__Query *message,
                       ProtobufCAllocator *allocator);
+/* Receipts__V1__TopologyQuery methods */
+void   receipts__v1__topology_query__init
+                     (Receipts__V1__TopologyQuery         *message);
+size_t receipts__v1__topology_query__get_packed_size
+                     (const Receipts__V1__TopologyQuery   *message);
+size_t receipts__v1__topology_query__pack
+                     (const Receipts__V1__TopologyQuery   *message,
+                      uint8_t             *out);
+size_t receipts__v1__topology_query__pack_to_buffer
+                     (const Receipts__V1__TopologyQuery   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__TopologyQuery *
+       receipts__v1__topology_query__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__topology_query__free_unpacked
+                     (Receipts__V1__TopologyQuery *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__PrepareMoveQuery methods */
+void   receipts__v1__prepare_move_query__init
+                     (Receipts__V1__PrepareMoveQuery         *message);
+size_t receipts__v1__prepare_move_query__get_packed_size
+                     (const Receipts__V1__PrepareMoveQuery   *message);
+size_t receipts__v1__prepare_move_query__pack
+                     (const Receipts__V1__PrepareMoveQuery   *message,
+                      uint8_t             *out);
+size_t receipts__v1__prepare_move_query__pack_to_buffer
+                     (const Receipts__V1__PrepareMoveQuery   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__PrepareMoveQuery *
+       receipts__v1__prepare_move_query__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__prepare_move_query__free_unpacked
+                     (Receipts__V1__PrepareMoveQuery *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__ExportQuery methods */
+void   receipts__v1__export_query__init
+                     (Receipts__V1__ExportQuery         *message);
+size_t receipts__v1__export_query__get_packed_size
+                     (const Receipts__V1__ExportQuery   *message);
+size_t receipts__v1__export_query__pack
+                     (const Receipts__V1__ExportQuery   *message,
+                      uint8_t             *out);
+size_t receipts__v1__export_query__pack_to_buffer
+                     (const Receipts__V1__ExportQuery   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__ExportQuery *
+       receipts__v1__export_query__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__export_query__free_unpacked
+                     (Receipts__V1__ExportQuery *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__ImportQuery methods */
+void   receipts__v1__import_query__init
+                     (Receipts__V1__ImportQuery         *message);
+size_t receipts__v1__import_query__get_packed_size
+                     (const Receipts__V1__ImportQuery   *message);
+size_t receipts__v1__import_query__pack
+                     (const Receipts__V1__ImportQuery   *message,
+                      uint8_t             *out);
+size_t receipts__v1__import_query__pack_to_buffer
+                     (const Receipts__V1__ImportQuery   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__ImportQuery *
+       receipts__v1__import_query__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__import_query__free_unpacked
+                     (Receipts__V1__ImportQuery *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__ReleaseQuery methods */
+void   receipts__v1__release_query__init
+                     (Receipts__V1__ReleaseQuery         *message);
+size_t receipts__v1__release_query__get_packed_size
+                     (const Receipts__V1__ReleaseQuery   *message);
+size_t receipts__v1__release_query__pack
+                     (const Receipts__V1__ReleaseQuery   *message,
+                      uint8_t             *out);
+size_t receipts__v1__release_query__pack_to_buffer
+                     (const Receipts__V1__ReleaseQuery   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__ReleaseQuery *
+       receipts__v1__release_query__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__release_query__free_unpacked
+                     (Receipts__V1__ReleaseQuery *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__CommitMoveQuery methods */
+void   receipts__v1__commit_move_query__init
+                     (Receipts__V1__CommitMoveQuery         *message);
+size_t receipts__v1__commit_move_query__get_packed_size
+                     (const Receipts__V1__CommitMoveQuery   *message);
+size_t receipts__v1__commit_move_query__pack
+                     (const Receipts__V1__CommitMoveQuery   *message,
+                      uint8_t             *out);
+size_t receipts__v1__commit_move_query__pack_to_buffer
+                     (const Receipts__V1__CommitMoveQuery   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__CommitMoveQuery *
+       receipts__v1__commit_move_query__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__commit_move_query__free_unpacked
+                     (Receipts__V1__CommitMoveQuery *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__Topology methods */
+void   receipts__v1__topology__init
+                     (Receipts__V1__Topology         *message);
+size_t receipts__v1__topology__get_packed_size
+                     (const Receipts__V1__Topology   *message);
+size_t receipts__v1__topology__pack
+                     (const Receipts__V1__Topology   *message,
+                      uint8_t             *out);
+size_t receipts__v1__topology__pack_to_buffer
+                     (const Receipts__V1__Topology   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__Topology *
+       receipts__v1__topology__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__topology__free_unpacked
+                     (Receipts__V1__Topology *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__ExportResult methods */
+void   receipts__v1__export_result__init
+                     (Receipts__V1__ExportResult         *message);
+size_t receipts__v1__export_result__get_packed_size
+                     (const Receipts__V1__ExportResult   *message);
+size_t receipts__v1__export_result__pack
+                     (const Receipts__V1__ExportResult   *message,
+                      uint8_t             *out);
+size_t receipts__v1__export_result__pack_to_buffer
+                     (const Receipts__V1__ExportResult   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__ExportResult *
+       receipts__v1__export_result__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__export_result__free_unpacked
+                     (Receipts__V1__ExportResult *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__ImportResult methods */
+void   receipts__v1__import_result__init
+                     (Receipts__V1__ImportResult         *message);
+size_t receipts__v1__import_result__get_packed_size
+                     (const Receipts__V1__ImportResult   *message);
+size_t receipts__v1__import_result__pack
+                     (const Receipts__V1__ImportResult   *message,
+                      uint8_t             *out);
+size_t receipts__v1__import_result__pack_to_buffer
+                     (const Receipts__V1__ImportResult   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__ImportResult *
+       receipts__v1__import_result__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__import_result__free_unpacked
+                     (Receipts__V1__ImportResult *message,
+                      ProtobufCAllocator *allocator);
 /* Receipts__V1__RecipientReceipt methods */
 void   receipts__v1__recipient_receipt__init
                      (Receipts__V1__RecipientReceipt         *message);
@@ -2080,6 +2458,33 @@ typedef void (*Receipts__V1__CompactQuery_Closure)
 typedef void (*Receipts__V1__Query_Closure)
                  (const Receipts__V1__Query *message,
                   void *closure_data);
+typedef void (*Receipts__V1__TopologyQuery_Closure)
+                 (const Receipts__V1__TopologyQuery *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__PrepareMoveQuery_Closure)
+                 (const Receipts__V1__PrepareMoveQuery *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__ExportQuery_Closure)
+                 (const Receipts__V1__ExportQuery *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__ImportQuery_Closure)
+                 (const Receipts__V1__ImportQuery *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__ReleaseQuery_Closure)
+                 (const Receipts__V1__ReleaseQuery *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__CommitMoveQuery_Closure)
+                 (const Receipts__V1__CommitMoveQuery *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__Topology_Closure)
+                 (const Receipts__V1__Topology *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__ExportResult_Closure)
+                 (const Receipts__V1__ExportResult *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__ImportResult_Closure)
+                 (const Receipts__V1__ImportResult *message,
+                  void *closure_data);
 typedef void (*Receipts__V1__RecipientReceipt_Closure)
                  (const Receipts__V1__RecipientReceipt *message,
                   void *closure_data);
@@ -2153,6 +2558,15 @@ extern const ProtobufCMessageDescriptor receipts__v1__health_query__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__stats_query__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__compact_query__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__query__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__topology_query__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__prepare_move_query__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__export_query__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__import_query__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__release_query__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__commit_move_query__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__topology__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__export_result__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__import_result__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__recipient_receipt__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__read_detail__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__unread_count__descriptor;
