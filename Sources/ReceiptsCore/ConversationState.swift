@@ -37,9 +37,11 @@ struct ConversationState: Sendable {
     var memberCount: UInt32 = 0
     /// Direct or group; never changes.
     var kind: ConversationKind
-    /// Another worker owns the conversation under this engine's placement: it came with a
-    /// snapshot taken under a different one. Every event for it is rejected `.notOwner`.
-    var ownedElsewhere = false
+    /// Served here, frozen for a move, or released to another worker.
+    var placement = Placement.owned
+    /// The worker this conversation was imported from in a move, or -1: events for it are
+    /// also checked against that worker's replay windows, frozen at export.
+    var importedFrom: Int32 = -1
 
     init(id: String, kind: ConversationKind) {
         self.id = id

@@ -51,9 +51,12 @@ struct MemberRecord: Sendable, Hashable {
         self.visibleHead = visibleHead
     }
 
-    /// The user's index in the engine's user table.
+    /// The user's index in the engine's user table (set when a move renumbers users).
     @inline(__always)
-    var user: UInt32 { userAndFlags & 0x1fff_ffff }
+    var user: UInt32 {
+        get { userAndFlags & 0x1fff_ffff }
+        set { userAndFlags = userAndFlags & ~0x1fff_ffff | newValue & 0x1fff_ffff }
+    }
 
     /// `MemberRecord.Flag` bits.
     @inline(__always)

@@ -4,6 +4,9 @@
 /// about 1/n of the conversations when a StatefulSet grows from n-1 to n workers, and it
 /// needs no ring state, so every gateway computes the same owner from the id alone.
 public enum Partitioning {
+    /// The most workers a cluster may have (ordinals are below it).
+    public static let workerLimit = 1 << 16
+
     /// FNV-1a 64 of the conversation id's UTF-8 bytes: stable across processes and platforms
     /// (unlike `Hasher`, which is seeded per process).
     ///

@@ -83,37 +83,37 @@ extension ReceiptEngine {
         }
     }
 
-    /// Checks the conversation id and that this worker owns the conversation; returns its index
-    /// (nil if unknown, which the kind's rules reject or create) or the rejection, and points
-    /// `changes` at it.
+    /// Checks the conversation id and that this worker serves the conversation; returns its
+    /// index (nil if unknown, which the kind's rules reject or create) or the rejection, and
+    /// points `changes` at it.
     ///
-    /// One lookup serves the ownership check and the rules. A conversation this engine holds
-    /// was created here (so it is owned) unless a snapshot taken under another placement
-    /// brought it (`ownedElsewhere`, set on restore): only then, or for an unknown
-    /// conversation, is the owner computed.
+    /// One lookup serves the placement check and the rules: a conversation held and owned
+    /// here (nearly every event) costs one byte compare; only an unknown, frozen or released
+    /// one goes through `route`.
     ///
     /// `mutating` although it only reads: called from a mutating method, a non-mutating call
     /// that is not inlined gets a copy of the whole engine struct (232 bytes) every event.
     private mutating func place(_ conversation: String, _ changes: inout ChangeSet) -> (UInt32?, EventOutcome?) {
         guard !conversation.isEmpty else { return (nil, reject(.invalidEvent, "the event needs a conversation id")) }
         let c = conversationIndex(of: conversation)
-        if configuration.workerCount > 1 && (c.map { conversations[Int($0)].ownedElsewhere } ?? true) {
-            let owner = Partitioning.owner(of: conversation, workerCount: configuration.workerCount)
-            if owner != configuration.workerIndex {
-                return (
-                    nil,
-                    .rejected(
-                        Rejection(
-                            .notOwner,
-                            "conversation \(conversation) is owned by worker \(owner)",
-                            ownerWorker: owner
-                        )
-                    )
-                )
-            }
+        if let c, conversations[Int(c)].placement == .owned {
+            changes.conversation = c
+            return (c, nil)
         }
-        if let c { changes.conversation = c }
-        return (c, nil)
+        switch route(conversation, index: c) {
+        case .serve:
+            if let c { changes.conversation = c }
+            return (c, nil)
+        case .notOwner(let owner):
+            return (
+                nil,
+                .rejected(
+                    Rejection(.notOwner, "conversation \(conversation) is owned by worker \(owner)", ownerWorker: owner)
+                )
+            )
+        case .moving:
+            return (nil, reject(.moving, "conversation \(conversation) is moving between workers: send it again"))
+        }
     }
 
     // MARK: - Messages flags and unread marks

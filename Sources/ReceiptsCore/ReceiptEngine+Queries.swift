@@ -115,6 +115,8 @@ extension ReceiptEngine {
         } else {
             indices = requested.compactMap { conversationIndex(of: $0) }
         }
+        // A conversation given away in a move is its new owner's to count.
+        indices.removeAll { conversations[Int($0)].placement == .released }
         return indices.map { c in
             let state = conversations[Int(c)]
             guard let u, let slot = state.slot(of: u) else {

@@ -2,13 +2,18 @@
 ///
 /// Layout (all integers little-endian): magic `RCPTENG\0`, `UInt16` format version, then the
 /// totals, users, conversations (flat arrays of fixed-size records), anti-replay windows and
-/// held receipts, then a 64-bit checksum of everything before it. Written by hand because the
+/// held receipts, then (from version 3) the topology, the conversations not simply owned, and
+/// the frozen replay windows of moves, then a 64-bit checksum of everything before it. Written by hand because the
 /// restart target is >= 5,000,000 receipts/s; every count, index and watermark is validated
 /// on the way in so that no byte sequence can crash the decoder or the engine afterwards.
 extension ReceiptEngine {
     static let snapshotMagic: [UInt8] = Array("RCPTENG\0".utf8)
     /// 2: a message has no recipient count, only `MessageRecord.Flag.hasRecipients` in its flags.
-    static let snapshotVersion: UInt16 = 2
+    /// 3: the topology, placements and frozen replay windows of worker count changes follow the
+    /// held receipts. Version 2 is still read (placement then follows the configured count).
+    static let snapshotVersion: UInt16 = 3
+    /// The oldest version this build reads.
+    static let oldestReadableSnapshotVersion: UInt16 = 2
     /// An absent time in the snapshot.
     static let noTime = Int64.min
 
@@ -16,23 +21,53 @@ extension ReceiptEngine {
     ///
     /// - Returns: The payload; `init(restoringFrom:configuration:)` reads it back.
     public func encodedState() -> [UInt8] {
+        encodedState(selecting: nil, forExport: false)
+    }
+
+    /// Encodes the state of some conversations only, renumbered in the order given.
+    ///
+    /// - Parameters:
+    ///   - selection: Conversation indices, ascending; nil for every conversation.
+    ///   - forExport: A move's export: only the users the conversations name, no totals, and
+    ///     every conversation written as simply owned (the receiver's placement, not ours).
+    /// - Returns: A snapshot payload that `init(restoringFrom:configuration:)` reads.
+    func encodedState(selecting selection: [Int]?, forExport: Bool) -> [UInt8] {
+        let picked = selection ?? Array(conversations.indices)
+        var newConversation = [Int32](repeating: -1, count: conversations.count)
+        for (n, c) in picked.enumerated() { newConversation[c] = Int32(n) }
+        let pickedUsers: [Int]
+        if forExport {
+            var named = Set<UInt32>()
+            for c in picked { for m in conversations[c].members { named.insert(m.user) } }
+            pickedUsers = named.map(Int.init).sorted()
+        } else {
+            pickedUsers = Array(users.indices)
+        }
+        var newUser = [UInt32](repeating: 0, count: users.count)
+        for (n, u) in pickedUsers.enumerated() { newUser[u] = UInt32(n) }
+
         var w = SnapshotWriter(capacity: 64 + messageCount * 56 + memberSlotCount * 40)
         for byte in Self.snapshotMagic { w.write(byte) }
         w.write(Self.snapshotVersion)
-        w.write(UInt64(droppedPendingReceipts))
-        w.write(UInt64(discardedHeldReceipts))
-        w.write(UInt64(expiredMessageTotal))
+        w.write(UInt64(forExport ? 0 : droppedPendingReceipts))
+        w.write(UInt64(forExport ? 0 : discardedHeldReceipts))
+        w.write(UInt64(forExport ? 0 : expiredMessageTotal))
 
-        w.write(UInt32(users.count))
-        for (u, user) in users.enumerated() {
+        w.write(UInt32(pickedUsers.count))
+        for u in pickedUsers {
+            let user = users[u]
             w.write(user.id)
             w.write(user.isDeleted)
             w.write(user.sharesReads)
-            w.write(conversations(ofUser: UInt32(u)))
+            w.write(
+                conversations(ofUser: UInt32(u)).compactMap { c in
+                    newConversation[Int(c)] >= 0 ? UInt32(newConversation[Int(c)]) : nil
+                }
+            )
         }
 
-        w.write(UInt32(conversations.count))
-        for state in conversations {
+        w.write(UInt32(picked.count))
+        for state in picked.lazy.map({ conversations[$0] }) {
             w.write(state.id)
             w.write(state.kind.rawValue)
             w.write(state.base)
@@ -53,7 +88,7 @@ extension ReceiptEngine {
             w.write(state.messageIDs.ends)
             w.write(UInt32(state.members.count))
             for m in state.members {
-                w.write(m.user)
+                w.write(newUser[Int(m.user)])
                 w.write(m.joinedAfter)
                 w.write(m.deliveredUpTo)
                 w.write(m.readUpTo)
@@ -80,30 +115,74 @@ extension ReceiptEngine {
             }
         }
 
-        let sources = replayWindows.sources.indices.sorted { replayWindows.sources[$0] < replayWindows.sources[$1] }
-        w.write(UInt32(sources.count))
-        for position in sources {
-            let window = replayWindows.windows[position]
-            w.write(replayWindows.sources[position])
-            w.write(window.highest)
-            w.write(UInt32(window.bits.count))
-            for word in window.bits { w.write(word) }
-        }
+        Self.write(replayWindows, to: &w)
 
-        let held = pending.receiptsInOrder
+        let held = pending.receiptsInOrder.filter { newConversation[Int($0.conversation)] >= 0 }
         w.write(pending.nextSerial)
         w.write(UInt32(held.count))
         for r in held {
             w.write(r.serial)
-            w.write(r.conversation)
+            w.write(UInt32(newConversation[Int(r.conversation)]))
             w.write(r.message)
             w.write(r.user)
             w.write(r.kind)
             w.write(r.time)
             w.write(r.heldAt)
         }
+
+        w.write(topology.epoch)
+        w.write(UInt32(topology.workerCount))
+        w.write(UInt32(topology.targetCount ?? 0))
+        w.write(topology.completedSenders.sorted().map { UInt32($0) })
+        let placed =
+            forExport
+            ? [] : picked.filter { conversations[$0].placement != .owned || conversations[$0].importedFrom >= 0 }
+        w.write(UInt32(placed.count))
+        for c in placed {
+            w.write(UInt32(newConversation[c]))
+            w.write(conversations[c].placement.rawValue)
+            w.write(conversations[c].importedFrom)
+        }
+        let frozen = forExport ? [] : frozenWindows
+        w.write(UInt32(frozen.count))
+        for table in frozen {
+            w.write(UInt32(table.sender))
+            w.write(table.frozenAt)
+            Self.write(table.windows, to: &w)
+        }
         w.seal()
         return w.bytes
+    }
+
+    /// Writes replay windows in source order (so equal states give equal bytes).
+    private static func write(_ table: ReplayWindowTable, to w: inout SnapshotWriter) {
+        let sources = table.sources.indices.sorted { table.sources[$0] < table.sources[$1] }
+        w.write(UInt32(sources.count))
+        for position in sources {
+            let window = table.windows[position]
+            w.write(table.sources[position])
+            w.write(window.highest)
+            w.write(UInt32(window.bits.count))
+            for word in window.bits { w.write(word) }
+        }
+    }
+
+    /// Reads replay windows written by `write(_:to:)`.
+    private static func readWindows(_ r: inout SnapshotReader) throws(SnapshotDecodingError) -> ReplayWindowTable {
+        var table = ReplayWindowTable()
+        let sourceCount = try r.readCount(itemSize: 16)
+        for _ in 0..<sourceCount {
+            let source = try r.readString()
+            let highest = try r.read(UInt64.self)
+            let words = try r.readCount(itemSize: 8)
+            guard words >= 1, words <= 1 << 20 else { throw r.corrupt("a replay window of \(words) words") }
+            var bits: [UInt64] = []
+            bits.reserveCapacity(words)
+            for _ in 0..<words { bits.append(try r.read(UInt64.self)) }
+            guard table.find(source) == nil else { throw r.corrupt("event source \(source) appears twice") }
+            table.add(source, ReplayWindow(highest: highest, bits: bits))
+        }
+        return table
     }
 
     /// A snapshot payload made of a valid header, `body` and a valid checksum: lets a fuzzer
@@ -139,10 +218,11 @@ extension ReceiptEngine {
             throw SnapshotDecodingError(.truncated, "the snapshot is \(bytes.count) bytes, too short for its header")
         }
         let version = UInt16(bytes[magic.count]) | UInt16(bytes[magic.count + 1]) << 8
-        guard version == Self.snapshotVersion else {
+        guard (Self.oldestReadableSnapshotVersion...Self.snapshotVersion).contains(version) else {
             throw SnapshotDecodingError(
                 .unsupportedVersion,
-                "snapshot format version \(version); this build reads version \(Self.snapshotVersion)"
+                "snapshot format version \(version); this build reads versions "
+                    + "\(Self.oldestReadableSnapshotVersion) to \(Self.snapshotVersion)"
             )
         }
         let result: Result<ReceiptEngine, SnapshotDecodingError> = bytes.withUnsafeBytes { raw in
@@ -157,7 +237,7 @@ extension ReceiptEngine {
             do throws(SnapshotDecodingError) {
                 for _ in 0..<magic.count + 2 { _ = try reader.read(UInt8.self) }
                 var engine = ReceiptEngine(configuration: configuration)
-                try engine.decode(&reader)
+                try engine.decode(&reader, version: version)
                 guard reader.remaining == 0 else {
                     throw reader.corrupt("\(reader.remaining) unexpected bytes after the state")
                 }
@@ -169,7 +249,7 @@ extension ReceiptEngine {
         self = try result.get()
     }
 
-    private mutating func decode(_ r: inout SnapshotReader) throws(SnapshotDecodingError) {
+    private mutating func decode(_ r: inout SnapshotReader, version: UInt16) throws(SnapshotDecodingError) {
         // Totals only ever grow by one at a time: anything near the top of the range is damage
         // (and would trap when incremented).
         let totals = [try r.read(UInt64.self), try r.read(UInt64.self), try r.read(UInt64.self)]
@@ -199,10 +279,11 @@ extension ReceiptEngine {
         conversations.reserveCapacity(conversationCount)
         for _ in 0..<conversationCount {
             var state = try decodeConversation(&r)
-            if configuration.workerCount > 1 {
-                state.ownedElsewhere =
-                    Partitioning.owner(of: state.id, workerCount: configuration.workerCount)
-                    != configuration.workerIndex
+            if version < 3, configuration.workerCount > 1,
+                Partitioning.owner(of: state.id, workerCount: configuration.workerCount) != configuration.workerIndex
+            {
+                // Taken before placements were recorded, under another worker count.
+                state.placement = .released
             }
             guard conversationIndex(of: state.id) == nil else {
                 throw r.corrupt("conversation \(state.id) appears twice")
@@ -225,18 +306,7 @@ extension ReceiptEngine {
             }
         }
 
-        let sourceCount = try r.readCount(itemSize: 16)
-        for _ in 0..<sourceCount {
-            let source = try r.readString()
-            let highest = try r.read(UInt64.self)
-            let words = try r.readCount(itemSize: 8)
-            guard words >= 1, words <= 1 << 20 else { throw r.corrupt("a replay window of \(words) words") }
-            var bits: [UInt64] = []
-            bits.reserveCapacity(words)
-            for _ in 0..<words { bits.append(try r.read(UInt64.self)) }
-            guard replayWindows.find(source) == nil else { throw r.corrupt("event source \(source) appears twice") }
-            replayWindows.add(source, ReplayWindow(highest: highest, bits: bits))
-        }
+        replayWindows = try Self.readWindows(&r)
 
         let nextSerial = try r.read(UInt64.self)
         guard nextSerial < 1 << 62 else { throw r.corrupt("the next held-receipt serial is out of range") }
@@ -269,6 +339,44 @@ extension ReceiptEngine {
             )
         }
         pending = PendingReceipts(receipts: held, nextSerial: max(nextSerial, 1))
+        if version >= 3 { try decodePlacement(&r) }
+    }
+
+    /// The version 3 trailer: topology, placements, frozen replay windows.
+    private mutating func decodePlacement(_ r: inout SnapshotReader) throws(SnapshotDecodingError) {
+        let epoch = try r.read(UInt64.self)
+        let workerCount = try r.read(UInt32.self)
+        let targetCount = try r.read(UInt32.self)
+        let completed = try r.readUInt32s()
+        let limit = UInt32(Partitioning.workerLimit)
+        guard (1...limit).contains(workerCount), targetCount <= limit, completed.allSatisfy({ $0 < limit }),
+            epoch < 1 << 62
+        else { throw r.corrupt("the topology is out of range") }
+        topology = Topology(workerCount: Int(workerCount))
+        topology.epoch = epoch
+        topology.targetCount = targetCount == 0 ? nil : Int(targetCount)
+        topology.completedSenders = Set(completed.map(Int.init))
+        let placedCount = try r.readCount(itemSize: 9)
+        for _ in 0..<placedCount {
+            let c = try r.read(UInt32.self)
+            let placement = Placement(rawValue: try r.read(UInt8.self))
+            let importedFrom = try r.read(Int32.self)
+            guard Int(c) < conversations.count, let placement, importedFrom >= -1, importedFrom < Int32(limit) else {
+                throw r.corrupt("a conversation's placement is inconsistent")
+            }
+            conversations[Int(c)].placement = placement
+            conversations[Int(c)].importedFrom = importedFrom
+        }
+        let frozenCount = try r.readCount(itemSize: 16)
+        for _ in 0..<frozenCount {
+            let sender = try r.read(UInt32.self)
+            let frozenAt = try r.read(Int64.self)
+            let windows = try Self.readWindows(&r)
+            guard sender < limit, !frozenWindows.contains(where: { $0.sender == Int(sender) }) else {
+                throw r.corrupt("frozen replay windows of worker \(sender) are inconsistent")
+            }
+            frozenWindows.append(FrozenReplayWindows(sender: Int(sender), windows: windows, frozenAt: frozenAt))
+        }
     }
 
     private func decodeConversation(_ r: inout SnapshotReader) throws(SnapshotDecodingError) -> ConversationState {

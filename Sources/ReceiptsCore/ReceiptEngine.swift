@@ -59,12 +59,18 @@ public struct ReceiptEngine: Sendable {
     var messageCount = 0
     /// Member slots now.
     var memberSlotCount = 0
+    /// The cluster's worker count and the move under way.
+    public internal(set) var topology: Topology
+    /// Replay windows of the workers conversations were imported from, as they were when
+    /// the conversations were frozen there; kept for `frozenWindowLifetime`.
+    var frozenWindows: [FrozenReplayWindows] = []
 
     /// Creates an empty engine.
     ///
     /// - Parameter configuration: Placement and bounds.
     public init(configuration: EngineConfiguration = .init()) {
         self.configuration = configuration
+        topology = Topology(workerCount: configuration.workerCount)
     }
 
     /// Applies one event at server time `now`.
@@ -87,6 +93,9 @@ public struct ReceiptEngine: Sendable {
         }
         let window = replayWindows.find(event.id.source)
         if replayWindows.isDuplicate(event.id.sequence, at: window) {
+            return ApplyResult(outcome: .duplicate)
+        }
+        if !frozenWindows.isEmpty, isDuplicateOfMovedEvent(event, now: now.milliseconds) {
             return ApplyResult(outcome: .duplicate)
         }
         var changes = ChangeSet()

@@ -72,7 +72,10 @@ struct GatewayLimits {
                 overLong("user_id", user) ?? overLong("conversation_ids", conversations)
             case .snapshot(let conversation, _):
                 overLong("conversation_id", conversation)
-            case .health, .stats, .compact:
+            case .releaseConversations(_, _, let conversations):
+                overLong("conversation_ids", conversations)
+            case .health, .stats, .compact, .topology, .prepareMove, .exportConversations, .importConversations,
+                .commitMove:
                 nil
             }
         return found.map { idRefusal("query: \($0.field)", $0.bytes) }

@@ -10,7 +10,11 @@ public import ReceiptsCore
 /// applies retention to the live state, so that a replay after a crash expires exactly the
 /// same messages at exactly the same point of the history.
 ///
-/// A batch's frame is borrowed: a record read from a payload is valid only while the payload is.
+/// The steps of a worker count change (deploy/SCALING.md) are records too, written before the
+/// step is answered, so that a restart in the middle of a move knows what it serves.
+///
+/// A batch's frame and an import's state are borrowed: a record read from a payload is valid
+/// only while the payload is.
 public enum LogRecord {
     /// A batch from the acknowledged ingest endpoint, applied at `time`.
     case acknowledgedBatch(time: Timestamp, frame: UnsafeRawBufferPointer)
@@ -18,12 +22,27 @@ public enum LogRecord {
     case unacknowledgedBatch(time: Timestamp, frame: UnsafeRawBufferPointer)
     /// Messages sent before `cutoff` leave the state.
     case retention(cutoff: Timestamp)
+    /// The cluster goes from `from` to `to` workers under `epoch`.
+    case movePrepared(epoch: UInt64, from: Int, to: Int)
+    /// Conversations frozen for their export.
+    case moveFrozen(epoch: UInt64, conversations: [String])
+    /// Conversations imported from worker `sender` (`last`: it has no more for this worker).
+    case moveImported(time: Timestamp, epoch: UInt64, sender: Int, last: Bool, state: UnsafeRawBufferPointer)
+    /// Conversations given to their new owner.
+    case moveReleased(epoch: UInt64, conversations: [String])
+    /// The move under `epoch` is done.
+    case moveCommitted(epoch: UInt64)
 
     /// The record types, as stored in the log.
     public enum Kind: UInt8, Sendable {
         case acknowledgedBatch = 1
         case unacknowledgedBatch = 2
         case retention = 3
+        case movePrepared = 4
+        case moveFrozen = 5
+        case moveImported = 6
+        case moveReleased = 7
+        case moveCommitted = 8
     }
 
     /// Why a stored record cannot be read.
@@ -39,6 +58,11 @@ public enum LogRecord {
         case .acknowledgedBatch: .acknowledgedBatch
         case .unacknowledgedBatch: .unacknowledgedBatch
         case .retention: .retention
+        case .movePrepared: .movePrepared
+        case .moveFrozen: .moveFrozen
+        case .moveImported: .moveImported
+        case .moveReleased: .moveReleased
+        case .moveCommitted: .moveCommitted
         }
     }
 
@@ -56,7 +80,31 @@ public enum LogRecord {
             }
         case .retention(let cutoff):
             withUnsafeBytes(of: cutoff.milliseconds.littleEndian) { Array($0) }
+        case .movePrepared(let epoch, let from, let to):
+            Self.bytes {
+                $0.append(epoch)
+                $0.append(UInt32(from), UInt32(to))
+            }
+        case .moveFrozen(let epoch, let conversations), .moveReleased(let epoch, let conversations):
+            Self.bytes {
+                $0.append(epoch)
+                $0.append(conversations)
+            }
+        case .moveImported(let time, let epoch, let sender, let last, let state):
+            Self.bytes {
+                $0.append(UInt64(bitPattern: time.milliseconds), epoch)
+                $0.append(UInt32(sender), UInt32(last ? 1 : 0))
+                $0.bytes.append(contentsOf: state)
+            }
+        case .moveCommitted(let epoch):
+            Self.bytes { $0.append(epoch) }
         }
+    }
+
+    private static func bytes(_ build: (inout PayloadWriter) -> Void) -> [UInt8] {
+        var writer = PayloadWriter()
+        build(&writer)
+        return writer.bytes
     }
 
     /// Reads a record back from its stored type and payload.
@@ -81,8 +129,95 @@ public enum LogRecord {
             self = .retention(
                 cutoff: Timestamp(milliseconds: Int64(littleEndian: payload.loadUnaligned(as: Int64.self)))
             )
+        case .movePrepared:
+            var r = PayloadReader(payload, name: "a move-prepared record")
+            self = .movePrepared(epoch: try r.read(), from: Int(try r.read(UInt32.self)), to: Int(try r.read(UInt32.self)))
+            try r.finish()
+        case .moveFrozen, .moveReleased:
+            var r = PayloadReader(payload, name: "a move record")
+            let epoch: UInt64 = try r.read()
+            let conversations = try r.readStrings()
+            try r.finish()
+            self =
+                type == Kind.moveFrozen.rawValue
+                ? .moveFrozen(epoch: epoch, conversations: conversations)
+                : .moveReleased(epoch: epoch, conversations: conversations)
+        case .moveImported:
+            var r = PayloadReader(payload, name: "a move-imported record")
+            let time = Timestamp(milliseconds: Int64(bitPattern: try r.read(UInt64.self)))
+            let epoch: UInt64 = try r.read()
+            let sender = Int(try r.read(UInt32.self))
+            let last = try r.read(UInt32.self) != 0
+            self = .moveImported(time: time, epoch: epoch, sender: sender, last: last, state: r.rest)
+        case .moveCommitted:
+            var r = PayloadReader(payload, name: "a move-committed record")
+            self = .moveCommitted(epoch: try r.read())
+            try r.finish()
         case nil:
             throw Invalid(description: "a record of unknown type \(type)")
+        }
+    }
+}
+
+/// Little-endian integers and counted strings, for the payloads of move records.
+private struct PayloadWriter {
+    var bytes: [UInt8] = []
+
+    mutating func append<T: FixedWidthInteger>(_ values: T...) {
+        for value in values { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    }
+
+    mutating func append(_ strings: [String]) {
+        append(UInt32(strings.count))
+        for string in strings {
+            append(UInt32(string.utf8.count))
+            bytes.append(contentsOf: string.utf8)
+        }
+    }
+}
+
+/// Reads what `PayloadWriter` wrote, refusing anything short or left over.
+private struct PayloadReader {
+    let payload: UnsafeRawBufferPointer
+    let name: String
+    var offset = 0
+
+    init(_ payload: UnsafeRawBufferPointer, name: String) {
+        self.payload = payload
+        self.name = name
+    }
+
+    mutating func read<T: FixedWidthInteger>(_: T.Type = T.self) throws(LogRecord.Invalid) -> T {
+        let size = MemoryLayout<T>.size
+        guard payload.count - offset >= size else {
+            throw LogRecord.Invalid(description: "\(name) of \(payload.count) bytes is too short")
+        }
+        defer { offset += size }
+        return T(littleEndian: payload.loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+
+    mutating func readStrings() throws(LogRecord.Invalid) -> [String] {
+        let count = Int(try read(UInt32.self))
+        guard count <= payload.count else { throw LogRecord.Invalid(description: "\(name) counts \(count) strings") }
+        var strings: [String] = []
+        strings.reserveCapacity(count)
+        for _ in 0..<count {
+            let length = Int(try read(UInt32.self))
+            guard payload.count - offset >= length else {
+                throw LogRecord.Invalid(description: "\(name) of \(payload.count) bytes is too short")
+            }
+            strings.append(String(decoding: UnsafeRawBufferPointer(rebasing: payload[offset..<offset + length]), as: UTF8.self))
+            offset += length
+        }
+        return strings
+    }
+
+    /// The bytes after what was read.
+    var rest: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: payload[offset...]) }
+
+    func finish() throws(LogRecord.Invalid) {
+        guard offset == payload.count else {
+            throw LogRecord.Invalid(description: "\(name) has \(payload.count - offset) bytes too many")
         }
     }
 }

@@ -6,8 +6,6 @@ import ReceiptsWire
 /// Every answer comes from the engine's public view, in which private reads are deliveries.
 struct QueryHandler {
     let engine: ReceiptEngine
-    let workerIndex: Int
-    let workerCount: Int
 
     /// The status of one message, with display text for `viewer`.
     func messageStatus(conversation: String, message: String, viewer: Viewer) -> QueryReply {
@@ -54,10 +52,13 @@ struct QueryHandler {
         }
     }
 
-    /// The answer, or NOT_OWNER naming the worker that owns the conversation.
+    /// The answer, NOT_OWNER naming the worker that owns the conversation, or UNAVAILABLE
+    /// while it moves between workers (the client asks again).
     private func owned(_ conversation: String, _ answer: () -> QueryReply) -> QueryReply {
-        let owner = Partitioning.owner(of: conversation, workerCount: workerCount)
-        guard owner == workerIndex else {
+        switch engine.route(conversation: conversation) {
+        case .serve:
+            return answer()
+        case .notOwner(let owner):
             return .error(
                 ErrorReply(
                     code: .notOwner,
@@ -65,8 +66,11 @@ struct QueryHandler {
                     ownerWorker: owner
                 )
             )
+        case .moving:
+            return .error(
+                ErrorReply(code: .unavailable, message: "conversation \(conversation) is moving between workers")
+            )
         }
-        return answer()
     }
 
     private func notFound(_ what: String) -> QueryReply {
@@ -86,14 +90,27 @@ extension Query {
         case .health: "health"
         case .stats: "stats"
         case .compact: "compact"
+        case .topology: "topology"
+        case .prepareMove: "prepare_move"
+        case .exportConversations: "export"
+        case .importConversations: "import"
+        case .releaseConversations: "release"
+        case .commitMove: "commit_move"
         }
     }
 
-    /// With CURVE on, only operator keys may compact and read the stats.
+    /// With CURVE on, only operator keys may compact, read the stats and change the worker count.
     var isForOperators: Bool {
         switch self {
-        case .stats, .compact: true
+        case .stats, .compact, .topology, .prepareMove, .exportConversations, .importConversations,
+            .releaseConversations, .commitMove:
+            true
         default: false
         }
     }
+
+    /// The operator-only kinds, for counters registered at start.
+    static let operatorKindNames = [
+        "compact", "stats", "topology", "prepare_move", "export", "import", "release", "commit_move",
+    ]
 }

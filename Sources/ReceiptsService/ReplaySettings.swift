@@ -7,6 +7,10 @@ import ReceiptsCore
 /// limit, say, a receipt acknowledged as held would be rejected on replay and its effect
 /// lost. So the settings are kept beside the log, and a start with different ones is
 /// refused unless the operator explicitly accepts the change.
+///
+/// The worker count is the exception: the one recorded is the count the log started with
+/// (replay starts from it), and a later change of count is itself recorded in the log by a
+/// move (deploy/SCALING.md), so the configured count only seeds a new log.
 struct ReplaySettings: Equatable {
     var workerIndex: Int
     var workerCount: Int
@@ -36,12 +40,18 @@ struct ReplaySettings: Equatable {
         """
     }
 
-    /// Checks the directory's recorded settings against `self`, then records `self`.
+    /// Checks the directory's recorded settings against `self`, then records `self` with the
+    /// recorded worker count.
     /// - Parameter acceptChange: the operator's explicit consent to replay with new settings.
+    /// - Returns: The worker count the log started with: the recorded one, else `self`'s.
     /// - Throws: `ServiceError` `.configuration` naming both settings when they differ.
-    func reconcile(directory: String, acceptChange: Bool) throws(ServiceError) {
+    func reconcile(directory: String, acceptChange: Bool) throws(ServiceError) -> Int {
         let path = "\(directory)/\(Self.fileName)"
-        if let recorded = try? String(contentsOfFile: path, encoding: .utf8), recorded != text, !acceptChange {
+        let recorded = try? String(contentsOfFile: path, encoding: .utf8)
+        var settings = self
+        if let count = recorded.flatMap(Self.recordedWorkerCount) { settings.workerCount = count }
+        let text = settings.text
+        if let recorded, recorded != text, !acceptChange {
             throw ServiceError(
                 .configuration,
                 """
@@ -69,5 +79,13 @@ struct ReplaySettings: Equatable {
         } catch {
             throw ServiceError(.system, "cannot record the engine settings in \(path)", cause: error)
         }
+        return settings.workerCount
+    }
+
+    /// The `worker_count=` line of a recorded settings file.
+    private static func recordedWorkerCount(_ text: String) -> Int? {
+        text.split(separator: "\n").lazy.compactMap { line in
+            line.hasPrefix("worker_count=") ? Int(line.dropFirst("worker_count=".count)) : nil
+        }.first
     }
 }

@@ -1,3 +1,4 @@
+import ReceiptsCore
 public import ReceiptLog
 
 /// Everything the daemon needs to run; every field has a working default.
@@ -12,9 +13,11 @@ public struct ServiceConfiguration: Sendable {
     public var publishEndpoint: String
     /// Queries (ROUTER for REQ clients).
     public var queryEndpoint: String
-    /// This worker's ordinal (a StatefulSet's pod index).
+    /// This worker's ordinal (a StatefulSet's pod index). It may be at or past `workerCount`:
+    /// a worker a scale-up added owns nothing until a move gives it conversations.
     public var workerIndex: Int
-    /// How many workers share the conversations.
+    /// How many workers share the conversations, for a new log; a log that recorded a worker
+    /// count change keeps its own (deploy/SCALING.md).
     public var workerCount: Int
     /// When a batch counts as durable.
     public var fsyncPolicy: FsyncPolicy
@@ -105,8 +108,14 @@ public struct ServiceConfiguration: Sendable {
         func check(_ condition: Bool, _ message: @autoclosure () -> String) throws(ServiceError) {
             if !condition { throw ServiceError(.configuration, message()) }
         }
-        try check(workerCount >= 1, "worker count must be at least 1, got \(workerCount)")
-        try check((0..<workerCount).contains(workerIndex), "worker index \(workerIndex) is outside 0..<\(workerCount)")
+        try check(
+            (1..<Partitioning.workerLimit).contains(workerCount),
+            "worker count must be in 1..<\(Partitioning.workerLimit), got \(workerCount)"
+        )
+        try check(
+            (0..<Partitioning.workerLimit).contains(workerIndex),
+            "worker index \(workerIndex) is outside 0..<\(Partitioning.workerLimit)"
+        )
         // A log record holds one frame plus 8 bytes of time; the log takes records up to 256 MiB.
         try check(
             (1...(64 << 20)).contains(maxFrameBytes),

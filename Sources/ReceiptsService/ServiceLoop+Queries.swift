@@ -65,18 +65,14 @@ extension ServiceLoop {
             )
         }
         counters.increment("receiptd.queries.served", label: query.kindName)
-        let engineQueries = QueryHandler(
-            engine: engine,
-            workerIndex: configuration.workerIndex,
-            workerCount: configuration.workerCount
-        )
+        let engineQueries = QueryHandler(engine: engine)
         switch query {
         case .health:
             return .health(
                 Health(
                     state: "serving",
                     workerIndex: configuration.workerIndex,
-                    workerCount: configuration.workerCount,
+                    workerCount: engine.topology.workerCount,
                     uptimeMilliseconds: UInt64(ServiceClock.monotonicMilliseconds() - startedMonotonic),
                     epoch: statusPublisher.epoch
                 )
@@ -87,6 +83,9 @@ extension ServiceLoop {
             compaction.requesters.append(envelope)
             startCompaction(reason: "requested")
             return nil
+        case .topology, .prepareMove, .exportConversations, .importConversations, .releaseConversations,
+            .commitMove:
+            return answerMove(query)
         case .messageStatus(let conversation, let message, let viewer):
             return engineQueries.messageStatus(conversation: conversation, message: message, viewer: viewer)
         case .readDetail(let conversation, let message):

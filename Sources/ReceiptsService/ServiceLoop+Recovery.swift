@@ -48,6 +48,12 @@ extension ServiceLoop {
                     replayed += events.count
                 case .retention(let cutoff):
                     _ = engine.expireMessages(sentBefore: cutoff)
+                case .movePrepared, .moveFrozen, .moveImported, .moveReleased, .moveCommitted:
+                    do {
+                        _ = try applyMove(record, to: &engine)
+                    } catch {
+                        throw ServiceError(.recovery, "move record ending at \(end.offset): \(error)")
+                    }
                 }
             }
         } catch let error as ServiceError {

@@ -82,7 +82,7 @@ final class ServiceLoop {
         for name in ["receiptd.auth.reloads", "receiptd.auth.reloads.failed"] {
             _ = counters.handle(name)
         }
-        for kind in ["compact", "stats"] {
+        for kind in Query.operatorKindNames {
             _ = counters.handle("receiptd.auth.denied", label: kind)
         }
         for limit in GatewayLimits.Limit.allCases {
@@ -108,13 +108,13 @@ final class ServiceLoop {
             throw ServiceError(.storage, "cannot open the log in \(configuration.dataDirectory)", cause: error)
         }
 
-        let engineConfiguration = EngineConfiguration(
+        var engineConfiguration = EngineConfiguration(
             workerIndex: configuration.workerIndex,
             workerCount: configuration.workerCount,
             pendingReceiptLimit: configuration.pendingReceiptLimit,
             pendingReceiptLifetime: configuration.pendingReceiptLifetimeMilliseconds
         )
-        try ReplaySettings(engineConfiguration).reconcile(
+        engineConfiguration.workerCount = try ReplaySettings(engineConfiguration).reconcile(
             directory: configuration.dataDirectory,
             acceptChange: configuration.acceptSettingsChange
         )
@@ -125,6 +125,16 @@ final class ServiceLoop {
             counters: counters,
             logger: logger
         )
+        if engine.topology.workerCount != configuration.workerCount {
+            logger.warning(
+                "the configured worker count differs from the log's; the log's stands (change it with receiptctl rebalance)",
+                metadata: [
+                    "worker.count.configured": "\(configuration.workerCount)",
+                    "worker.count.log": "\(engine.topology.workerCount)",
+                    "move.epoch": "\(engine.topology.epoch)",
+                ]
+            )
+        }
         // The engine's total is kept in snapshots and replayed: only what is dropped from now on
         // is new to this process's counter (else every restart would look like fresh drops).
         droppedPendingReceiptsSampled = engine.counters.droppedPendingReceipts

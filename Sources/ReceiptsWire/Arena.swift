@@ -152,3 +152,24 @@ struct Arena: ~Copyable {
         }
     }
 }
+
+extension Arena {
+    /// A copy of `bytes`, as a `bytes` field wants it.
+    mutating func binary(_ bytes: [UInt8]) -> ProtobufCBinaryData {
+        guard !bytes.isEmpty else { return ProtobufCBinaryData(len: 0, data: nil) }
+        let copy = allocate(byteCount: bytes.count, alignment: 1)
+        bytes.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        return ProtobufCBinaryData(len: bytes.count, data: copy.assumingMemoryBound(to: UInt8.self))
+    }
+}
+
+extension [UInt8] {
+    /// The bytes of a decoded `bytes` field.
+    init(wire data: ProtobufCBinaryData) {
+        guard let base = data.data, data.len > 0 else {
+            self = []
+            return
+        }
+        self = Array(UnsafeBufferPointer(start: base, count: data.len))
+    }
+}

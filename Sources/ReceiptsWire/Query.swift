@@ -19,6 +19,18 @@ public enum Query: Hashable, Sendable {
     case stats
     /// Snapshot the worker's state and remove the log segments it covers.
     case compact
+    /// Where the worker stands in a worker count change (deploy/SCALING.md).
+    case topology
+    /// Record that the cluster goes from `from` to `to` workers under `epoch`.
+    case prepareMove(epoch: UInt64, from: Int, to: Int)
+    /// Freeze up to `limit` conversations that move to `destination` and answer their state.
+    case exportConversations(epoch: UInt64, destination: Int, limit: Int)
+    /// Make exported conversations the worker's own, durably; `last`: the sender has no more.
+    case importConversations(epoch: UInt64, sender: Int, state: [UInt8], last: Bool)
+    /// Forget conversations that `destination` imported.
+    case releaseConversations(epoch: UInt64, destination: Int, conversations: [String])
+    /// Every conversation moved: the target count becomes the worker count.
+    case commitMove(epoch: UInt64)
 
     /// The query as a frame body. A negative or too-large snapshot limit is clamped into `uint32`.
     public func encode() -> [UInt8] {
@@ -66,6 +78,43 @@ public enum Query: Hashable, Sendable {
             case .compact:
                 query.compact = arena.message(receipts__v1__compact_query__init)
                 query.kind_case = RECEIPTS__V1__QUERY__KIND_COMPACT
+            case .topology:
+                query.topology = arena.message(receipts__v1__topology_query__init)
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_TOPOLOGY
+            case .prepareMove(let epoch, let from, let to):
+                let m = arena.message(receipts__v1__prepare_move_query__init)
+                m.pointee.epoch = epoch
+                m.pointee.from_count = UInt32(clamping: from)
+                m.pointee.to_count = UInt32(clamping: to)
+                query.prepare_move = m
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_PREPARE_MOVE
+            case .exportConversations(let epoch, let destination, let limit):
+                let m = arena.message(receipts__v1__export_query__init)
+                m.pointee.epoch = epoch
+                m.pointee.destination = UInt32(clamping: destination)
+                m.pointee.limit = UInt32(clamping: limit)
+                query.export_conversations = m
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_EXPORT_CONVERSATIONS
+            case .importConversations(let epoch, let sender, let state, let last):
+                let m = arena.message(receipts__v1__import_query__init)
+                m.pointee.epoch = epoch
+                m.pointee.sender = UInt32(clamping: sender)
+                m.pointee.state = arena.binary(state)
+                m.pointee.last = last ? 1 : 0
+                query.import_conversations = m
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_IMPORT_CONVERSATIONS
+            case .releaseConversations(let epoch, let destination, let conversations):
+                let m = arena.message(receipts__v1__release_query__init)
+                m.pointee.epoch = epoch
+                m.pointee.destination = UInt32(clamping: destination)
+                (m.pointee.n_conversation_ids, m.pointee.conversation_ids) = arena.cStrings(conversations)
+                query.release_conversations = m
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_RELEASE_CONVERSATIONS
+            case .commitMove(let epoch):
+                let m = arena.message(receipts__v1__commit_move_query__init)
+                m.pointee.epoch = epoch
+                query.commit_move = m
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_COMMIT_MOVE
             }
             return ProtobufC.pack(&query, size: receipts__v1__query__get_packed_size, pack: receipts__v1__query__pack)
         }
@@ -109,6 +158,39 @@ public enum Query: Hashable, Sendable {
                 return .stats
             case RECEIPTS__V1__QUERY__KIND_COMPACT:
                 return .compact
+            case RECEIPTS__V1__QUERY__KIND_TOPOLOGY:
+                return .topology
+            case RECEIPTS__V1__QUERY__KIND_PREPARE_MOVE:
+                let m = query.prepare_move?.pointee
+                return .prepareMove(
+                    epoch: m?.epoch ?? 0,
+                    from: Int(m?.from_count ?? 0),
+                    to: Int(m?.to_count ?? 0)
+                )
+            case RECEIPTS__V1__QUERY__KIND_EXPORT_CONVERSATIONS:
+                let m = query.export_conversations?.pointee
+                return .exportConversations(
+                    epoch: m?.epoch ?? 0,
+                    destination: Int(m?.destination ?? 0),
+                    limit: Int(m?.limit ?? 0)
+                )
+            case RECEIPTS__V1__QUERY__KIND_IMPORT_CONVERSATIONS:
+                let m = query.import_conversations?.pointee
+                return .importConversations(
+                    epoch: m?.epoch ?? 0,
+                    sender: Int(m?.sender ?? 0),
+                    state: m.map { [UInt8](wire: $0.state) } ?? [],
+                    last: (m?.last ?? 0) != 0
+                )
+            case RECEIPTS__V1__QUERY__KIND_RELEASE_CONVERSATIONS:
+                let m = query.release_conversations?.pointee
+                return .releaseConversations(
+                    epoch: m?.epoch ?? 0,
+                    destination: Int(m?.destination ?? 0),
+                    conversations: String.array(wire: m?.conversation_ids, count: m?.n_conversation_ids ?? 0)
+                )
+            case RECEIPTS__V1__QUERY__KIND_COMMIT_MOVE:
+                return .commitMove(epoch: query.commit_move?.pointee.epoch ?? 0)
             default:
                 throw WireError(code: .unknownKind, message: "Query has no kind this build knows")
             }

@@ -21,6 +21,13 @@ public enum QueryReply: Hashable, Sendable {
     case compact(CompactResult)
     /// The query failed.
     case error(ErrorReply)
+    /// Where the worker stands in a worker count change.
+    case topology(TopologyReport)
+    /// Conversations exported for a move.
+    case exportResult(ExportResult)
+    /// What an import of a move did: conversations that became the worker's, and those it
+    /// held already (a repeat).
+    case importResult(imported: Int, alreadyHeld: Int)
 
     /// The reply as a frame body.
     public func encode() -> [UInt8] {
@@ -59,6 +66,18 @@ public enum QueryReply: Hashable, Sendable {
             case .error(let error):
                 reply.error = error.build(in: &arena)
                 reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_ERROR
+            case .topology(let report):
+                reply.topology = report.build(in: &arena)
+                reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_TOPOLOGY
+            case .exportResult(let result):
+                reply.export_result = result.build(in: &arena)
+                reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_EXPORT_RESULT
+            case .importResult(let imported, let alreadyHeld):
+                let m = arena.message(receipts__v1__import_result__init)
+                m.pointee.imported = UInt32(clamping: imported)
+                m.pointee.already_held = UInt32(clamping: alreadyHeld)
+                reply.import_result = m
+                reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_IMPORT_RESULT
             }
             return ProtobufC.pack(
                 &reply,
@@ -120,6 +139,13 @@ public enum QueryReply: Hashable, Sendable {
                     return .error(ErrorReply(code: .internal, message: ""))
                 }
                 return .error(ErrorReply(wire: error))
+            case RECEIPTS__V1__QUERY_REPLY__KIND_TOPOLOGY:
+                return .topology(TopologyReport(wire: reply.topology?.pointee))
+            case RECEIPTS__V1__QUERY_REPLY__KIND_EXPORT_RESULT:
+                return .exportResult(ExportResult(wire: reply.export_result?.pointee))
+            case RECEIPTS__V1__QUERY_REPLY__KIND_IMPORT_RESULT:
+                let m = reply.import_result?.pointee
+                return .importResult(imported: Int(m?.imported ?? 0), alreadyHeld: Int(m?.already_held ?? 0))
             default:
                 throw WireError(code: .unknownKind, message: "QueryReply has no kind this build knows")
             }

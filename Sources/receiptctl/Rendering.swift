@@ -179,8 +179,40 @@ enum Rendering {
                     ])
                     : "compacted: snapshot \(result.snapshotBytes) bytes, \(result.segmentsRemoved) segments removed, \(result.messagesExpired) messages expired"
             )
+        case .topology(let report):
+            Swift.print(json ? encode(object(report)) : text(report))
+        case .exportResult(let result):
+            Swift.print(
+                json
+                    ? encode(["conversations": result.conversations, "stateBytes": result.state.count, "remaining": result.remaining])
+                    : "exported \(result.conversations.count) conversations (\(result.state.count) bytes), \(result.remaining) to go"
+            )
+        case .importResult(let imported, let alreadyHeld):
+            Swift.print(
+                json
+                    ? encode(["imported": imported, "alreadyHeld": alreadyHeld])
+                    : "imported \(imported) conversations, \(alreadyHeld) held already"
+            )
         case .error(let error):
             throw CtlError("\(error.code): \(error.message)")
         }
+    }
+
+    /// A worker's placement as one line.
+    static func text(_ report: TopologyReport) -> String {
+        let move = report.targetCount.map { ", moving to \($0) workers" } ?? ""
+        let completed = report.completedSenders.isEmpty ? "" : ", all arrived from \(report.completedSenders)"
+        return "worker \(report.workerIndex): \(report.workerCount) workers (epoch \(report.epoch))\(move); "
+            + "owned \(report.owned) (imported \(report.imported)), frozen \(report.frozen), released \(report.released)"
+            + completed
+    }
+
+    /// A worker's placement for `--json`.
+    static func object(_ report: TopologyReport) -> [String: Any] {
+        [
+            "workerIndex": report.workerIndex, "workerCount": report.workerCount, "epoch": report.epoch,
+            "targetCount": report.targetCount as Any, "completedSenders": report.completedSenders,
+            "owned": report.owned, "imported": report.imported, "frozen": report.frozen, "released": report.released,
+        ]
     }
 }

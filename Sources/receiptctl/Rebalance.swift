@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ReceiptsClient
+import ReceiptsWire
+import ZeroMQ
+
+/// Changes the worker count: moves every conversation whose owner changes, then commits the
+/// new count on every worker (deploy/SCALING.md).
+struct Rebalance: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Move the conversations whose owner changes to a new worker count, under load.",
+        discussion: """
+            Stateless and resumable: every step is recorded in the workers' logs, so after a crash of
+            the driver or of a worker, run the same command again and it carries on. It waits for
+            workers that are down. Exits 0 once every worker serves the new count.
+            Example (a StatefulSet going to 3 pods):
+              receiptctl rebalance --to 3 --query-template 'tcp://receiptd-{index}.receiptd:7003'
+            """
+    )
+
+    @Option(help: "The new worker count.")
+    var to: Int
+
+    @Option(help: "Every worker's query endpoint, with {index} for its ordinal.")
+    var queryTemplate: String
+
+    @Option(help: "Conversations per export and import.")
+    var batch: Int = 256
+
+    @Option(help: "receiptd's CURVE public key file (RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE; needs an operator key).")
+    var curveServerKeyFile: String?
+
+    @Option(help: "This operator's CURVE secret key file (RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE).")
+    var curveClientKeyFile: String?
+
+    @Option(help: "Milliseconds to wait for one reply before asking again.")
+    var timeoutMs: Int = 10_000
+
+    @Option(help: "Seconds after which the driver gives up (run it again to resume).")
+    var giveUpAfterS: Int = 3600
+
+    @Flag(help: "Print each step.")
+    var verbose = false
+
+    func validate() throws {
+        guard (1..<65_536).contains(to) else { throw ValidationError("--to must be in 1..<65536") }
+        guard queryTemplate.contains("{index}") else { throw ValidationError("--query-template needs {index}") }
+        guard batch >= 1 else { throw ValidationError("--batch must be positive") }
+        guard timeoutMs >= 1, giveUpAfterS >= 1 else { throw ValidationError("timeouts must be positive") }
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let curve: CurveClientKeys?
+        do {
+            curve = try CurveClientKeys.load(
+                serverPublicKeyFile: curveServerKeyFile ?? environment["RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE"],
+                secretKeyFile: curveClientKeyFile ?? environment["RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE"]
+            )
+        } catch {
+            throw ValidationError("CURVE: \(error.message)")
+        }
+        let deadline = ContinuousClock.now + .seconds(giveUpAfterS)
+        // Worker 0 exists under every count: it tells how many workers there are now.
+        let first = try await withDriver(workers: 1, curve: curve, deadline: deadline) { try await $0.topology(of: 0) }
+        let workers = max(first.workerCount, to, first.targetCount ?? 0)
+        try await withDriver(workers: workers, curve: curve, deadline: deadline) { driver in
+            try await driver.run(to: to, batch: batch)
+        }
+    }
+
+    private func withDriver<Result>(
+        workers: Int,
+        curve: CurveClientKeys?,
+        deadline: ContinuousClock.Instant,
+        _ body: (RebalanceDriver) async throws -> Result
+    ) async throws -> Result {
+        var configuration = ReceiptsClient.Configuration(
+            cluster: Cluster(workerCount: workers, ingest: queryTemplate, query: queryTemplate, publish: queryTemplate)
+        )
+        configuration.queryTimeoutMilliseconds = timeoutMs
+        configuration.curve = curve
+        let client = try ReceiptsClient(configuration, logger: Logger(label: "receiptctl"))
+        let driver = RebalanceDriver(client: client, workers: workers, deadline: deadline, verbose: verbose)
+        do {
+            let result = try await body(driver)
+            await client.shutdown()
+            return result
+        } catch {
+            await client.shutdown()
+            throw error
+        }
+    }
+}
