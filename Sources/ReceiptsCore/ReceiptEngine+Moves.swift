@@ -239,11 +239,13 @@ extension ReceiptEngine {
             receipt.conversation = c
             pending.hold(receipt)
         }
-        let frozen = FrozenReplayWindows(sender: sender, windows: sub.replayWindows, frozenAt: now.milliseconds)
-        if let t = frozenWindows.firstIndex(where: { $0.sender == sender }) {
-            frozenWindows[t] = frozen
-        } else {
-            frozenWindows.append(frozen)
+        if !sub.conversations.isEmpty {
+            let frozen = FrozenReplayWindows(sender: sender, windows: sub.replayWindows, frozenAt: now.milliseconds)
+            if let t = frozenWindows.firstIndex(where: { $0.sender == sender }) {
+                frozenWindows[t] = frozen
+            } else {
+                frozenWindows.append(frozen)
+            }
         }
         if last { topology.completedSenders.insert(sender) }
         return (imported, sub.conversations.count - imported)

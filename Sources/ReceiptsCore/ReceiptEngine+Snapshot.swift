@@ -185,12 +185,13 @@ extension ReceiptEngine {
         return table
     }
 
-    /// A snapshot payload made of a valid header, `body` and a valid checksum: lets a fuzzer
-    /// reach the decoder's checks behind the checksum.
-    package static func sealedSnapshot(body: some Sequence<UInt8>) -> [UInt8] {
+    /// A snapshot payload made of a valid header (of `version`), `body` and a valid checksum:
+    /// lets a fuzzer reach the decoder's checks behind the checksum, and tests make snapshots
+    /// of earlier versions.
+    package static func sealedSnapshot(body: some Sequence<UInt8>, version: UInt16 = snapshotVersion) -> [UInt8] {
         var w = SnapshotWriter(capacity: 64)
         for byte in snapshotMagic { w.write(byte) }
-        w.write(snapshotVersion)
+        w.write(version)
         for byte in body { w.write(byte) }
         w.seal()
         return w.bytes

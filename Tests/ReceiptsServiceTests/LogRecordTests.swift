@@ -64,7 +64,8 @@ struct LogRecordTests {
         (UInt8(2), [], "too short for its time"),
         (UInt8(3), [UInt8](repeating: 0, count: 9), "is not one cutoff"),
         (UInt8(3), [UInt8](repeating: 0, count: 7), "is not one cutoff"),
-        (UInt8(4), [UInt8](repeating: 0, count: 8), "unknown type 4"),
+        (UInt8(4), [UInt8](repeating: 0, count: 8), "too short"),
+        (UInt8(9), [UInt8](repeating: 0, count: 8), "unknown type 9"),
         (UInt8(0), [], "unknown type 0"),
     ])
     func aDamagedRecordIsRefusedWithItsReason(type: UInt8, payload: [UInt8], reason: String) {
