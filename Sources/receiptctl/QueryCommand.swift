@@ -6,7 +6,7 @@ import ReceiptsWire
 struct QueryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "query",
-        abstract: "Ask receiptd about a message, a conversation or a user.",
+        abstract: "Ask receiptd about a message, a conversation, a user, or its place in the cluster.",
         discussion: """
             Examples:
               receiptctl query status --conversation c1 --message m1 --viewer alice --time-zone Europe/Paris
@@ -14,18 +14,19 @@ struct QueryCommand: AsyncParsableCommand {
               receiptctl query last-sent --conversation c1 --viewer alice
               receiptctl query unread --user bob
               receiptctl query snapshot --conversation c1
+              receiptctl query topology
             """
     )
 
     enum Kind: String, ExpressibleByArgument, CaseIterable {
         case status, detail
         case lastSent = "last-sent"
-        case unread, snapshot
+        case unread, snapshot, topology
     }
 
     @OptionGroup var endpoints: Endpoints
 
-    @Argument(help: "status | detail | last-sent | unread | snapshot")
+    @Argument(help: "status | detail | last-sent | unread | snapshot | topology")
     var kind: Kind
 
     @Option var conversation: String?
@@ -60,6 +61,8 @@ struct QueryCommand: AsyncParsableCommand {
             query = .unreadCounts(user: try required(user, "user"), conversations: conversation.map { [$0] } ?? [])
         case .snapshot:
             query = .snapshot(conversation: try required(conversation, "conversation"), limit: limit)
+        case .topology:
+            query = .topology
         }
         try Rendering.print(try await endpoints.ask(query), json: json)
     }

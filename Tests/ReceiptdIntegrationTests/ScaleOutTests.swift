@@ -1,0 +1,367 @@
+import Foundation
+import Logging
+import ReceiptsClient
+import ReceiptsCore
+import ReceiptsWire
+import Synchronization
+import Testing
+
+/// Changing the worker count of real workers with `receiptctl rebalance` while a gateway
+/// streams events (deploy/SCALING.md): nothing acknowledged is lost, nothing is applied twice,
+/// every conversation ends with one owner and the state of a run that moved nothing.
+@Suite(.serialized)
+struct ScaleOutTests {
+    static let conversations = (0..<48).map { "scale-\($0)" }
+    static let members = ["u1", "u2", "u3"]
+
+    @Test(arguments: [(2, 3), (3, 2)])
+    func aWorkerCountChangeUnderLoadLosesNothingAndAppliesNothingTwice(from: Int, to: Int) async throws {
+        let workers = try Workers(slots: max(from, to), count: from)
+        let client = try workers.client(routingCount: from)
+        let stream = LoadStream(client: client)
+        try await stream.setUp()
+        // A subscriber that follows a conversation that moves, across the move.
+        let followed = try #require(Self.conversations.first { Partitioning.owner(of: $0, workerCount: from) != Partitioning.owner(of: $0, workerCount: to) })
+        let updates = Updates(client.subscribe(to: .conversation(followed)))
+
+        let load = Task { try await stream.run(rounds: 400, seconds: 90) }
+        try await stream.waitForRounds(3)
+        let driver = try Rebalance.run(to: to, template: workers.queryTemplate, arguments: ["--batch", "5"])
+        #expect(driver.status == 0, "\(driver.output)")
+        try await stream.waitForRounds(stream.rounds + 3)
+        stream.stop()
+        let sent = try await load.value
+
+        #expect(sent.rejected.isEmpty, "\(sent.rejected.prefix(5))")
+        try await Self.expectOneOwnerAndUnmovedState(workers, to: to, sent: sent)
+        var accepted: UInt64 = 0
+        for process in workers.processes { accepted += try await process.counter("receiptd.events.accepted") }
+        #expect(accepted == UInt64(sent.events.count), "each acknowledged event applied exactly once")
+
+        // The subscriber saw the new owner's epoch and caught up by snapshot: its last update of
+        // the last message is that message's status now.
+        let lastMessage = "m\(sent.rounds - 1)"
+        let final = try await client.status(of: lastMessage, in: followed, viewer: Viewer(user: "u1"))
+        let seen = try await updates.waitFor(seconds: 10) { $0.status.message == lastMessage && $0.status.status == final.status.status }
+        #expect(seen, "the subscriber of \(followed) did not follow it to worker \(Partitioning.owner(of: followed, workerCount: to))")
+        #expect(updates.epochs.count >= 2, "a moved conversation is published under its new owner's epoch")
+        await client.shutdown()
+    }
+
+    @Test func aWorkerKilledInTheMiddleOfAMoveRecoversAndTheMoveCompletes() async throws {
+        let workers = try Workers(slots: 3, count: 2)
+        let client = try workers.client(routingCount: 2)
+        let stream = LoadStream(client: client)
+        try await stream.setUp()
+        let load = Task { try await stream.run(rounds: 400, seconds: 120) }
+        try await stream.waitForRounds(3)
+
+        // One conversation at a time, so that the kill lands in the middle of the move.
+        let driver = try Rebalance.start(to: 3, template: workers.queryTemplate, arguments: ["--batch", "1"])
+        let sender = workers.processes[0]
+        let probe = try workers.client(routingCount: 3)
+        var report = TopologyReport(epoch: 0, workerIndex: 0, workerCount: 0, targetCount: nil, completedSenders: [], owned: 0, frozen: 0, released: 0, imported: 0)
+        for _ in 0..<600 {
+            if case .topology(let now) = try await probe.query(.topology, worker: 0) { report = now }
+            if report.released >= 2 { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(report.released >= 2, "the move never got going: \(report)")
+        sender.kill9()
+        try await Task.sleep(for: .milliseconds(300))
+        try sender.start()
+        // The driver waited for the sender and finished the move.
+        let finished = try driver.wait(seconds: 120)
+        #expect(finished.status == 0, "\(finished.output)")
+        await probe.shutdown()
+
+        try await stream.waitForRounds(stream.rounds + 3)
+        stream.stop()
+        let sent = try await load.value
+        #expect(sent.rejected.isEmpty, "\(sent.rejected.prefix(5))")
+        try await Self.expectOneOwnerAndUnmovedState(workers, to: 3, sent: sent)
+
+        // Running the driver again finds nothing to do.
+        let again = try Rebalance.run(to: 3, template: workers.queryTemplate, arguments: [])
+        #expect(again.status == 0 && again.output.contains("already serves 3 workers"), "\(again.output)")
+        await client.shutdown()
+    }
+
+    @Test func aDriverKilledInTheMiddleOfAMoveIsRunAgainAndFinishesIt() async throws {
+        let workers = try Workers(slots: 2, count: 1)
+        let client = try workers.client(routingCount: 1)
+        let stream = LoadStream(client: client)
+        try await stream.setUp()
+        let load = Task { try await stream.run(rounds: 400, seconds: 120) }
+        try await stream.waitForRounds(2)
+
+        let first = try Rebalance.start(to: 2, template: workers.queryTemplate, arguments: ["--batch", "1", "--verbose"])
+        let probe = try workers.client(routingCount: 2)
+        for _ in 0..<600 {
+            if case .topology(let report) = try await probe.query(.topology, worker: 1), report.imported >= 2 { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        first.kill()
+        _ = try first.wait(seconds: 10)
+        let second = try Rebalance.run(to: 2, template: workers.queryTemplate, arguments: [])
+        #expect(second.status == 0, "\(second.output)")
+        for worker in 0..<2 {
+            guard case .topology(let report) = try await probe.query(.topology, worker: worker) else {
+                Issue.record("no topology from worker \(worker)")
+                continue
+            }
+            #expect(report.workerCount == 2 && report.targetCount == nil && report.frozen == 0)
+        }
+        await probe.shutdown()
+
+        try await stream.waitForRounds(stream.rounds + 2)
+        stream.stop()
+        let sent = try await load.value
+        #expect(sent.rejected.isEmpty, "\(sent.rejected.prefix(5))")
+        try await Self.expectOneOwnerAndUnmovedState(workers, to: 2, sent: sent)
+        await client.shutdown()
+    }
+
+    /// Every conversation is served by exactly its owner under `to` workers, and reads the same
+    /// (statuses, who read it, unread counts) as on a single worker that got the same events.
+    static func expectOneOwnerAndUnmovedState(_ workers: Workers, to: Int, sent: LoadStream.Sent) async throws {
+        let reference = try ReceiptdProcess()
+        for round in sent.byRound {
+            let outcomes = try await reference.client.send(round)
+            #expect(outcomes.allSatisfy { if case .accepted = $0 { true } else { false } })
+        }
+        let client = try workers.client(routingCount: to)
+        for conversation in conversations {
+            var serving: [Int] = []
+            for worker in workers.processes.indices {
+                let reply = try await client.query(.snapshot(conversation: conversation, limit: 0), worker: worker)
+                if case .snapshot = reply { serving.append(worker) }
+            }
+            #expect(serving == [Partitioning.owner(of: conversation, workerCount: to)], "\(conversation)")
+            #expect(
+                try await view(of: conversation, client, messages: sent.rounds)
+                    == view(of: conversation, reference.client, messages: sent.rounds),
+                "\(conversation)"
+            )
+        }
+        await client.shutdown()
+    }
+
+    /// What a client reads of a conversation, without the server's times.
+    static func view(of conversation: String, _ client: ReceiptsClient, messages: Int) async throws -> [String] {
+        let snapshot = try await client.snapshot(of: conversation)
+        var lines = snapshot.snapshot.messages.map {
+            "\($0.message) \($0.status) \($0.recipientCount) \($0.deliveredCount) \($0.readCount)"
+        }
+        for message in ["m\(messages - 1)", "m\(messages - 2)"] {
+            let detail = try await client.readDetail(of: message, in: conversation)
+            lines.append("\(message) read \(detail.read.map(\.user)) delivered \(detail.delivered.map(\.user))")
+        }
+        for user in members {
+            let counts = try await client.unreadCounts(for: user, in: [conversation])
+            lines += counts.map { "\(user) \($0.unread) \($0.isMarkedUnread) \($0.readUpTo)" }
+        }
+        return lines
+    }
+}
+
+/// Workers `w0`, `w1`, … in one directory, so that one `{index}` template names every query
+/// endpoint; ordinals at or past `count` start as the new workers of a scale-up do.
+final class Workers {
+    let parent: String
+    let processes: [ReceiptdProcess]
+
+    init(slots: Int, count: Int) throws {
+        var template = Array("/tmp/rdso-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw IntegrationError("mkdtemp failed") }
+        let root = String(cString: made)
+        parent = root
+        processes = try (0..<slots).map { index in
+            let directory = "\(root)/w\(index)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            return try ReceiptdProcess(
+                dataDirectory: directory,
+                arguments: ["--worker-index", "\(index)", "--worker-count", "\(count)"]
+            )
+        }
+    }
+
+    deinit {
+        for process in processes { process.kill9() }
+        try? FileManager.default.removeItem(atPath: parent)
+    }
+
+    var queryTemplate: String { "ipc://\(parent)/w{index}/query.sock" }
+
+    /// A gateway's client that routes by `routingCount` workers and can reach every slot.
+    func client(routingCount: Int) throws -> ReceiptsClient {
+        let cluster = Cluster(
+            workers: processes.map { Cluster.Worker(dataDirectory: $0.dataDirectory) },
+            workerCount: routingCount
+        )
+        var configuration = ReceiptsClient.Configuration(cluster: cluster)
+        configuration.acknowledgementTimeoutMilliseconds = 500
+        configuration.queryTimeoutMilliseconds = 5000
+        return try ReceiptsClient(configuration, logger: Logger(label: "scale-out-test"))
+    }
+}
+
+/// A gateway streaming rounds of events over every conversation: each round sends a message
+/// in each conversation, deliveries and reads, and waits for every acknowledgement.
+final class LoadStream: Sendable {
+    struct Sent: Sendable {
+        var byRound: [[EventKind]] = []
+        var events: [EventKind] { byRound.flatMap { $0 } }
+        var rejected: [String] = []
+        var rounds: Int { byRound.count }
+    }
+
+    let client: ReceiptsClient
+    private let state = Mutex((rounds: 0, stopped: false))
+
+    init(client: ReceiptsClient) {
+        self.client = client
+    }
+
+    /// Rounds acknowledged so far.
+    var rounds: Int { state.withLock { $0.rounds } }
+
+    func stop() {
+        state.withLock { $0.stopped = true }
+    }
+
+    /// Creates the conversations.
+    func setUp() async throws {
+        let outcomes = try await client.send(
+            ScaleOutTests.conversations.map {
+                .conversationUpserted(conversation: $0, kind: .group, members: ScaleOutTests.members)
+            }
+        )
+        guard outcomes.allSatisfy({ $0 == .accepted(held: false) }) else {
+            throw IntegrationError("the conversations were not created: \(outcomes)")
+        }
+    }
+
+    /// Streams until stopped, at most `rounds` rounds or `seconds`.
+    func run(rounds limit: Int, seconds: Double) async throws -> Sent {
+        var sent = Sent()
+        let deadline = Date().addingTimeInterval(seconds)
+        for round in 0..<limit where !state.withLock({ $0.stopped }) && Date() < deadline {
+            let events = ScaleOutTests.conversations.flatMap { conversation in
+                var kinds: [EventKind] = [
+                    .messageSent(conversation: conversation, message: "m\(round)", sender: "u1", isSystem: false),
+                    .delivered(conversation: conversation, user: "u2", message: "m\(round)"),
+                    round % 2 == 0
+                        ? .read(conversation: conversation, user: "u3", message: "m\(round)")
+                        : .delivered(conversation: conversation, user: "u3", message: "m\(round)"),
+                ]
+                if round > 0 { kinds.append(.read(conversation: conversation, user: "u2", message: "m\(round - 1)")) }
+                return kinds
+            }
+            let outcomes = try await client.send(events)
+            for (event, outcome) in zip(events, outcomes) {
+                if case .accepted = outcome { continue }
+                sent.rejected.append("round \(round): \(event) -> \(outcome)")
+            }
+            sent.byRound.append(events)
+            state.withLock { $0.rounds = round + 1 }
+        }
+        return sent
+    }
+
+    /// Waits until `count` rounds are acknowledged (at most a minute).
+    func waitForRounds(_ count: Int) async throws {
+        for _ in 0..<6000 {
+            if rounds >= count { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw IntegrationError("the stream did not reach \(count) rounds in a minute (at \(rounds))")
+    }
+}
+
+/// The updates a subscription hands out, collected in the background.
+final class Updates: Sendable {
+    private let seen = Mutex<[StatusUpdate]>([])
+    private let task: Task<Void, Never>
+
+    init(_ updates: StatusUpdates) {
+        let seen = self.seen
+        task = Task {
+            for await update in updates { seen.withLock { $0.append(update) } }
+        }
+    }
+
+    deinit {
+        task.cancel()
+    }
+
+    /// The epochs the updates came under, in order of first sight.
+    var epochs: [UInt64] {
+        seen.withLock { updates in
+            var epochs: [UInt64] = []
+            for update in updates where !epochs.contains(update.epoch) { epochs.append(update.epoch) }
+            return epochs
+        }
+    }
+
+    /// Waits until an update matches.
+    func waitFor(seconds: Double, _ matches: (StatusUpdate) -> Bool) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if seen.withLock({ $0.contains(where: matches) }) { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+}
+
+/// `receiptctl rebalance` as a process.
+struct Rebalance {
+    let process: Process
+    let outputPath: String
+
+    struct Finished {
+        var status: Int32
+        var output: String
+    }
+
+    /// Starts the driver.
+    static func start(to count: Int, template: String, arguments: [String]) throws -> Rebalance {
+        let outputPath = NSTemporaryDirectory() + "rebalance-\(UUID().uuidString).out"
+        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        let process = Process()
+        process.executableURL = ReceiptdProcess.binaryDirectory.appendingPathComponent("receiptctl")
+        process.arguments = ["rebalance", "--to", "\(count)", "--query-template", template, "--timeout-ms", "1000"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RECEIPTD_") }
+        let output = FileHandle(forWritingAtPath: outputPath)
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        return Rebalance(process: process, outputPath: outputPath)
+    }
+
+    /// Starts the driver and waits for it (two minutes at most).
+    static func run(to count: Int, template: String, arguments: [String]) throws -> Finished {
+        try start(to: count, template: template, arguments: arguments).wait(seconds: 120)
+    }
+
+    /// Waits for the driver to exit; kills it and throws past `seconds`.
+    func wait(seconds: Double) throws -> Finished {
+        guard ReceiptdProcess.waitForExit(of: process, seconds: seconds) else {
+            kill()
+            throw IntegrationError("receiptctl rebalance did not finish in \(seconds) s: \(output)")
+        }
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        return Finished(status: process.terminationStatus, output: output)
+    }
+
+    func kill() {
+        guard process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    var output: String {
+        (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    }
+}
