@@ -43,6 +43,23 @@ public enum LogRecord {
         case moveImported = 6
         case moveReleased = 7
         case moveCommitted = 8
+
+        /// The steps of a worker count change.
+        public static let moveSteps: [Kind] = [.movePrepared, .moveFrozen, .moveImported, .moveReleased, .moveCommitted]
+
+        /// A move step's name for counters and logs.
+        var name: String {
+            switch self {
+            case .movePrepared: "prepare"
+            case .moveFrozen: "freeze"
+            case .moveImported: "import"
+            case .moveReleased: "release"
+            case .moveCommitted: "commit"
+            case .acknowledgedBatch: "acknowledged_batch"
+            case .unacknowledgedBatch: "unacknowledged_batch"
+            case .retention: "retention"
+            }
+        }
     }
 
     /// Why a stored record cannot be read.

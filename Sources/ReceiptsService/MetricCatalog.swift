@@ -124,6 +124,14 @@ public enum MetricCatalog {
         "receiptd_handshakes_refused_total",
         "CURVE handshakes refused, by endpoint and reason (unlisted_key: ZAP refused the client key; handshake_failed: a plaintext client or a wrong server key)."
     )
+    static let moveSteps = Family(
+        "receiptd_move_steps_total",
+        "Steps of worker count changes taken here, by step (prepare, freeze, import, release, commit)."
+    )
+    static let moveRefusals = Family(
+        "receiptd_move_refusals_total",
+        "Steps of worker count changes refused here, by reason (stale_epoch, wrong_count, no_move, ...)."
+    )
     static let requestsDenied = Family(
         "receiptd_requests_denied_total",
         "Queries refused because the client key's role may not make them, by kind."
@@ -145,7 +153,8 @@ public enum MetricCatalog {
             messagesExpired, recoveryTruncatedBytes, recoveryDroppedRecords, fsyncErrors, pendingReceiptsDropped,
             ackLatency, fsyncDuration, eventsPerFrame, framesPerGroupCommit, awaitingDurability, pendingReceipts,
             snapshotDuration, snapshotBytes, recoveryDuration, stateConversations, stateMessages, stateMembers,
-            logBytes, residentMemory, handshakesRefused, requestsDenied, keyReloads, workerInfo,
+            logBytes, residentMemory, handshakesRefused, requestsDenied, keyReloads, workerInfo, moveSteps,
+            moveRefusals,
         ].map { ($0.name, $0) }
     )
 
@@ -179,6 +188,8 @@ public enum MetricCatalog {
         case "receiptd.auth.denied": (requestsDenied.name, [("kind", label)])
         case "receiptd.auth.reloads": (keyReloads.name, [("result", "ok")])
         case "receiptd.auth.reloads.failed": (keyReloads.name, [("result", "failed")])
+        case "receiptd.moves.steps": (moveSteps.name, [("step", label)])
+        case "receiptd.moves.refused": (moveRefusals.name, [("reason", label)])
         default:
             // A counter added without an entry above: still exported, under a derived name.
             (name.replacingOccurrences(of: ".", with: "_") + "_total", label.isEmpty ? [] : [("kind", label)])

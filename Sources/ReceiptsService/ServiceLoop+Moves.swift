@@ -114,11 +114,11 @@ extension ServiceLoop {
             return StepResult(failure: .error(ErrorReply(code: .unavailable, message: "the log refused the step: \(error)")))
         }
         engine = trial
-        counters.increment("receiptd.moves.steps", label: "\(record.kind)")
+        counters.increment("receiptd.moves.steps", label: record.kind.name)
         logger.info(
             "move step",
             metadata: [
-                "move.step": "\(record.kind)", "move.epoch": "\(engine.topology.epoch)",
+                "move.step": "\(record.kind.name)", "move.epoch": "\(engine.topology.epoch)",
                 "move.target": "\(engine.topology.targetCount.map(String.init) ?? "-")",
                 "move.imported": "\(outcome.imported)",
             ]

@@ -79,6 +79,9 @@ final class ServiceLoop {
             _ = counters.handle("receiptd.auth.refused", label: endpoint.rawValue)
             _ = counters.handle("receiptd.auth.handshake_failures", label: endpoint.rawValue)
         }
+        for step in LogRecord.Kind.moveSteps {
+            _ = counters.handle("receiptd.moves.steps", label: step.name)
+        }
         for name in ["receiptd.auth.reloads", "receiptd.auth.reloads.failed"] {
             _ = counters.handle(name)
         }
