@@ -109,14 +109,16 @@ struct ClientMovingTests {
     /// owner answers, within the query timeout; past it, UNAVAILABLE is what the caller gets.
     @Test func aQueryForAFrozenConversationIsAskedAgain() async throws {
         let snapshot = ConversationSnapshot(conversation: "c", kind: .group, members: ["a", "b"], messages: [])
-        let worker = try ScriptedWorker(ingest: { events, _ in Self.outcomes(events, .accepted(held: false)) }) {
-            query,
-            index in
+        let frozenUntilTheThirdQuery: ScriptedWorker.QueryScript = { query, index in
             guard case .snapshot(let conversation, _) = query, conversation == "c", index >= 2 else {
                 return .error(ErrorReply(code: .unavailable, message: "frozen"))
             }
             return .snapshot(snapshot, epoch: 1, sequence: 0)
         }
+        let worker = try ScriptedWorker(
+            ingest: { events, _ in Self.outcomes(events, .accepted(held: false)) },
+            query: frozenUntilTheThirdQuery
+        )
         let client = try Self.client([worker]) { $0.unavailableBackoffMilliseconds = 50 }
         let answer = try await within(10, "the query") { try await client.snapshot(of: "c") }
         #expect(answer.snapshot == snapshot)
