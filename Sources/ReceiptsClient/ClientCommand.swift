@@ -11,8 +11,9 @@ enum ClientCommand: Sendable {
     /// reply nobody waits. `outboxPosition`: where the events' outbox record ends; they leave
     /// once the outbox is durable there, and the outbox is told once they are answered.
     case send(id: UInt64, events: [Event], outboxPosition: LogPosition?, reply: Reply<[EventOutcome]>?)
-    /// Ask one worker; `id` lets a cancellation find it.
-    case query(id: UInt64, worker: Int, query: Query, reply: Reply<QueryReply>)
+    /// Ask one worker; `id` lets a cancellation find it. The reply must come by `deadline`
+    /// (nil: the configured query timeout from now), or the caller is answered `.timeout`.
+    case query(id: UInt64, worker: Int, query: Query, deadline: ContinuousClock.Instant?, reply: Reply<QueryReply>)
     /// Start following a topic.
     case subscribe(id: UInt64, topic: SubscriptionTopic, output: AsyncStream<StatusUpdate>.Continuation)
     /// The caller of `send`, a query or `flush` stopped waiting; posted only after the request.

@@ -6,7 +6,9 @@ import ReceiptsWire
 import ZeroMQ
 
 extension ClientLoop {
-    /// Takes a send: routes each event to its owner (user-wide events to every worker) once
+    /// Takes a send: routes each event to its owner (user-wide events to every listed worker,
+    /// ``Cluster/ordinals``: during a worker count change the workers beyond the routing count
+    /// already own conversations, or still do) once
     /// the queues have room and its outbox record (if any) is durable, else holds it (the caller
     /// waits: backpressure).
     func startSend(id: UInt64, events: [Event], outboxPosition: LogPosition?, reply: Reply<[EventOutcome]>?) {
@@ -25,7 +27,7 @@ extension ClientLoop {
     /// durable. Oldest first keeps each worker's queue in the order the client numbered its
     /// events (see ``ReceiptsClient``'s `takeIn`).
     func admitWaitingSends() {
-        let workerCount = ingest.count
+        let listed = configuration.cluster.ordinals.count
         while let id = admissions.first {
             guard let events = pendingEvents[id] else {
                 admissions.removeFirst()
@@ -43,7 +45,7 @@ extension ClientLoop {
                     continue
                 }
             }
-            let slotCount = events.reduce(0) { $0 + ($1.kind.conversation == nil ? workerCount : 1) }
+            let slotCount = events.reduce(0) { $0 + ($1.kind.conversation == nil ? listed : 1) }
             guard queuedEvents == 0 || queuedEvents + slotCount <= configuration.maxQueuedEvents else { return }
             admissions.removeFirst()
             pendingEvents[id] = nil
@@ -52,9 +54,9 @@ extension ClientLoop {
             for (index, event) in events.enumerated() {
                 let slot = EventSlot(request: id, index: index, event: event)
                 if let conversation = event.kind.conversation {
-                    enqueue(slot, on: Partitioning.owner(of: conversation, workerCount: workerCount), now: now)
+                    enqueue(slot, on: Partitioning.owner(of: conversation, workerCount: routingCount), now: now)
                 } else {
-                    for worker in 0..<workerCount { enqueue(slot, on: worker, now: now) }
+                    for worker in 0..<listed { enqueue(slot, on: worker, now: now) }
                 }
             }
         }
@@ -82,14 +84,19 @@ extension ClientLoop {
             return true
         }
         var withdrawn = 0
+        var withdrawnDelayed = 0
         for worker in ingest.indices {
             let before = ingest[worker].queue.count
             ingest[worker].queue.removeAll { $0.request == id }
             withdrawn += before - ingest[worker].queue.count
+            // Rejected as `moving` and not applied anywhere: as good as unsent.
+            let delayedBefore = ingest[worker].delayed.count
+            ingest[worker].delayed.removeAll { $0.slot.request == id }
+            withdrawnDelayed += delayedBefore - ingest[worker].delayed.count
         }
         queuedEvents -= withdrawn
         sends[id]?.reply = nil
-        sends[id]?.remaining -= withdrawn
+        sends[id]?.remaining -= withdrawn + withdrawnDelayed
         if sends[id]?.remaining == 0 { sends[id] = nil }
         admitWaitingSends()
         return true
@@ -99,6 +106,11 @@ extension ClientLoop {
     /// replay-window limits.
     func pumpIngest(now: Instant) {
         for worker in ingest.indices {
+            let due = ingest[worker].takeDueDelayed(now: now)
+            if !due.isEmpty {
+                ingest[worker].requeueFirst(due, now: now)
+                queuedEvents += due.count
+            }
             while ingest[worker].inFlight.count < configuration.maxFramesInFlight, !ingest[worker].queue.isEmpty {
                 if configuration.lingerMilliseconds > 0, ingest[worker].queue.count < configuration.maxBatchEvents,
                     let since = ingest[worker].queuedSince,
@@ -233,18 +245,41 @@ extension ClientLoop {
             return
         }
         let now = clock.now
+        var redirected: [Int: [EventSlot]] = [:]
         for (slot, outcome) in zip(frame.slots, reply.results) {
-            if case .rejected(let rejection) = outcome, rejection.reason == .notOwner,
-                let owner = rejection.ownerWorker, owner != worker, ingest.indices.contains(owner), slot.redirects < 2
-            {
-                // The cluster's worker count differs from ours: follow the owner it names.
-                var redirected = slot
-                redirected.redirects += 1
-                enqueue(redirected, on: owner, now: now)
-                statistics.redirects.add(1)
+            guard case .rejected(let rejection) = outcome else {
+                settle(slot, outcome)
                 continue
             }
-            settle(slot, outcome)
+            switch rejection.reason {
+            case .moving:
+                // Its conversation is being copied to another worker: the same event goes to
+                // the same worker again after a pause, until that worker applies it or names
+                // the new owner. The send's own cancellation is what ends this, never `moving`.
+                ingest[worker].delayed.append(
+                    (due: now + .milliseconds(configuration.movingBackoffMilliseconds), slot: slot)
+                )
+                statistics.movingRetries.add(1)
+            case .notOwner:
+                // The cluster's worker count differs from ours (or the conversation moved):
+                // follow the owner it names, even above our routing count if its endpoints are known.
+                guard let owner = rejection.ownerWorker, owner != worker,
+                    slot.redirects < configuration.maxRedirects, reach(owner)
+                else {
+                    settle(slot, outcome)
+                    continue
+                }
+                var next = slot
+                next.redirects += 1
+                redirected[owner, default: []].append(next)
+                statistics.redirects.add(1)
+            default:
+                settle(slot, outcome)
+            }
+        }
+        for (owner, slots) in redirected {
+            ingest[owner].requeueFirst(slots, now: now)
+            queuedEvents += slots.count
         }
     }
 

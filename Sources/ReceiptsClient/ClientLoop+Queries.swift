@@ -6,21 +6,32 @@ import ZeroMQ
 enum QueryCompletion {
     /// A caller of the public API (`id` is its request id, for cancellation).
     case caller(id: UInt64, Reply<QueryReply>)
-    /// A subscription's snapshot repair of one conversation.
-    case repair(subscription: UInt64, conversation: String)
+    /// A subscription's snapshot repair of one conversation, after `hops` NOT_OWNER answers.
+    case repair(subscription: UInt64, conversation: String, hops: Int)
 }
 
 /// A query on the wire.
 struct PendingQuery {
     let completion: QueryCompletion
     let deadline: ContinuousClock.Instant
+    /// The worker asked (a repair takes the snapshot's worker as the conversation's publisher).
+    let worker: Int
 }
 
 extension ClientLoop {
     /// Sends a query to a worker's query endpoint; the reply (or the timeout) goes to `completion`.
-    func startQuery(_ query: Query, worker: Int, completion: QueryCompletion) {
-        guard querySockets.indices.contains(worker) else {
-            complete(completion, .failure(ReceiptsClientError(.invalidArgument, "no worker \(worker) in the cluster")))
+    /// - Parameters:
+    ///   - query: The query.
+    ///   - worker: Any ordinal the cluster knows the endpoints of, routing count or not.
+    ///   - deadline: When to give up at the latest; the configured timeout applies too.
+    ///   - completion: Who takes the reply.
+    func startQuery(_ query: Query, worker: Int, deadline: Instant? = nil, completion: QueryCompletion) {
+        guard reach(worker) else {
+            complete(
+                completion,
+                .failure(ReceiptsClientError(.invalidArgument, "no worker \(worker) in the cluster")),
+                worker: worker
+            )
             return
         }
         let tag = makeTag()
@@ -36,18 +47,22 @@ extension ClientLoop {
             else {
                 complete(
                     completion,
-                    .failure(ReceiptsClientError(.unavailable, "worker \(worker)'s query queue is full"))
+                    .failure(ReceiptsClientError(.unavailable, "worker \(worker)'s query queue is full")),
+                    worker: worker
                 )
                 return
             }
         } catch {
             complete(
                 completion,
-                .failure(ReceiptsClientError(.transport, "query send to worker \(worker) failed", cause: error))
+                .failure(ReceiptsClientError(.transport, "query send to worker \(worker) failed", cause: error)),
+                worker: worker
             )
             return
         }
-        queries[tag] = PendingQuery(completion: completion, deadline: clock.now + .milliseconds(timeout))
+        var due = clock.now + .milliseconds(timeout)
+        if let deadline { due = min(due, deadline) }
+        queries[tag] = PendingQuery(completion: completion, deadline: due, worker: worker)
     }
 
     /// Stops a caller waiting for a query.
@@ -68,7 +83,8 @@ extension ClientLoop {
             statistics.queryTimeouts.add(1)
             complete(
                 query.completion,
-                .failure(ReceiptsClientError(.timeout, "no query reply within the timeout"))
+                .failure(ReceiptsClientError(.timeout, "no query reply within the timeout")),
+                worker: query.worker
             )
         }
     }
@@ -85,7 +101,7 @@ extension ClientLoop {
             guard let (tag, decoded) = received, let query = queries.removeValue(forKey: tag) else { continue }
             switch decoded {
             case .success(let reply):
-                complete(query.completion, .success(reply))
+                complete(query.completion, .success(reply), worker: worker)
             case .failure(let error):
                 statistics.malformedReplies.add(1)
                 complete(
@@ -96,18 +112,25 @@ extension ClientLoop {
                             "worker \(worker) sent an undecodable QueryReply",
                             cause: error
                         )
-                    )
+                    ),
+                    worker: worker
                 )
             }
         }
     }
 
-    private func complete(_ completion: QueryCompletion, _ result: Result<QueryReply, ReceiptsClientError>) {
+    /// Hands a query's result to whoever waits for it.
+    /// - Parameter worker: The worker that was asked.
+    private func complete(
+        _ completion: QueryCompletion,
+        _ result: Result<QueryReply, ReceiptsClientError>,
+        worker: Int
+    ) {
         switch completion {
         case .caller(_, let reply):
             reply.resume(returning: result)
-        case .repair(let subscription, let conversation):
-            repairArrived(result, subscription: subscription, conversation: conversation)
+        case .repair(let subscription, let conversation, let hops):
+            repairArrived(result, subscription: subscription, conversation: conversation, worker: worker, hops: hops)
         }
     }
 }

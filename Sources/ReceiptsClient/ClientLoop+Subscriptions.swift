@@ -7,31 +7,21 @@ extension ClientLoop {
     /// How long a failed or refused repair waits before it is tried again.
     static let repairRetryMilliseconds = 100
 
+    /// Starts following a topic: a SUB to every worker the cluster lists, whatever the topic,
+    /// since a conversation moved between workers is published by its new owner.
     func startSubscription(id: UInt64, topic: SubscriptionTopic, output: AsyncStream<StatusUpdate>.Continuation) {
-        let workers: [Int]
-        if case .conversation(let conversation) = topic {
-            workers = [Partitioning.owner(of: conversation, workerCount: ingest.count)]
-        } else {
-            workers = Array(ingest.indices)
-        }
-        var sockets: [ZMQSocket] = []
+        var listeners: [Subscription.Listener] = []
         do {
-            for worker in workers {
-                let socket = try ZMQSocket(context: context, type: .sub)
-                sockets.append(socket)
-                // The loop drains these promptly; a gap from a full buffer is repaired anyway.
-                try socket.setReceiveHighWaterMark(100_000)
-                try socket.subscribe(topic.filter)
-                try secure(socket)
-                try socket.connect(configuration.cluster.workers[worker].publish)
+            for worker in configuration.cluster.ordinals {
+                listeners.append(try makeListener(worker: worker, topic: topic))
             }
         } catch {
             logger.error("cannot subscribe", metadata: ["receipts.topic": "\(topic.filter)", "error": "\(error)"])
-            for socket in sockets { socket.close() }
+            for listener in listeners { listener.socket.close() }
             output.finish()
             return
         }
-        var subscription = Subscription(topic: topic, sockets: sockets, output: output)
+        var subscription = Subscription(topic: topic, listeners: listeners, output: output)
         if case .conversation(let conversation) = topic {
             subscription.tracker.expectSnapshot(of: conversation)
             subscription.settleAt = clock.now + .milliseconds(configuration.subscriptionSettleMilliseconds)
@@ -43,15 +33,55 @@ extension ClientLoop {
         pollSetChanged = true
     }
 
+    /// A SUB for one topic, connected to one worker's PUB endpoint.
+    private func makeListener(worker: Int, topic: SubscriptionTopic) throws -> Subscription.Listener {
+        guard let endpoint = configuration.cluster.worker(worker)?.publish else {
+            throw ReceiptsClientError(.invalidArgument, "no worker \(worker) in the cluster")
+        }
+        let socket = try ZMQSocket(context: context, type: .sub)
+        do {
+            // The loop drains these promptly; a gap from a full buffer is repaired anyway.
+            try socket.setReceiveHighWaterMark(100_000)
+            try socket.subscribe(topic.filter)
+            try secure(socket)
+            try socket.connect(endpoint)
+        } catch {
+            socket.close()
+            throw error
+        }
+        return Subscription.Listener(worker: worker, socket: socket)
+    }
+
+    /// Makes a subscription listen to a worker it does not listen to yet (a repair followed
+    /// NOT_OWNER to a worker beyond the cluster's list, which only a templated cluster names).
+    private func listen(to worker: Int, subscription id: UInt64) {
+        guard let subscription = subscriptions[id],
+            !subscription.listeners.contains(where: { $0.worker == worker })
+        else { return }
+        do {
+            subscriptions[id]?.listeners.append(try makeListener(worker: worker, topic: subscription.topic))
+            pollSetChanged = true
+        } catch {
+            logger.warning(
+                "cannot listen to a worker",
+                metadata: ["receipts.worker": "\(worker)", "error": "\(error)"]
+            )
+        }
+    }
+
     func endSubscription(id: UInt64) {
         guard let subscription = subscriptions.removeValue(forKey: id) else { return }
-        for socket in subscription.sockets { socket.close() }
+        for listener in subscription.listeners { listener.socket.close() }
         subscription.output.finish()
         pollSetChanged = true
     }
 
     /// Reads every update waiting on one of a subscription's sockets.
-    func receiveUpdates(subscription id: UInt64, socket: ZMQSocket) throws(ZMQError) {
+    /// - Parameters:
+    ///   - id: The subscription.
+    ///   - worker: The worker the socket listens to.
+    ///   - socket: The socket.
+    func receiveUpdates(subscription id: UInt64, worker: Int, socket: ZMQSocket) throws(ZMQError) {
         guard let topic = subscriptions[id]?.topic else { return }
         while true {
             // nil: nothing waiting; .some(nil): not an update of this topic, or undecodable.
@@ -61,7 +91,7 @@ extension ClientLoop {
             }
             guard let received else { return }
             guard let update = received else { continue }
-            guard let decision = subscriptions[id]?.tracker.receive(update) else { return }
+            guard let decision = subscriptions[id]?.tracker.receive(update, from: worker) else { return }
             apply(decision, subscription: id)
         }
     }
@@ -90,14 +120,25 @@ extension ClientLoop {
         }
     }
 
+    /// Asks for a snapshot of a conversation, from the worker a NOT_OWNER answer last named for
+    /// it, else from its owner by the routing count.
     private func requestRepair(_ conversation: String, subscription id: UInt64) {
         guard subscriptions[id]?.repairing.insert(conversation).inserted == true else { return }
         subscriptions[id]?.repairsDue[conversation] = nil
         statistics.snapshotRepairs.add(1)
+        let worker =
+            subscriptions[id]?.owners[conversation]
+            ?? Partitioning.owner(of: conversation, workerCount: routingCount)
+        askSnapshot(conversation, subscription: id, worker: worker, hops: 0)
+    }
+
+    /// Sends a repair's snapshot query to one worker.
+    /// - Parameter hops: How many NOT_OWNER answers led there.
+    private func askSnapshot(_ conversation: String, subscription id: UInt64, worker: Int, hops: Int) {
         startQuery(
             .snapshot(conversation: conversation, limit: 0),
-            worker: Partitioning.owner(of: conversation, workerCount: ingest.count),
-            completion: .repair(subscription: id, conversation: conversation)
+            worker: worker,
+            completion: .repair(subscription: id, conversation: conversation, hops: hops)
         )
     }
 
@@ -107,17 +148,54 @@ extension ClientLoop {
     }
 
     /// A snapshot (or its failure) for a repair.
-    func repairArrived(_ result: Result<QueryReply, ReceiptsClientError>, subscription id: UInt64, conversation: String)
-    {
+    /// - Parameters:
+    ///   - result: The reply.
+    ///   - id: The subscription.
+    ///   - conversation: The conversation repaired.
+    ///   - worker: The worker that was asked.
+    ///   - hops: How many NOT_OWNER answers led to it.
+    func repairArrived(
+        _ result: Result<QueryReply, ReceiptsClientError>,
+        subscription id: UInt64,
+        conversation: String,
+        worker: Int,
+        hops: Int
+    ) {
         guard subscriptions[id]?.repairing.remove(conversation) != nil else { return }
         switch result {
         case .success(.snapshot(let snapshot, let epoch, let sequence)):
-            guard let decision = subscriptions[id]?.tracker.snapshotArrived(snapshot, epoch: epoch, sequence: sequence)
+            remember(owner: worker, of: conversation, subscription: id)
+            listen(to: worker, subscription: id)
+            guard
+                let decision = subscriptions[id]?.tracker.snapshotArrived(
+                    snapshot,
+                    epoch: epoch,
+                    sequence: sequence,
+                    from: worker
+                )
             else { return }
             apply(decision, subscription: id)
         case .success(.error(let error)) where error.code == .notFound:
             guard let decision = subscriptions[id]?.tracker.absent(conversation) else { return }
             apply(decision, subscription: id)
+        case .success(.error(let error)) where error.code == .notOwner:
+            // The conversation moved (or our worker count is not the cluster's): ask the owner
+            // it names, listen to that owner's updates, and start there next time.
+            guard let owner = error.ownerWorker, owner != worker, hops < configuration.maxRedirects, reach(owner)
+            else {
+                subscriptions[id]?.owners[conversation] = nil
+                scheduleRepair(conversation, subscription: id)
+                return
+            }
+            remember(owner: owner, of: conversation, subscription: id)
+            listen(to: owner, subscription: id)
+            subscriptions[id]?.repairing.insert(conversation)
+            statistics.queryRedirects.add(1)
+            askSnapshot(conversation, subscription: id, worker: owner, hops: hops + 1)
+        case .success(.error(let error)) where error.code == .unavailable:
+            // Frozen while it moves, or the worker is stopping: later.
+            statistics.queryRetries.add(1)
+            scheduleRepair(conversation, subscription: id)
         case .success(let other):
             logger.debug(
                 "snapshot repair refused",
@@ -131,6 +209,13 @@ extension ClientLoop {
             )
             scheduleRepair(conversation, subscription: id)
         }
+    }
+
+    /// Records where a conversation's repairs go first: nowhere special when that is its owner
+    /// by the routing count (the map stays as small as the conversations that moved).
+    private func remember(owner: Int, of conversation: String, subscription id: UInt64) {
+        let routed = Partitioning.owner(of: conversation, workerCount: routingCount)
+        subscriptions[id]?.owners[conversation] = owner == routed ? nil : owner
     }
 
     /// Starts repairs whose time came and the slow-joiner snapshot.

@@ -75,19 +75,68 @@ final class ClientLoop {
     }
 
     private func openSockets() throws(ZMQError) {
-        for worker in configuration.cluster.workers {
-            let ingestSocket = try ZMQSocket(context: context, type: .dealer)
-            try ingestSocket.setSendHighWaterMark(0)
-            try ingestSocket.setReceiveHighWaterMark(0)
-            try secure(ingestSocket)
-            ingest.append(WorkerIngest(connection: LazyConnection(socket: ingestSocket, endpoint: worker.ingest)))
-            let querySocket = try ZMQSocket(context: context, type: .dealer)
-            try querySocket.setSendHighWaterMark(0)
-            try querySocket.setReceiveHighWaterMark(0)
-            try secure(querySocket)
-            querySockets.append(LazyConnection(socket: querySocket, endpoint: worker.query))
+        for ordinal in configuration.cluster.ordinals {
+            guard let worker = configuration.cluster.worker(ordinal) else { break }
+            try addWorkerSockets(worker)
         }
     }
+
+    /// Makes (without connecting) the ingest and query DEALERs of the next ordinal.
+    private func addWorkerSockets(_ worker: Cluster.Worker) throws(ZMQError) {
+        let ingestSocket = try makeDealer()
+        let querySocket: ZMQSocket
+        do {
+            querySocket = try makeDealer()
+        } catch {
+            ingestSocket.close()
+            throw error
+        }
+        ingest.append(WorkerIngest(connection: LazyConnection(socket: ingestSocket, endpoint: worker.ingest)))
+        querySockets.append(LazyConnection(socket: querySocket, endpoint: worker.query))
+        pollSetChanged = true
+    }
+
+    /// A DEALER without high-water marks, CURVE set if configured; closed again if a setting fails
+    /// (an open socket would keep `zmq_ctx_term` waiting).
+    private func makeDealer() throws(ZMQError) -> ZMQSocket {
+        let socket = try ZMQSocket(context: context, type: .dealer)
+        do {
+            try socket.setSendHighWaterMark(0)
+            try socket.setReceiveHighWaterMark(0)
+            try secure(socket)
+        } catch {
+            socket.close()
+            throw error
+        }
+        return socket
+    }
+
+    /// Makes sure the client has sockets for a worker, adding those of every ordinal up to it
+    /// that the cluster can name (a NOT_OWNER answer may name a worker above the routing count:
+    /// a scale-up's new worker). The sockets connect at their first use.
+    /// - Parameter ordinal: The worker.
+    /// - Returns: false if the cluster does not know the worker's endpoints (or its sockets
+    ///   could not be made).
+    func reach(_ ordinal: Int) -> Bool {
+        guard ordinal >= 0 else { return false }
+        while ingest.count <= ordinal {
+            guard let worker = configuration.cluster.worker(ingest.count) else { return false }
+            do {
+                try addWorkerSockets(worker)
+            } catch {
+                logger.warning(
+                    "cannot make a worker's sockets",
+                    metadata: ["receipts.worker": "\(ingest.count)", "error": "\(error)"]
+                )
+                return false
+            }
+        }
+        return true
+    }
+
+    /// How many workers share the conversations: what every owner is computed with (the
+    /// sockets may reach further, see ``reach(_:)``).
+    var routingCount: Int { configuration.cluster.workerCount }
 
     /// Makes a socket a CURVE client when the configuration has keys; call before `connect`.
     func secure(_ socket: ZMQSocket) throws(ZMQError) {
@@ -99,7 +148,7 @@ final class ClientLoop {
         case doorbell
         case ingest(Int)
         case query(Int)
-        case subscription(UInt64, ZMQSocket)
+        case subscription(UInt64, worker: Int, ZMQSocket)
     }
 
     private func serve() throws(ZMQError) {
@@ -127,8 +176,8 @@ final class ClientLoop {
                     try receiveIngestReplies(worker: worker)
                 case .query(let worker):
                     try receiveQueryReplies(worker: worker)
-                case .subscription(let id, let socket):
-                    try receiveUpdates(subscription: id, socket: socket)
+                case .subscription(let id, let worker, let socket):
+                    try receiveUpdates(subscription: id, worker: worker, socket: socket)
                 }
                 if !running { return }
             }
@@ -147,9 +196,9 @@ final class ClientLoop {
             sources.append(.query(worker))
         }
         for (id, subscription) in subscriptions {
-            for socket in subscription.sockets {
-                poller.add(socket)
-                sources.append(.subscription(id, socket))
+            for listener in subscription.listeners {
+                poller.add(listener.socket)
+                sources.append(.subscription(id, worker: listener.worker, listener.socket))
             }
         }
         return (poller, sources)
@@ -178,8 +227,8 @@ final class ClientLoop {
         switch command {
         case .send(let id, let events, let outboxPosition, let reply):
             startSend(id: id, events: events, outboxPosition: outboxPosition, reply: reply)
-        case .query(let id, let worker, let query, let reply):
-            startQuery(query, worker: worker, completion: .caller(id: id, reply))
+        case .query(let id, let worker, let query, let deadline, let reply):
+            startQuery(query, worker: worker, deadline: deadline, completion: .caller(id: id, reply))
         case .subscribe(let id, let topic, let output):
             startSubscription(id: id, topic: topic, output: output)
         case .cancel(let id):
@@ -227,7 +276,7 @@ final class ClientLoop {
             switch command {
             case .send(_, _, _, let reply):
                 reply?.resume(returning: .failure(Self.closedError))
-            case .query(_, _, _, let reply):
+            case .query(_, _, _, _, let reply):
                 reply.resume(returning: .failure(Self.closedError))
             case .flush(_, let reply):
                 reply.resume(returning: .failure(Self.closedError))

@@ -7,6 +7,9 @@ final class ClientStatistics: Sendable {
     let unavailableReplies = Atomic<Int>(0)
     let malformedReplies = Atomic<Int>(0)
     let redirects = Atomic<Int>(0)
+    let movingRetries = Atomic<Int>(0)
+    let queryRedirects = Atomic<Int>(0)
+    let queryRetries = Atomic<Int>(0)
     let queryTimeouts = Atomic<Int>(0)
     let snapshotRepairs = Atomic<Int>(0)
     let updatesCoalesced = Atomic<Int>(0)
@@ -19,6 +22,9 @@ final class ClientStatistics: Sendable {
             unavailableReplies: unavailableReplies.load(ordering: .relaxed),
             malformedReplies: malformedReplies.load(ordering: .relaxed),
             redirects: redirects.load(ordering: .relaxed),
+            movingRetries: movingRetries.load(ordering: .relaxed),
+            queryRedirects: queryRedirects.load(ordering: .relaxed),
+            queryRetries: queryRetries.load(ordering: .relaxed),
             queryTimeouts: queryTimeouts.load(ordering: .relaxed),
             snapshotRepairs: snapshotRepairs.load(ordering: .relaxed),
             updatesCoalesced: updatesCoalesced.load(ordering: .relaxed)
@@ -27,7 +33,7 @@ final class ClientStatistics: Sendable {
 }
 
 extension Atomic where Value == Int {
-    /// Adds to a counter only the loop thread writes.
+    /// Adds to a counter (relaxed: counters order nothing).
     func add(_ amount: Int) {
         wrappingAdd(amount, ordering: .relaxed)
     }

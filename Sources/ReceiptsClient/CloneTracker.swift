@@ -8,6 +8,12 @@ import ReceiptsWire
 /// What the consumer sees per conversation is in order and never goes back: an update whose
 /// message already showed a newer status (more delivered, more read, a higher status) is
 /// skipped, so a snapshot repair and the live stream can overlap freely.
+///
+/// Per conversation it follows one worker's stream: the worker it first heard the conversation
+/// from, then the worker whose snapshot repaired it last. When a conversation moves between
+/// workers (SCALING.md) its new owner publishes it under its own epoch, sequence restarting;
+/// an update from another worker than the one followed is therefore repaired like a new epoch,
+/// and the snapshot (asked of the owner) decides which worker is followed from then on.
 struct CloneTracker: Sendable {
     /// What to do after an update or a snapshot arrived.
     struct Decision: Equatable, Sendable {
@@ -21,15 +27,23 @@ struct CloneTracker: Sendable {
         static func repair(_ conversation: String) -> Decision { Decision(emit: [], repair: conversation) }
     }
 
+    /// An update that arrived while a snapshot was awaited, and the worker that published it.
+    private struct Held: Sendable {
+        var worker: Int
+        var update: StatusUpdate
+    }
+
     private enum Phase: Sendable {
         /// Following the stream; the last update applied had `sequence` in `epoch`.
         case live(epoch: UInt64, sequence: UInt64)
         /// A snapshot was asked for; updates wait here.
-        case repairing(held: [StatusUpdate])
+        case repairing(held: [Held])
     }
 
     private struct Conversation: Sendable {
         var phase: Phase
+        /// The worker whose stream is followed (nil until one is heard or snapshotted).
+        var source: Int?
         /// The last status shown per message, to keep the consumer's view from going back.
         var shown: [String: MessageStatus] = [:]
     }
@@ -47,9 +61,10 @@ struct CloneTracker: Sendable {
     /// subscription starts from the current state, not from whatever is published next).
     mutating func expectSnapshot(of conversation: String) {
         let shown = conversations[conversation]?.shown ?? [:]
-        let held: [StatusUpdate]
+        let source = conversations[conversation]?.source
+        let held: [Held]
         if case .repairing(let waiting)? = conversations[conversation]?.phase { held = waiting } else { held = [] }
-        conversations[conversation] = Conversation(phase: .repairing(held: held), shown: shown)
+        conversations[conversation] = Conversation(phase: .repairing(held: held), source: source, shown: shown)
     }
 
     /// Whether a snapshot of the conversation is awaited.
@@ -59,26 +74,32 @@ struct CloneTracker: Sendable {
     }
 
     /// Takes one published update.
+    /// - Parameters:
+    ///   - update: The update.
+    ///   - worker: The ordinal of the worker that published it.
     /// - Returns: What to hand to the consumer, or the conversation to repair.
-    mutating func receive(_ update: StatusUpdate) -> Decision {
+    mutating func receive(_ update: StatusUpdate, from worker: Int = 0) -> Decision {
         let id = update.status.conversation
         guard var conversation = conversations[id] else {
             // First sight: the subscription starts here for this conversation.
-            var fresh = Conversation(phase: .live(epoch: update.epoch, sequence: update.sequence))
+            var fresh = Conversation(phase: .live(epoch: update.epoch, sequence: update.sequence), source: worker)
             let emitted = Self.show(update, in: &fresh)
             conversations[id] = fresh
             return .emit(emitted)
         }
         switch conversation.phase {
         case .repairing(var held):
-            held.append(update)
+            held.append(Held(worker: worker, update: update))
             conversation.phase = .repairing(held: held)
             conversations[id] = conversation
             return .emit([])
         case .live(let epoch, let sequence):
-            if update.epoch == epoch, update.sequence <= sequence { return .emit([]) }
-            guard update.epoch == epoch, update.sequence == sequence + 1 else {
-                conversation.phase = .repairing(held: [update])
+            // Another worker publishing it means it moved (or is a stale update of its former
+            // owner): the owner's snapshot tells which.
+            let sameStream = conversation.source == nil || conversation.source == worker
+            if sameStream, update.epoch == epoch, update.sequence <= sequence { return .emit([]) }
+            guard sameStream, update.epoch == epoch, update.sequence == sequence + 1 else {
+                conversation.phase = .repairing(held: [Held(worker: worker, update: update)])
                 conversations[id] = conversation
                 return .repair(id)
             }
@@ -103,36 +124,53 @@ struct CloneTracker: Sendable {
     }
 
     /// Takes a snapshot asked for by ``Decision/repair(_:)`` or ``expectSnapshot(of:)``.
+    ///
+    /// The worker that answered owns the conversation: its stream is followed from now on.
+    /// Held updates another worker published are dropped (its former owner's last ones are
+    /// covered by the snapshot), and the conversation is asked for once more in case that
+    /// worker was a newer owner than the one that answered.
     /// - Parameters:
     ///   - snapshot: The conversation's state.
     ///   - epoch: The worker's epoch at the snapshot.
     ///   - sequence: The conversation's last update sequence the snapshot covers.
+    ///   - worker: The ordinal of the worker that answered.
     /// - Returns: What to hand to the consumer (statuses the consumer has not seen, then held
     ///   updates after the snapshot), or another conversation repair if the held updates
-    ///   still have a gap.
+    ///   still have a gap or came from another worker.
     mutating func snapshotArrived(
         _ snapshot: ConversationSnapshot,
         epoch: UInt64,
-        sequence: UInt64
+        sequence: UInt64,
+        from worker: Int = 0
     ) -> Decision {
         let id = snapshot.conversation
         var conversation = conversations[id] ?? Conversation(phase: .repairing(held: []))
-        var held: [StatusUpdate] = []
+        conversation.source = worker
+        var held: [Held] = []
         if case .repairing(let waiting) = conversation.phase { held = waiting }
+        let fromElsewhere = held.contains { $0.worker != worker }
+        held.removeAll { $0.worker != worker }
         var emitted: [StatusUpdate] = []
         for status in snapshot.messages {
             emitted += Self.show(StatusUpdate(epoch: epoch, sequence: sequence, status: status), in: &conversation)
         }
         var position = (epoch: epoch, sequence: sequence)
-        for update in held {
+        for (index, entry) in held.enumerated() {
+            let update = entry.update
             if update.epoch == position.epoch, update.sequence <= position.sequence { continue }
             guard update.epoch == position.epoch, update.sequence == position.sequence + 1 else {
-                conversation.phase = .repairing(held: Array(held.drop(while: { $0 != update })))
+                conversation.phase = .repairing(held: Array(held[index...]))
                 conversations[id] = conversation
                 return Decision(emit: emitted, repair: id)
             }
             position.sequence = update.sequence
             emitted += Self.show(update, in: &conversation)
+        }
+        guard !fromElsewhere else {
+            // The updates from here on wait for the second snapshot, which starts after them.
+            conversation.phase = .repairing(held: [])
+            conversations[id] = conversation
+            return Decision(emit: emitted, repair: id)
         }
         conversation.phase = .live(epoch: position.epoch, sequence: position.sequence)
         conversations[id] = conversation

@@ -36,8 +36,19 @@ extension ReceiptsClient {
         /// event ids (a worker that restarted lost it; one that was only slow answers
         /// `duplicate` for events already applied).
         public var acknowledgementTimeoutMilliseconds: Int = 2000
-        /// How long to wait before re-sending a frame a worker answered `UNAVAILABLE`.
+        /// How long to wait before re-sending a frame a worker answered `UNAVAILABLE`, and
+        /// before asking a typed query or a snapshot repair again after an `UNAVAILABLE` reply
+        /// (a conversation frozen while it moves between workers is answered so).
         public var unavailableBackoffMilliseconds: Int = 100
+        /// How long to wait before sending an event again that a worker rejected as `moving`
+        /// (its conversation is being copied to another worker, SCALING.md). The same event,
+        /// with the same id, goes to the same worker again after this pause, for as long as it
+        /// takes: `moving` alone never fails a send.
+        public var movingBackoffMilliseconds: Int = 50
+        /// How many NOT_OWNER answers an event or a query follows to the owner they name
+        /// before the answer is taken as it is. During a worker count change a chain such as
+        /// old owner, new owner, moving, old owner again is possible, so more than one.
+        public var maxRedirects: Int = 4
         /// How long a query waits for its reply before it fails with ``ReceiptsClientError/Code/timeout``.
         public var queryTimeoutMilliseconds: Int = 5000
         /// The workers' anti-replay window per source (`EngineConfiguration.duplicateWindow`,
@@ -81,12 +92,23 @@ extension ReceiptsClient {
                 if !condition { throw ReceiptsClientError(.invalidArgument, message) }
             }
             try require(!cluster.workers.isEmpty, "the cluster needs at least one worker")
+            try require(
+                cluster.workerCount >= 1 && cluster.workerCount <= Cluster.maxOrdinal + 1,
+                "the cluster's workerCount must be in 1...\(Cluster.maxOrdinal + 1)"
+            )
+            try require(
+                (0..<cluster.workerCount).allSatisfy { cluster.worker($0) != nil },
+                "the cluster must name the endpoints of every ordinal below its workerCount"
+            )
             try require(!source.isEmpty, "the event source id must not be empty")
             try require(firstSequence >= 1, "sequences start at 1")
             try require(lingerMilliseconds >= 0, "lingerMilliseconds must not be negative")
             try require(maxBatchEvents >= 1, "maxBatchEvents must be at least 1")
             try require(maxFramesInFlight >= 1, "maxFramesInFlight must be at least 1")
             try require(maxQueuedEvents >= 1, "maxQueuedEvents must be at least 1")
+            try require(unavailableBackoffMilliseconds >= 0, "unavailableBackoffMilliseconds must not be negative")
+            try require(movingBackoffMilliseconds >= 0, "movingBackoffMilliseconds must not be negative")
+            try require(maxRedirects >= 0, "maxRedirects must not be negative")
             try require(acknowledgementTimeoutMilliseconds >= 1, "acknowledgementTimeoutMilliseconds must be positive")
             try require(queryTimeoutMilliseconds >= 1, "queryTimeoutMilliseconds must be positive")
             try require(replayWindow >= 2, "replayWindow must be at least 2")

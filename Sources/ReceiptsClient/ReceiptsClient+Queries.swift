@@ -21,7 +21,13 @@ extension ReceiptsClient {
     }
 
     /// A message's status with display text for `viewer` (time zone and locale included).
-    /// - Throws: ``ReceiptsClientError`` `.notFound` for an unknown message, and as ``query(_:worker:)``.
+    ///
+    /// Like every query about one conversation, it goes to the conversation's owner and
+    /// follows NOT_OWNER answers to the owner they name (up to ``Configuration/maxRedirects``),
+    /// and asks again after an UNAVAILABLE answer (a conversation frozen while it moves), all
+    /// within ``Configuration/queryTimeoutMilliseconds``.
+    /// - Throws: ``ReceiptsClientError`` `.notFound` for an unknown message, `.timeout` if no
+    ///   answer came in time, and as ``query(_:worker:)``.
     public func status(
         of message: String,
         in conversation: String,
@@ -53,20 +59,29 @@ extension ReceiptsClient {
 
     /// A user's unread counts in the given conversations, or in all of theirs on every worker.
     /// Private reads count here: forward the answer to that user only.
+    ///
+    /// "Every worker" is every ordinal in ``Cluster/ordinals``: a worker listed beyond the
+    /// routing count that answers UNAVAILABLE (a new worker not yet part of the cluster) adds
+    /// nothing instead of failing the call.
     public func unreadCounts(
         for user: String,
         in conversations: [String] = []
     ) async throws(ReceiptsClientError) -> [UnreadCount] {
         var byWorker: [Int: [String]] = [:]
         if conversations.isEmpty {
-            for worker in 0..<configuration.cluster.workerCount { byWorker[worker] = [] }
+            for worker in configuration.cluster.ordinals { byWorker[worker] = [] }
         } else {
             for conversation in conversations { byWorker[owner(of: conversation), default: []].append(conversation) }
         }
         var counts: [UnreadCount] = []
         for (worker, owned) in byWorker.sorted(by: { $0.key < $1.key }) {
             let reply = try await query(.unreadCounts(user: user, conversations: owned), worker: worker)
-            guard case .unreadCounts(let part) = reply else { throw unexpected(reply) }
+            if case .error(let error) = reply, error.code == .unavailable, conversations.isEmpty,
+                worker >= configuration.cluster.workerCount
+            {
+                continue
+            }
+            guard case .unreadCounts(let part) = try checked(reply) else { throw unexpected(reply) }
             counts += part
         }
         return counts
@@ -90,10 +105,10 @@ extension ReceiptsClient {
         return health
     }
 
-    /// Every worker's health, by ordinal.
+    /// Every listed worker's health (``Cluster/ordinals``), by ordinal.
     public func health() async throws(ReceiptsClientError) -> [Health] {
         var answers: [Health] = []
-        for worker in 0..<configuration.cluster.workerCount { answers.append(try await health(worker: worker)) }
+        for worker in configuration.cluster.ordinals { answers.append(try await health(worker: worker)) }
         return answers
     }
 
@@ -111,9 +126,38 @@ extension ReceiptsClient {
         return result
     }
 
-    /// Asks the conversation's owner; an error reply throws.
+    /// Asks the conversation's owner, following NOT_OWNER to the owner named and asking again
+    /// after UNAVAILABLE, within the query timeout; an error reply throws.
     private func ask(_ query: Query, _ conversation: String) async throws(ReceiptsClientError) -> QueryReply {
-        try checked(await self.query(query, worker: owner(of: conversation)))
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(configuration.queryTimeoutMilliseconds)
+        var worker = owner(of: conversation)
+        var hops = 0
+        while true {
+            let reply = try await self.query(query, worker: worker, deadline: deadline)
+            guard case .error(let error) = reply else { return reply }
+            if error.code == .notOwner, let named = error.ownerWorker, named != worker,
+                hops < configuration.maxRedirects, configuration.cluster.worker(named) != nil
+            {
+                // Moved, or our worker count is not the cluster's.
+                hops += 1
+                worker = named
+                statistics.queryRedirects.add(1)
+                continue
+            }
+            let retryAt = clock.now + .milliseconds(configuration.unavailableBackoffMilliseconds)
+            if error.code == .unavailable, retryAt < deadline {
+                // Frozen while it moves between workers, or the worker is stopping.
+                do {
+                    try await Task.sleep(until: retryAt, clock: clock)
+                } catch {
+                    throw ReceiptsClientError(.cancelled, "the query was cancelled")
+                }
+                statistics.queryRetries.add(1)
+                continue
+            }
+            return try checked(reply)
+        }
     }
 
     /// The reply, or its error reply as a thrown ``ReceiptsClientError``.

@@ -12,6 +12,14 @@ extension ReceiptsClient {
         public var malformedReplies: Int
         /// Events a worker answered NOT_OWNER for and that went on to the owner it named.
         public var redirects: Int
+        /// Events a worker rejected as `moving` (their conversation was being copied to another
+        /// worker) and that were sent again, with the same id, after a pause.
+        public var movingRetries: Int
+        /// Queries (typed ones and snapshot repairs) a worker answered NOT_OWNER for and that
+        /// went on to the owner it named.
+        public var queryRedirects: Int
+        /// Queries (typed ones and snapshot repairs) asked again after an UNAVAILABLE reply.
+        public var queryRetries: Int
         /// Queries that got no reply in time (snapshot repairs included).
         public var queryTimeouts: Int
         /// Snapshots fetched for subscriptions (start, gaps, new epochs, slow consumers).

@@ -23,7 +23,7 @@ public final class ReceiptsClient: Sendable {
     /// The configuration the client was made with.
     public let configuration: Configuration
     private let inbox: ClientInbox
-    private let statistics = ClientStatistics()
+    let statistics = ClientStatistics()
     private let outbox: Outbox?
     private let sequence: Mutex<UInt64>
     private let requestIDs = Atomic<UInt64>(0)
@@ -232,16 +232,32 @@ public final class ReceiptsClient: Sendable {
     // MARK: - Queries
 
     /// Asks one worker a query and returns its reply as it is, error replies included (for
-    /// tools; the typed methods route by owner and throw on errors).
+    /// tools; the typed methods route by owner, follow NOT_OWNER and throw on errors).
     /// - Parameters:
     ///   - query: The query.
-    ///   - worker: The worker's ordinal.
-    /// - Throws: ``ReceiptsClientError`` `.timeout`, `.malformedReply`, `.cancelled`, `.closed`.
+    ///   - worker: The worker's ordinal: any the cluster knows the endpoints of
+    ///     (``Cluster/worker(_:)``), below the routing count or not.
+    /// - Throws: ``ReceiptsClientError`` `.timeout`, `.malformedReply`, `.cancelled`, `.closed`,
+    ///   `.invalidArgument` for an ordinal the cluster cannot name.
     public func query(_ query: Query, worker: Int) async throws(ReceiptsClientError) -> QueryReply {
-        try await request { id, reply in .query(id: id, worker: worker, query: query, reply: reply) }
+        try await self.query(query, worker: worker, deadline: nil)
     }
 
-    /// The worker that owns a conversation.
+    /// Asks one worker a query, giving up at `deadline` at the latest.
+    /// - Parameter deadline: nil for the configured query timeout from when the loop sends it.
+    func query(
+        _ query: Query,
+        worker: Int,
+        deadline: ContinuousClock.Instant?
+    ) async throws(ReceiptsClientError) -> QueryReply {
+        try await request { id, reply in
+            .query(id: id, worker: worker, query: query, deadline: deadline, reply: reply)
+        }
+    }
+
+    /// The worker that owns a conversation by the routing count (``Cluster/workerCount``);
+    /// while the cluster's count changes, the conversation may be served elsewhere already,
+    /// which NOT_OWNER answers lead to.
     public func owner(of conversation: String) -> Int {
         Partitioning.owner(of: conversation, workerCount: configuration.cluster.workerCount)
     }

@@ -25,8 +25,8 @@ struct InFlightFrame {
     var attempts = 1
 }
 
-/// One worker's ingest: the queue of events not yet framed and the frames in flight, in the
-/// order they were sent.
+/// One worker's ingest: the queue of events not yet framed, the frames in flight, in the
+/// order they were sent, and the events waiting to be sent again after a `moving` rejection.
 struct WorkerIngest {
     /// The DEALER to the worker's ingest endpoint, connected at the first frame.
     let connection: LazyConnection
@@ -34,15 +34,21 @@ struct WorkerIngest {
     /// When the oldest queued event arrived (the linger clock).
     var queuedSince: ContinuousClock.Instant?
     var inFlight: [InFlightFrame] = []
+    /// Events the worker rejected as `moving`, each with the time it goes to the head of
+    /// ``queue`` again; in the order they were rejected.
+    var delayed: [(due: ContinuousClock.Instant, slot: EventSlot)] = []
 
     init(connection: LazyConnection) {
         self.connection = connection
     }
 
-    /// The earliest time something must happen without a reply: a frame's deadline, or the
-    /// linger of a queue that can be framed.
+    /// The earliest time something must happen without a reply: a frame's deadline, a delayed
+    /// event's pause, or the linger of a queue that can be framed.
     func nextDeadline(lingerMilliseconds: Int) -> ContinuousClock.Instant? {
         var next = inFlight.lazy.map(\.deadline).min()
+        if let due = delayed.lazy.map(\.due).min() {
+            next = min(next ?? due, due)
+        }
         if let queuedSince, !queue.isEmpty {
             let due = queuedSince + .milliseconds(lingerMilliseconds)
             next = min(next ?? due, due)
@@ -50,14 +56,35 @@ struct WorkerIngest {
         return next
     }
 
-    /// Per source, the lowest sequence in flight: no event may leave that is `replayWindow`
-    /// or more above it, or a re-send of the lower one could come after the worker's anti-replay
-    /// window has moved past it and be taken for a duplicate.
+    /// Per source, the lowest sequence in flight or waiting to be sent again: no event may
+    /// leave that is `replayWindow` or more above it, or a re-send of the lower one could come
+    /// after the worker's anti-replay window has moved past it and be taken for a duplicate.
     func sequenceFloors() -> [String: UInt64] {
         var floors: [String: UInt64] = [:]
         for frame in inFlight {
             floors.merge(frame.floors, uniquingKeysWith: min)
         }
+        for (_, slot) in delayed {
+            let id = slot.event.id
+            floors[id.source] = min(floors[id.source] ?? .max, id.sequence)
+        }
         return floors
+    }
+
+    /// Puts events back at the head of the queue, in their order, ahead of anything queued:
+    /// they were numbered before it (an event a worker redirected or asked to be sent again),
+    /// and the head is what the replay-window check holds newer events back for.
+    mutating func requeueFirst(_ slots: [EventSlot], now: ContinuousClock.Instant) {
+        guard !slots.isEmpty else { return }
+        if queue.isEmpty { queuedSince = now }
+        queue.insert(contentsOf: slots, at: 0)
+    }
+
+    /// Takes the delayed events whose pause is over.
+    mutating func takeDueDelayed(now: ContinuousClock.Instant) -> [EventSlot] {
+        guard delayed.contains(where: { $0.due <= now }) else { return [] }
+        let due = delayed.filter { $0.due <= now }.map(\.slot)
+        delayed.removeAll { $0.due <= now }
+        return due
     }
 }

@@ -9,9 +9,19 @@ final class WorkerCluster {
     let workers: [ReceiptdProcess]
 
     /// Starts `count` workers as ordinals 0..<count of a `count`-worker cluster.
-    init(count: Int) throws {
+    /// - Parameter parentDirectory: nil for a fresh data directory per worker; else worker `i`
+    ///   keeps its data in `<parentDirectory>/w<i>` (made here, removed by the caller), so its
+    ///   endpoints follow a pattern, as a StatefulSet's do.
+    init(count: Int, parentDirectory: String? = nil) throws {
         workers = try (0..<count).map { index in
-            try ReceiptdProcess(arguments: ["--worker-index", "\(index)", "--worker-count", "\(count)"])
+            let dataDirectory = parentDirectory.map { "\($0)/w\(index)" }
+            if let dataDirectory {
+                try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+            }
+            return try ReceiptdProcess(
+                dataDirectory: dataDirectory,
+                arguments: ["--worker-index", "\(index)", "--worker-count", "\(count)"]
+            )
         }
     }
 

@@ -117,4 +117,47 @@ struct CloneTrackerTests {
         let decision = tracker.snapshotArrived(Self.snapshot([Self.status("m1", delivered: 1)]), epoch: 7, sequence: 1)
         #expect(decision.emit.map(\.status) == [Self.status("m1", delivered: 1)])
     }
+
+    /// A conversation moved from worker 0 to worker 2: the new owner publishes it under its own
+    /// epoch, sequence restarting. The first update from worker 2 asks for a snapshot; the
+    /// snapshot from worker 2 makes its stream the one followed.
+    @Test func aMoveToAnotherWorkerIsFollowedAfterASnapshot() {
+        var tracker = CloneTracker()
+        let before = Self.update(5, Self.status("m1", delivered: 1))
+        #expect(tracker.receive(before, from: 0).emit == [before])
+        let moved = Self.update(1, epoch: 99, Self.status("m1", delivered: 2))
+        #expect(tracker.receive(moved, from: 2) == .repair("c"))
+        let next = Self.update(2, epoch: 99, Self.status("m1", delivered: 3))
+        #expect(tracker.receive(next, from: 2).emit.isEmpty, "held until the snapshot")
+        let decision = tracker.snapshotArrived(
+            Self.snapshot([Self.status("m1", delivered: 2)]),
+            epoch: 99,
+            sequence: 1,
+            from: 2
+        )
+        #expect(decision == .emit([Self.update(1, epoch: 99, Self.status("m1", delivered: 2)), next]))
+        let after = Self.update(3, epoch: 99, Self.status("m1", delivered: 3, read: 1))
+        #expect(tracker.receive(after, from: 2).emit == [after])
+    }
+
+    /// Worker 0's last update, published before the move, arrives after worker 2's stream was
+    /// taken up (another socket): it shows nothing, and the owner's snapshot is asked for until
+    /// only the followed worker's updates are held, then the stream goes on.
+    @Test func aStaleUpdateOfTheFormerOwnerIsNotShown() {
+        var tracker = CloneTracker()
+        tracker.expectSnapshot(of: "c")
+        let current = Self.status("m1", delivered: 3, read: 1)
+        #expect(tracker.snapshotArrived(Self.snapshot([current]), epoch: 99, sequence: 4, from: 2).repair == nil)
+        let stale = Self.update(8, epoch: 7, Self.status("m1", delivered: 2))
+        #expect(tracker.receive(stale, from: 0) == .repair("c"))
+        // The owner answers the same state; the stale update held meanwhile is dropped, and the
+        // conversation is asked for once more in case worker 0 owned it again.
+        var decision = tracker.snapshotArrived(Self.snapshot([current]), epoch: 99, sequence: 4, from: 2)
+        #expect(decision == .repair("c"))
+        decision = tracker.snapshotArrived(Self.snapshot([current]), epoch: 99, sequence: 4, from: 2)
+        #expect(decision == .emit([]))
+        let next = Self.update(5, epoch: 99, Self.status("m1", delivered: 3, read: 2))
+        #expect(tracker.receive(next, from: 2).emit == [next])
+        #expect(tracker.receive(Self.update(9, epoch: 7, Self.status("m1", delivered: 3)), from: 0).emit.isEmpty)
+    }
 }

@@ -1,0 +1,98 @@
+import Foundation
+import ReceiptsClient
+import ReceiptsCore
+import ReceiptsWire
+import Synchronization
+import ZeroMQ
+
+/// A stand-in for a receiptd worker that answers from a script, for answers the real one
+/// cannot give yet (a conversation `moving` between workers): a ROUTER on the ingest and one on
+/// the query endpoint a ``Cluster/Worker/init(dataDirectory:)`` names, served by its own thread.
+final class ScriptedWorker: Sendable {
+    /// The ingest script: the events of a frame and how many frames came before it.
+    typealias IngestScript = @Sendable (_ events: [Event], _ frameIndex: Int) -> IngestReply
+    /// The query script: the query and how many queries came before it.
+    typealias QueryScript = @Sendable (_ query: Query, _ queryIndex: Int) -> QueryReply
+
+    let directory: String
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let log = Mutex<(frames: [[EventID]], queries: [Query])>(([], []))
+
+    /// Binds the endpoints under a fresh directory and starts answering.
+    init(ingest: @escaping IngestScript, query: @escaping QueryScript = ScriptedWorker.refuseQueries) throws {
+        var template = Array("/tmp/rdsw-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw IntegrationError("mkdtemp failed") }
+        directory = String(cString: made)
+        let endpoints = Cluster.Worker(dataDirectory: directory)
+        let context = try ZMQContext()
+        let ingestSocket = try ZMQSocket(context: context, type: .router)
+        let querySocket = try ZMQSocket(context: context, type: .router)
+        try ingestSocket.bind(endpoints.ingest)
+        try querySocket.bind(endpoints.query)
+        // Made here so that binding errors reach the test, then handed to the thread for good.
+        nonisolated(unsafe) let sockets = (ingest: ingestSocket, query: querySocket, context: context)
+        let thread = Thread { [self] in
+            serve(sockets.ingest, sockets.query, ingest: ingest, query: query)
+            sockets.ingest.close()
+            sockets.query.close()
+            sockets.context.terminate()
+            finished.signal()
+        }
+        thread.name = "scripted-worker"
+        thread.start()
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The worker's endpoints.
+    var endpoints: Cluster.Worker { Cluster.Worker(dataDirectory: directory) }
+
+    /// The event ids of every frame received, in order.
+    var frames: [[EventID]] { log.withLock { $0.frames } }
+
+    /// Every query received, in order.
+    var queries: [Query] { log.withLock { $0.queries } }
+
+    /// Stops answering and closes the sockets.
+    func stop() {
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        finished.wait()
+    }
+
+    /// A query script that answers every query with an error.
+    static let refuseQueries: QueryScript = { _, _ in
+        .error(ErrorReply(code: .invalidArgument, message: "the scripted worker answers no queries"))
+    }
+
+    private func serve(_ ingestSocket: ZMQSocket, _ querySocket: ZMQSocket, ingest: IngestScript, query: QueryScript) {
+        var poller = ZMQPoller()
+        _ = poller.add(ingestSocket)
+        _ = poller.add(querySocket)
+        while !stopping.load(ordering: .relaxed) {
+            do {
+                guard try poller.poll(timeoutMilliseconds: 20) > 0 else { continue }
+                while let frames = try ingestSocket.receiveMultipart(dontWait: true) {
+                    guard frames.count == 4, let events = try? EventBatchCodec.decode(frames[3]) else { continue }
+                    let index = log.withLock { log in
+                        log.frames.append(events.map(\.id))
+                        return log.frames.count - 1
+                    }
+                    _ = try ingestSocket.send([frames[0], frames[1], [], ingest(events, index).encode()])
+                }
+                while let frames = try querySocket.receiveMultipart(dontWait: true) {
+                    guard frames.count == 4, let decoded = try? Query.decode(frames[3]) else { continue }
+                    let index = log.withLock { log in
+                        log.queries.append(decoded)
+                        return log.queries.count - 1
+                    }
+                    _ = try querySocket.send([frames[0], frames[1], [], query(decoded, index).encode()])
+                }
+            } catch {
+                return
+            }
+        }
+    }
+}
