@@ -34,6 +34,9 @@ struct Rebalance: AsyncParsableCommand {
     @Option(help: "This operator's CURVE secret key file (RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE).")
     var curveClientKeyFile: String?
 
+    @Option(help: "Milliseconds to pause after each batch, to spare a busy cluster (as Kafka's reassignment throttle).")
+    var pauseMs: Int = 0
+
     @Option(help: "Milliseconds to wait for one reply before asking again.")
     var timeoutMs: Int = 10_000
 
@@ -48,6 +51,7 @@ struct Rebalance: AsyncParsableCommand {
         guard queryTemplate.contains("{index}") else { throw ValidationError("--query-template needs {index}") }
         guard batch >= 1 else { throw ValidationError("--batch must be positive") }
         guard timeoutMs >= 1, giveUpAfterS >= 1 else { throw ValidationError("timeouts must be positive") }
+        guard pauseMs >= 0 else { throw ValidationError("--pause-ms must not be negative") }
     }
 
     func run() async throws {
@@ -66,7 +70,7 @@ struct Rebalance: AsyncParsableCommand {
         let first = try await withDriver(workers: 1, curve: curve, deadline: deadline) { try await $0.topology(of: 0) }
         let workers = max(first.workerCount, to, first.targetCount ?? 0)
         try await withDriver(workers: workers, curve: curve, deadline: deadline) { driver in
-            try await driver.run(to: to, batch: batch)
+            try await driver.run(to: to, batch: batch, pause: .milliseconds(pauseMs))
         }
     }
 

@@ -18,8 +18,9 @@ struct RebalanceDriver {
     /// Pause between tries of a step that got no answer.
     static let retryPause = Duration.milliseconds(200)
 
-    /// Moves the cluster to `target` workers.
-    func run(to target: Int, batch: Int) async throws {
+    /// Moves the cluster to `target` workers, `batch` conversations at a time with `pause`
+    /// after each batch.
+    func run(to target: Int, batch: Int, pause: Duration) async throws {
         var reports: [TopologyReport] = []
         for worker in 0..<workers { reports.append(try await topology(of: worker)) }
         let (epoch, from) = try Self.plan(reports, target: target)
@@ -39,7 +40,7 @@ struct RebalanceDriver {
         var moved = 0
         for sender in senders {
             for receiver in receivers {
-                moved += try await move(from: sender, to: receiver, epoch: epoch, batch: batch)
+                moved += try await move(from: sender, to: receiver, epoch: epoch, batch: batch, pause: pause)
             }
         }
         for worker in everyone {
@@ -70,7 +71,13 @@ struct RebalanceDriver {
     }
 
     /// Moves everything `sender` has for `receiver`; returns how many conversations moved.
-    private func move(from sender: Int, to receiver: Int, epoch: UInt64, batch: Int) async throws -> Int {
+    private func move(
+        from sender: Int,
+        to receiver: Int,
+        epoch: UInt64,
+        batch: Int,
+        pause: Duration
+    ) async throws -> Int {
         var moved = 0
         while true {
             let reply = try await ask(
@@ -97,6 +104,7 @@ struct RebalanceDriver {
                 }
             }
             if export.remaining == 0 { break }
+            if pause > .zero { try await Task.sleep(for: pause) }
         }
         _ = try await ask(
             .importConversations(epoch: epoch, sender: sender, state: [], last: true),

@@ -19,28 +19,20 @@ struct ClientScaleUpTests {
     private struct Setup {
         let workers: WorkerCluster
         let client: ReceiptsClient
-        let parent: String
 
         init(templated: Bool) throws {
-            var template = Array("/tmp/rdsc-XXXXXX".utf8CString)
-            guard let made = mkdtemp(&template) else { throw IntegrationError("mkdtemp failed") }
-            parent = String(cString: made)
-            workers = try WorkerCluster(count: 3, parentDirectory: parent)
-            let cluster: Cluster
-            if templated {
-                cluster = Cluster(
-                    workerCount: 2,
-                    ingest: "ipc://\(parent)/w{index}/ingest.sock",
-                    query: "ipc://\(parent)/w{index}/query.sock",
-                    publish: "ipc://\(parent)/w{index}/updates.sock"
-                )
-            } else {
-                cluster = Cluster(workers: workers.cluster.workers, workerCount: 2)
+            workers = try WorkerCluster(count: 3, inOneDirectory: true)
+            let templates = workers
+            client = try workers.client(routingCount: 2) { configuration in
+                if templated {
+                    configuration.cluster = Cluster(
+                        workerCount: 2,
+                        ingest: templates.endpointTemplate("ingest.sock"),
+                        query: templates.endpointTemplate("query.sock"),
+                        publish: templates.endpointTemplate("updates.sock")
+                    )
+                }
             }
-            var configuration = ReceiptsClient.Configuration(cluster: cluster)
-            configuration.acknowledgementTimeoutMilliseconds = 500
-            configuration.queryTimeoutMilliseconds = 2000
-            client = try ReceiptsClient(configuration, logger: Logger(label: "test-client"))
         }
 
         /// The owner in the three-worker cluster.
@@ -50,7 +42,6 @@ struct ClientScaleUpTests {
 
         func finish() async {
             await client.shutdown()
-            try? FileManager.default.removeItem(atPath: parent)
         }
     }
 

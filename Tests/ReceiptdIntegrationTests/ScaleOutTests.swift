@@ -16,9 +16,12 @@ struct ScaleOutTests {
 
     @Test(arguments: [(2, 3), (3, 2)])
     func aWorkerCountChangeUnderLoadLosesNothingAndAppliesNothingTwice(from: Int, to: Int) async throws {
-        let workers = try Workers(slots: max(from, to), count: from)
-        let client = try workers.client(routingCount: from)
-        let stream = LoadStream(client: client)
+        let workers = try WorkerCluster(count: from, slots: max(from, to), inOneDirectory: true)
+        let client = try workers.client(routingCount: from) { $0.queryTimeoutMilliseconds = 5000 }
+        // Gateways already routing by the new count take every other round: what they send to a
+        // new owner before its conversations arrive is answered `moving` and sent again.
+        let updated = try workers.client(routingCount: to) { $0.queryTimeoutMilliseconds = 5000 }
+        let stream = LoadStream(clients: [client, updated])
         try await stream.setUp()
         // A subscriber that follows a conversation that moves, across the move.
         let followed = try #require(Self.conversations.first { Partitioning.owner(of: $0, workerCount: from) != Partitioning.owner(of: $0, workerCount: to) })
@@ -26,7 +29,11 @@ struct ScaleOutTests {
 
         let load = Task { try await stream.run(rounds: 400, seconds: 90) }
         try await stream.waitForRounds(3)
-        let driver = try Rebalance.run(to: to, template: workers.queryTemplate, arguments: ["--batch", "5"])
+        let driver = try Rebalance.run(
+            to: to,
+            template: workers.endpointTemplate("query.sock"),
+            arguments: ["--batch", "1", "--pause-ms", "10"]
+        )
         #expect(driver.status == 0, "\(driver.output)")
         try await stream.waitForRounds(stream.rounds + 3)
         stream.stop()
@@ -35,8 +42,16 @@ struct ScaleOutTests {
         #expect(sent.rejected.isEmpty, "\(sent.rejected.prefix(5))")
         try await Self.expectOneOwnerAndUnmovedState(workers, to: to, sent: sent)
         var accepted: UInt64 = 0
-        for process in workers.processes { accepted += try await process.counter("receiptd.events.accepted") }
-        #expect(accepted == UInt64(sent.events.count), "each acknowledged event applied exactly once")
+        for process in workers.workers { accepted += try await process.counter("receiptd.events.accepted") }
+        let events = LoadStream.setUpEvents.count + sent.events.count
+        #expect(accepted == UInt64(events), "each acknowledged event applied exactly once")
+        // The gateways were sent on to the new owners, and events for conversations on their
+        // way were answered `moving` and sent again (each one counted on both sides).
+        #expect(client.currentStatistics.redirects + updated.currentStatistics.redirects > 0)
+        var moving: UInt64 = 0
+        for process in workers.workers { moving += try await process.counter("receiptd.events.rejected", label: "moving") }
+        let retried = client.currentStatistics.movingRetries + updated.currentStatistics.movingRetries
+        #expect(moving > 0 && moving == UInt64(retried), "moving: \(moving) answered, \(retried) sent again")
 
         // The subscriber saw the new owner's epoch and caught up by snapshot: its last update of
         // the last message is that message's status now.
@@ -46,19 +61,24 @@ struct ScaleOutTests {
         #expect(seen, "the subscriber of \(followed) did not follow it to worker \(Partitioning.owner(of: followed, workerCount: to))")
         #expect(updates.epochs.count >= 2, "a moved conversation is published under its new owner's epoch")
         await client.shutdown()
+        await updated.shutdown()
     }
 
     @Test func aWorkerKilledInTheMiddleOfAMoveRecoversAndTheMoveCompletes() async throws {
-        let workers = try Workers(slots: 3, count: 2)
-        let client = try workers.client(routingCount: 2)
-        let stream = LoadStream(client: client)
+        let workers = try WorkerCluster(count: 2, slots: 3, inOneDirectory: true)
+        let client = try workers.client(routingCount: 2) { $0.queryTimeoutMilliseconds = 5000 }
+        let stream = LoadStream(clients: [client])
         try await stream.setUp()
         let load = Task { try await stream.run(rounds: 400, seconds: 120) }
         try await stream.waitForRounds(3)
 
         // One conversation at a time, so that the kill lands in the middle of the move.
-        let driver = try Rebalance.start(to: 3, template: workers.queryTemplate, arguments: ["--batch", "1"])
-        let sender = workers.processes[0]
+        let driver = try Rebalance.start(
+            to: 3,
+            template: workers.endpointTemplate("query.sock"),
+            arguments: ["--batch", "1", "--pause-ms", "50", "--verbose"]
+        )
+        let sender = workers.workers[0]
         let probe = try workers.client(routingCount: 3)
         var report = TopologyReport(epoch: 0, workerIndex: 0, workerCount: 0, targetCount: nil, completedSenders: [], owned: 0, frozen: 0, released: 0, imported: 0)
         for _ in 0..<600 {
@@ -66,13 +86,22 @@ struct ScaleOutTests {
             if report.released >= 2 { break }
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(report.released >= 2, "the move never got going: \(report)")
+        #expect(report.released >= 2 && report.targetCount == 3, "not in the middle of the move: \(report)")
         sender.kill9()
-        try await Task.sleep(for: .milliseconds(300))
+        // Down for longer than the driver's reply timeout (1 s): it has to ask again.
+        try await Task.sleep(for: .milliseconds(1500))
         try sender.start()
+        guard case .topology(let recovered) = try await probe.query(.topology, worker: 0) else {
+            throw IntegrationError("no topology from the restarted sender")
+        }
+        #expect(
+            recovered.targetCount == 3 && recovered.released >= report.released,
+            "the restarted sender forgot the move: \(recovered), before the kill \(report)"
+        )
         // The driver waited for the sender and finished the move.
         let finished = try driver.wait(seconds: 120)
         #expect(finished.status == 0, "\(finished.output)")
+        #expect(finished.output.contains("asking again"), "the driver never found the sender down: \(finished.output)")
         await probe.shutdown()
 
         try await stream.waitForRounds(stream.rounds + 3)
@@ -82,28 +111,36 @@ struct ScaleOutTests {
         try await Self.expectOneOwnerAndUnmovedState(workers, to: 3, sent: sent)
 
         // Running the driver again finds nothing to do.
-        let again = try Rebalance.run(to: 3, template: workers.queryTemplate, arguments: [])
+        let again = try Rebalance.run(to: 3, template: workers.endpointTemplate("query.sock"), arguments: [])
         #expect(again.status == 0 && again.output.contains("already serves 3 workers"), "\(again.output)")
         await client.shutdown()
     }
 
     @Test func aDriverKilledInTheMiddleOfAMoveIsRunAgainAndFinishesIt() async throws {
-        let workers = try Workers(slots: 2, count: 1)
-        let client = try workers.client(routingCount: 1)
-        let stream = LoadStream(client: client)
+        let workers = try WorkerCluster(count: 1, slots: 2, inOneDirectory: true)
+        let client = try workers.client(routingCount: 1) { $0.queryTimeoutMilliseconds = 5000 }
+        let stream = LoadStream(clients: [client])
         try await stream.setUp()
         let load = Task { try await stream.run(rounds: 400, seconds: 120) }
         try await stream.waitForRounds(2)
 
-        let first = try Rebalance.start(to: 2, template: workers.queryTemplate, arguments: ["--batch", "1", "--verbose"])
-        let probe = try workers.client(routingCount: 2)
+        let first = try Rebalance.start(
+            to: 2,
+            template: workers.endpointTemplate("query.sock"),
+            arguments: ["--batch", "1", "--pause-ms", "50"]
+        )
+        let probe = try workers.client(routingCount: 2) { $0.queryTimeoutMilliseconds = 5000 }
         for _ in 0..<600 {
             if case .topology(let report) = try await probe.query(.topology, worker: 1), report.imported >= 2 { break }
             try await Task.sleep(for: .milliseconds(10))
         }
+        guard case .topology(let midway) = try await probe.query(.topology, worker: 0) else {
+            throw IntegrationError("no topology from worker 0")
+        }
+        #expect(midway.targetCount == 2, "not in the middle of the move: \(midway)")
         first.kill()
         _ = try first.wait(seconds: 10)
-        let second = try Rebalance.run(to: 2, template: workers.queryTemplate, arguments: [])
+        let second = try Rebalance.run(to: 2, template: workers.endpointTemplate("query.sock"), arguments: [])
         #expect(second.status == 0, "\(second.output)")
         for worker in 0..<2 {
             guard case .topology(let report) = try await probe.query(.topology, worker: worker) else {
@@ -124,16 +161,16 @@ struct ScaleOutTests {
 
     /// Every conversation is served by exactly its owner under `to` workers, and reads the same
     /// (statuses, who read it, unread counts) as on a single worker that got the same events.
-    static func expectOneOwnerAndUnmovedState(_ workers: Workers, to: Int, sent: LoadStream.Sent) async throws {
+    static func expectOneOwnerAndUnmovedState(_ workers: WorkerCluster, to: Int, sent: LoadStream.Sent) async throws {
         let reference = try ReceiptdProcess()
-        for round in sent.byRound {
+        for round in [LoadStream.setUpEvents] + sent.byRound {
             let outcomes = try await reference.client.send(round)
             #expect(outcomes.allSatisfy { if case .accepted = $0 { true } else { false } })
         }
-        let client = try workers.client(routingCount: to)
+        let client = try workers.client(routingCount: to) { $0.queryTimeoutMilliseconds = 5000 }
         for conversation in conversations {
             var serving: [Int] = []
-            for worker in workers.processes.indices {
+            for worker in workers.workers.indices {
                 let reply = try await client.query(.snapshot(conversation: conversation, limit: 0), worker: worker)
                 if case .snapshot = reply { serving.append(worker) }
             }
@@ -165,49 +202,8 @@ struct ScaleOutTests {
     }
 }
 
-/// Workers `w0`, `w1`, … in one directory, so that one `{index}` template names every query
-/// endpoint; ordinals at or past `count` start as the new workers of a scale-up do.
-final class Workers {
-    let parent: String
-    let processes: [ReceiptdProcess]
-
-    init(slots: Int, count: Int) throws {
-        var template = Array("/tmp/rdso-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw IntegrationError("mkdtemp failed") }
-        let root = String(cString: made)
-        parent = root
-        processes = try (0..<slots).map { index in
-            let directory = "\(root)/w\(index)"
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            return try ReceiptdProcess(
-                dataDirectory: directory,
-                arguments: ["--worker-index", "\(index)", "--worker-count", "\(count)"]
-            )
-        }
-    }
-
-    deinit {
-        for process in processes { process.kill9() }
-        try? FileManager.default.removeItem(atPath: parent)
-    }
-
-    var queryTemplate: String { "ipc://\(parent)/w{index}/query.sock" }
-
-    /// A gateway's client that routes by `routingCount` workers and can reach every slot.
-    func client(routingCount: Int) throws -> ReceiptsClient {
-        let cluster = Cluster(
-            workers: processes.map { Cluster.Worker(dataDirectory: $0.dataDirectory) },
-            workerCount: routingCount
-        )
-        var configuration = ReceiptsClient.Configuration(cluster: cluster)
-        configuration.acknowledgementTimeoutMilliseconds = 500
-        configuration.queryTimeoutMilliseconds = 5000
-        return try ReceiptsClient(configuration, logger: Logger(label: "scale-out-test"))
-    }
-}
-
-/// A gateway streaming rounds of events over every conversation: each round sends a message
-/// in each conversation, deliveries and reads, and waits for every acknowledgement.
+/// Gateways streaming rounds of events over every conversation: each round sends a message in
+/// each conversation, deliveries and reads, and waits for every acknowledgement.
 final class LoadStream: Sendable {
     struct Sent: Sendable {
         var byRound: [[EventKind]] = []
@@ -216,11 +212,12 @@ final class LoadStream: Sendable {
         var rounds: Int { byRound.count }
     }
 
-    let client: ReceiptsClient
+    /// Round `r` goes through `clients[r % clients.count]`.
+    let clients: [ReceiptsClient]
     private let state = Mutex((rounds: 0, stopped: false))
 
-    init(client: ReceiptsClient) {
-        self.client = client
+    init(clients: [ReceiptsClient]) {
+        self.clients = clients
     }
 
     /// Rounds acknowledged so far.
@@ -230,13 +227,14 @@ final class LoadStream: Sendable {
         state.withLock { $0.stopped = true }
     }
 
+    /// The events that create the conversations.
+    static let setUpEvents: [EventKind] = ScaleOutTests.conversations.map {
+        .conversationUpserted(conversation: $0, kind: .group, members: ScaleOutTests.members)
+    }
+
     /// Creates the conversations.
     func setUp() async throws {
-        let outcomes = try await client.send(
-            ScaleOutTests.conversations.map {
-                .conversationUpserted(conversation: $0, kind: .group, members: ScaleOutTests.members)
-            }
-        )
+        let outcomes = try await clients[0].send(Self.setUpEvents)
         guard outcomes.allSatisfy({ $0 == .accepted(held: false) }) else {
             throw IntegrationError("the conversations were not created: \(outcomes)")
         }
@@ -258,7 +256,7 @@ final class LoadStream: Sendable {
                 if round > 0 { kinds.append(.read(conversation: conversation, user: "u2", message: "m\(round - 1)")) }
                 return kinds
             }
-            let outcomes = try await client.send(events)
+            let outcomes = try await clients[round % clients.count].send(events)
             for (event, outcome) in zip(events, outcomes) {
                 if case .accepted = outcome { continue }
                 sent.rejected.append("round \(round): \(event) -> \(outcome)")
@@ -281,13 +279,17 @@ final class LoadStream: Sendable {
 
 /// The updates a subscription hands out, collected in the background.
 final class Updates: Sendable {
-    private let seen = Mutex<[StatusUpdate]>([])
+    private final class Store: Sendable {
+        let updates = Mutex<[StatusUpdate]>([])
+    }
+
+    private let store = Store()
     private let task: Task<Void, Never>
 
     init(_ updates: StatusUpdates) {
-        let seen = self.seen
+        let store = self.store
         task = Task {
-            for await update in updates { seen.withLock { $0.append(update) } }
+            for await update in updates { store.updates.withLock { $0.append(update) } }
         }
     }
 
@@ -297,7 +299,7 @@ final class Updates: Sendable {
 
     /// The epochs the updates came under, in order of first sight.
     var epochs: [UInt64] {
-        seen.withLock { updates in
+        store.updates.withLock { updates in
             var epochs: [UInt64] = []
             for update in updates where !epochs.contains(update.epoch) { epochs.append(update.epoch) }
             return epochs
@@ -308,7 +310,7 @@ final class Updates: Sendable {
     func waitFor(seconds: Double, _ matches: (StatusUpdate) -> Bool) async throws -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if seen.withLock({ $0.contains(where: matches) }) { return true }
+            if store.updates.withLock({ $0.contains(where: matches) }) { return true }
             try await Task.sleep(for: .milliseconds(20))
         }
         return false
@@ -328,7 +330,7 @@ struct Rebalance {
     /// Starts the driver.
     static func start(to count: Int, template: String, arguments: [String]) throws -> Rebalance {
         let outputPath = NSTemporaryDirectory() + "rebalance-\(UUID().uuidString).out"
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         let process = Process()
         process.executableURL = ReceiptdProcess.binaryDirectory.appendingPathComponent("receiptctl")
         process.arguments = ["rebalance", "--to", "\(count)", "--query-template", template, "--timeout-ms", "1000"] + arguments

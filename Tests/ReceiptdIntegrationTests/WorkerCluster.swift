@@ -7,14 +7,26 @@ import ReceiptsCore
 /// and the cluster description a `ReceiptsClient` needs to reach them.
 final class WorkerCluster {
     let workers: [ReceiptdProcess]
+    /// The directory that holds worker `i`'s data in `w<i>`, with `inOneDirectory`.
+    let parentDirectory: String?
 
-    /// Starts `count` workers as ordinals 0..<count of a `count`-worker cluster.
-    /// - Parameter parentDirectory: nil for a fresh data directory per worker; else worker `i`
-    ///   keeps its data in `<parentDirectory>/w<i>` (made here, removed by the caller), so its
-    ///   endpoints follow a pattern, as a StatefulSet's do.
-    init(count: Int, parentDirectory: String? = nil) throws {
-        workers = try (0..<count).map { index in
-            let dataDirectory = parentDirectory.map { "\($0)/w\(index)" }
+    /// Starts `slots` workers as ordinals 0..<slots of a `count`-worker cluster: ordinals at or
+    /// past `count` start as a scale-up's new workers do, owning nothing until a move.
+    /// - Parameters:
+    ///   - slots: How many workers to start; `count` if nil.
+    ///   - inOneDirectory: Worker `i` keeps its data in `w<i>` of one fresh directory (removed
+    ///     with the cluster), so its endpoints follow a pattern, as a StatefulSet's do;
+    ///     otherwise each worker gets a fresh directory of its own.
+    init(count: Int, slots: Int? = nil, inOneDirectory: Bool = false) throws {
+        var parent: String?
+        if inOneDirectory {
+            var template = Array("/tmp/rdwc-XXXXXX".utf8CString)
+            guard let made = mkdtemp(&template) else { throw IntegrationError("mkdtemp failed") }
+            parent = String(cString: made)
+        }
+        parentDirectory = parent
+        workers = try (0..<(slots ?? count)).map { index in
+            let dataDirectory = parent.map { "\($0)/w\(index)" }
             if let dataDirectory {
                 try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
             }
@@ -25,17 +37,35 @@ final class WorkerCluster {
         }
     }
 
-    var cluster: Cluster {
-        Cluster(workers: workers.map { Cluster.Worker(dataDirectory: $0.dataDirectory) })
+    deinit {
+        guard let parentDirectory else { return }
+        for worker in workers { worker.kill9() }
+        try? FileManager.default.removeItem(atPath: parentDirectory)
     }
 
+    /// The endpoint of every worker's socket `file` (`query.sock`, ...) with `{index}` for the
+    /// ordinal; needs `inOneDirectory`.
+    func endpointTemplate(_ file: String) -> String {
+        "ipc://\(parentDirectory ?? "")/w{index}/\(file)"
+    }
+
+    /// Every worker, routed by `routingCount` (all of them if nil).
+    func cluster(routingCount: Int? = nil) -> Cluster {
+        Cluster(workers: workers.map { Cluster.Worker(dataDirectory: $0.dataDirectory) }, workerCount: routingCount)
+    }
+
+    var cluster: Cluster { cluster() }
+
     /// A client for the whole cluster with test-sized timeouts.
-    /// - Parameter adjust: Changes to the configuration beyond those.
+    /// - Parameters:
+    ///   - routingCount: The worker count it routes by; every worker if nil.
+    ///   - adjust: Changes to the configuration beyond those.
     func client(
+        routingCount: Int? = nil,
         source: String? = nil,
         _ adjust: (inout ReceiptsClient.Configuration) -> Void = { _ in }
     ) throws -> ReceiptsClient {
-        var configuration = ReceiptsClient.Configuration(cluster: cluster, source: source)
+        var configuration = ReceiptsClient.Configuration(cluster: cluster(routingCount: routingCount), source: source)
         configuration.acknowledgementTimeoutMilliseconds = 500
         configuration.queryTimeoutMilliseconds = 2000
         adjust(&configuration)
