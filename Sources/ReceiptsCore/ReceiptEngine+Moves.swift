@@ -83,7 +83,9 @@ extension ReceiptEngine {
     ///   that same move again), `.moveUnderWay` while another move is not committed,
     ///   `.wrongCount` when `from` is not this worker's count or `to` is out of range.
     public mutating func prepareMove(epoch: UInt64, from: Int, to: Int) throws(MoveError) {
-        if epoch == topology.epoch, topology.targetCount == to || (topology.targetCount == nil && topology.workerCount == to) {
+        if epoch == topology.epoch,
+            topology.targetCount == to || (topology.targetCount == nil && topology.workerCount == to)
+        {
             return  // the same move again: prepared, or already committed
         }
         guard epoch > topology.epoch else {

@@ -45,7 +45,9 @@ public enum LogRecord {
         case moveCommitted = 8
 
         /// The steps of a worker count change.
-        public static let moveSteps: [Kind] = [.movePrepared, .moveFrozen, .moveImported, .moveReleased, .moveCommitted]
+        public static let moveSteps: [Kind] = [
+            .movePrepared, .moveFrozen, .moveImported, .moveReleased, .moveCommitted,
+        ]
 
         /// A move step's name for counters and logs.
         var name: String {
@@ -148,7 +150,11 @@ public enum LogRecord {
             )
         case .movePrepared:
             var r = PayloadReader(payload, name: "a move-prepared record")
-            self = .movePrepared(epoch: try r.read(), from: Int(try r.read(UInt32.self)), to: Int(try r.read(UInt32.self)))
+            self = .movePrepared(
+                epoch: try r.read(),
+                from: Int(try r.read(UInt32.self)),
+                to: Int(try r.read(UInt32.self))
+            )
             try r.finish()
         case .moveFrozen, .moveReleased:
             var r = PayloadReader(payload, name: "a move record")
@@ -223,7 +229,9 @@ private struct PayloadReader {
             guard payload.count - offset >= length else {
                 throw LogRecord.Invalid(description: "\(name) of \(payload.count) bytes is too short")
             }
-            strings.append(String(decoding: UnsafeRawBufferPointer(rebasing: payload[offset..<offset + length]), as: UTF8.self))
+            strings.append(
+                String(decoding: UnsafeRawBufferPointer(rebasing: payload[offset..<offset + length]), as: UTF8.self)
+            )
             offset += length
         }
         return strings

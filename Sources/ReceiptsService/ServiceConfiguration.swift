@@ -1,5 +1,5 @@
-import ReceiptsCore
 public import ReceiptLog
+import ReceiptsCore
 
 /// Everything the daemon needs to run; every field has a working default.
 public struct ServiceConfiguration: Sendable {

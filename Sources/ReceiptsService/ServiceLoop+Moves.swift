@@ -48,7 +48,8 @@ extension ServiceLoop {
                 }
             }
         case .releaseConversations(let epoch, _, let conversations):
-            return step(.moveReleased(epoch: epoch, conversations: conversations)).map { _ in .topology(topologyReport) }
+            return step(.moveReleased(epoch: epoch, conversations: conversations)).map { _ in .topology(topologyReport)
+            }
         case .commitMove(let epoch):
             return step(.moveCommitted(epoch: epoch)).map { _ in .topology(topologyReport) }
         default:
@@ -111,7 +112,9 @@ extension ServiceLoop {
             return StepResult(failure: refused(error))
         }
         if case .failure(let error) = append(record) {
-            return StepResult(failure: .error(ErrorReply(code: .unavailable, message: "the log refused the step: \(error)")))
+            return StepResult(
+                failure: .error(ErrorReply(code: .unavailable, message: "the log refused the step: \(error)"))
+            )
         }
         engine = trial
         counters.increment("receiptd.moves.steps", label: record.kind.name)

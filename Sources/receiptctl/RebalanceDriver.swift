@@ -100,7 +100,9 @@ struct RebalanceDriver {
                 )
                 moved += export.conversations.count
                 if verbose {
-                    print("worker \(sender) -> \(receiver): \(export.conversations.count) moved, \(export.remaining) to go")
+                    print(
+                        "worker \(sender) -> \(receiver): \(export.conversations.count) moved, \(export.remaining) to go"
+                    )
                 }
             }
             if export.remaining == 0 { break }

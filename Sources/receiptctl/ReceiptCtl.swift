@@ -7,6 +7,9 @@ struct ReceiptCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receiptctl",
         abstract: "Talk to a running receiptd, or inspect its data directory.",
-        subcommands: [Send.self, QueryCommand.self, Tail.self, Health.self, Stats.self, Rebalance.self, LogCommand.self, Keygen.self]
+        subcommands: [
+            Send.self, QueryCommand.self, Tail.self, Health.self, Stats.self, Rebalance.self, LogCommand.self,
+            Keygen.self,
+        ]
     )
 }

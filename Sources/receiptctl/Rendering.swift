@@ -184,7 +184,10 @@ enum Rendering {
         case .exportResult(let result):
             Swift.print(
                 json
-                    ? encode(["conversations": result.conversations, "stateBytes": result.state.count, "remaining": result.remaining])
+                    ? encode([
+                        "conversations": result.conversations, "stateBytes": result.state.count,
+                        "remaining": result.remaining,
+                    ])
                     : "exported \(result.conversations.count) conversations (\(result.state.count) bytes), \(result.remaining) to go"
             )
         case .importResult(let imported, let alreadyHeld):

@@ -24,7 +24,11 @@ struct ScaleOutTests {
         let stream = LoadStream(clients: [client, updated])
         try await stream.setUp()
         // A subscriber that follows a conversation that moves, across the move.
-        let followed = try #require(Self.conversations.first { Partitioning.owner(of: $0, workerCount: from) != Partitioning.owner(of: $0, workerCount: to) })
+        let followed = try #require(
+            Self.conversations.first {
+                Partitioning.owner(of: $0, workerCount: from) != Partitioning.owner(of: $0, workerCount: to)
+            }
+        )
         let updates = Updates(client.subscribe(to: .conversation(followed)))
 
         let load = Task { try await stream.run(rounds: 400, seconds: 90) }
@@ -49,7 +53,9 @@ struct ScaleOutTests {
         // way were answered `moving` and sent again (each one counted on both sides).
         #expect(client.currentStatistics.redirects + updated.currentStatistics.redirects > 0)
         var moving: UInt64 = 0
-        for process in workers.workers { moving += try await process.counter("receiptd.events.rejected", label: "moving") }
+        for process in workers.workers {
+            moving += try await process.counter("receiptd.events.rejected", label: "moving")
+        }
         let retried = client.currentStatistics.movingRetries + updated.currentStatistics.movingRetries
         #expect(moving > 0 && moving == UInt64(retried), "moving: \(moving) answered, \(retried) sent again")
 
@@ -57,8 +63,13 @@ struct ScaleOutTests {
         // the last message is that message's status now.
         let lastMessage = "m\(sent.rounds - 1)"
         let final = try await client.status(of: lastMessage, in: followed, viewer: Viewer(user: "u1"))
-        let seen = try await updates.waitFor(seconds: 10) { $0.status.message == lastMessage && $0.status.status == final.status.status }
-        #expect(seen, "the subscriber of \(followed) did not follow it to worker \(Partitioning.owner(of: followed, workerCount: to))")
+        let seen = try await updates.waitFor(seconds: 10) {
+            $0.status.message == lastMessage && $0.status.status == final.status.status
+        }
+        #expect(
+            seen,
+            "the subscriber of \(followed) did not follow it to worker \(Partitioning.owner(of: followed, workerCount: to))"
+        )
         #expect(updates.epochs.count >= 2, "a moved conversation is published under its new owner's epoch")
         await client.shutdown()
         await updated.shutdown()
@@ -80,7 +91,17 @@ struct ScaleOutTests {
         )
         let sender = workers.workers[0]
         let probe = try workers.client(routingCount: 3)
-        var report = TopologyReport(epoch: 0, workerIndex: 0, workerCount: 0, targetCount: nil, completedSenders: [], owned: 0, frozen: 0, released: 0, imported: 0)
+        var report = TopologyReport(
+            epoch: 0,
+            workerIndex: 0,
+            workerCount: 0,
+            targetCount: nil,
+            completedSenders: [],
+            owned: 0,
+            frozen: 0,
+            released: 0,
+            imported: 0
+        )
         for _ in 0..<600 {
             if case .topology(let now) = try await probe.query(.topology, worker: 0) { report = now }
             if report.released >= 2 { break }
@@ -333,7 +354,8 @@ struct Rebalance {
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         let process = Process()
         process.executableURL = ReceiptdProcess.binaryDirectory.appendingPathComponent("receiptctl")
-        process.arguments = ["rebalance", "--to", "\(count)", "--query-template", template, "--timeout-ms", "1000"] + arguments
+        process.arguments =
+            ["rebalance", "--to", "\(count)", "--query-template", template, "--timeout-ms", "1000"] + arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RECEIPTD_") }
         let output = FileHandle(forWritingAtPath: outputPath)
         process.standardOutput = output

@@ -29,7 +29,12 @@ struct MoveTests {
         /// Applies an event on `worker` with the next id of source "g", at the current time
         /// (`tick` moves it).
         mutating func apply(_ kind: EventKind, on worker: Int, id: UInt64? = nil) -> EventOutcome {
-            let sequence = id ?? { self.sequence += 1; return self.sequence }()
+            let sequence =
+                id
+                ?? {
+                    self.sequence += 1
+                    return self.sequence
+                }()
             let event = Event(id: EventID(source: "g", sequence: sequence), clientTime: nil, kind: kind)
             return workers[worker].apply(event, at: Timestamp(milliseconds: now)).outcome
         }
@@ -116,7 +121,10 @@ struct MoveTests {
             #expect(cluster.apply(privacy, on: w, id: cluster.sequence) == .accepted(held: false))
         }
         for c in conversations {
-            #expect(cluster.route(.conversationUpserted(conversation: c, kind: .group, members: ["ann", "bob", "eve"])) == .accepted(held: false))
+            #expect(
+                cluster.route(.conversationUpserted(conversation: c, kind: .group, members: ["ann", "bob", "eve"]))
+                    == .accepted(held: false)
+            )
             for m in 1...3 {
                 _ = cluster.route(.messageSent(conversation: c, message: "m\(m)", sender: "ann", isSystem: false))
             }
@@ -133,7 +141,10 @@ struct MoveTests {
     static func expectEqual(_ moved: [String], _ unmoved: [String], sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(moved.count == unmoved.count, sourceLocation: sourceLocation)
         if let i = moved.indices.first(where: { $0 < unmoved.count && moved[$0] != unmoved[$0] }) {
-            Issue.record("line \(i) differs:\n  moved:   \(moved[i])\n  unmoved: \(unmoved[i])", sourceLocation: sourceLocation)
+            Issue.record(
+                "line \(i) differs:\n  moved:   \(moved[i])\n  unmoved: \(unmoved[i])",
+                sourceLocation: sourceLocation
+            )
         }
     }
 
@@ -142,7 +153,9 @@ struct MoveTests {
         var lines: [String] = []
         for c in conversations {
             guard let w = cluster.server(of: c) else {
-                lines.append("\(c): served by \(cluster.workers.indices.filter { cluster.workers[$0].route(conversation: c) == .serve })")
+                lines.append(
+                    "\(c): served by \(cluster.workers.indices.filter { cluster.workers[$0].route(conversation: c) == .serve })"
+                )
                 continue
             }
             let engine = cluster.workers[w]
@@ -193,7 +206,9 @@ struct MoveTests {
         var cluster = Cluster(count: 1, slots: 2)
         Self.populate(&cluster)
         let moving = try #require(Self.conversations.first { Partitioning.owner(of: $0, workerCount: 2) == 1 })
-        let fresh = try #require((0..<100).map { "new-\($0)" }.first { Partitioning.owner(of: $0, workerCount: 2) == 1 })
+        let fresh = try #require(
+            (0..<100).map { "new-\($0)" }.first { Partitioning.owner(of: $0, workerCount: 2) == 1 }
+        )
         try cluster.workers[0].prepareMove(epoch: 1, from: 1, to: 2)
         try cluster.workers[1].prepareMove(epoch: 1, from: 1, to: 2)
 
@@ -246,7 +261,9 @@ struct MoveTests {
         #expect(cluster.apply(read, on: 1, id: 9001) == .accepted(held: false))
         // The frozen windows are dropped after a day; then only the receiver's own count.
         cluster.now += 86_400_001
-        #expect(cluster.apply(.read(conversation: c, user: "ann", message: nil), on: 1, id: 9002) == .accepted(held: false))
+        #expect(
+            cluster.apply(.read(conversation: c, user: "ann", message: nil), on: 1, id: 9002) == .accepted(held: false)
+        )
     }
 
     @Test func repeatingAStepAppliesNothingTwice() throws {
@@ -296,7 +313,10 @@ struct MoveTests {
         try cluster.workers[0].freeze(Array(ids.dropFirst()), epoch: 7)
         for w in 0..<2 {
             let configuration = EngineConfiguration(workerIndex: w, workerCount: 1)
-            let restored = try ReceiptEngine(restoringFrom: cluster.workers[w].encodedState(), configuration: configuration)
+            let restored = try ReceiptEngine(
+                restoringFrom: cluster.workers[w].encodedState(),
+                configuration: configuration
+            )
             #expect(restored.topology == cluster.workers[w].topology)
             #expect(restored.moveProgress == cluster.workers[w].moveProgress)
             for c in Self.conversations {
@@ -313,7 +333,9 @@ struct MoveTests {
         #expect(throws: MoveError.self) { try cluster.workers[0].prepareMove(epoch: 1, from: 3, to: 4) }
         #expect(throws: MoveError.self) { try cluster.workers[0].prepareMove(epoch: 1, from: 2, to: 2) }
         #expect(throws: MoveError.self) { try cluster.workers[0].freeze(["conv-1"], epoch: 1) }
-        #expect(throws: MoveError.self) { try cluster.workers[0].conversationsToExport(epoch: 1, destination: 2, limit: 5) }
+        #expect(throws: MoveError.self) {
+            try cluster.workers[0].conversationsToExport(epoch: 1, destination: 2, limit: 5)
+        }
         #expect(cluster.workers[0].encodedState() == before)
 
         try cluster.workers[0].prepareMove(epoch: 4, from: 2, to: 3)
@@ -327,7 +349,13 @@ struct MoveTests {
         try cluster.workers[1].prepareMove(epoch: 4, from: 2, to: 3)
         let export = try ExportedConversations(cluster.workers[0].exportedState(of: ids))
         #expect(throws: MoveError.self) {
-            _ = try cluster.workers[1].importConversations(export, epoch: 4, from: 0, last: false, at: Timestamp(milliseconds: 0))
+            _ = try cluster.workers[1].importConversations(
+                export,
+                epoch: 4,
+                from: 0,
+                last: false,
+                at: Timestamp(milliseconds: 0)
+            )
         }
         #expect(throws: MoveError.self) { try ExportedConversations([1, 2, 3]) }
     }
