@@ -65,7 +65,9 @@ struct ClientMovingTests {
         let worker = try ScriptedWorker { events, _ in Self.outcomes(events, Self.moving) }
         let client = try Self.client([worker])
         let sending = Task { try await client.send(Self.message("c", "m1")) }
-        try await Task.sleep(for: .milliseconds(450))
+        for _ in 0..<500 where worker.frames.count < 3 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(worker.frames.count >= 3, "still retrying")
         sending.cancel()
         let result = try await within(5, "the cancelled send") { await sending.result }
@@ -128,7 +130,9 @@ struct ClientMovingTests {
         let frozen = await #expect(throws: ReceiptsClientError.self) {
             try await client.snapshot(of: "always-frozen")
         }
-        #expect(frozen?.code == .unavailable)
+        // UNAVAILABLE, or a timeout when the deadline passes while the last try is on its way
+        // (a loaded machine).
+        #expect(frozen?.code == .unavailable || frozen?.code == .timeout)
         #expect(ContinuousClock.now - started < .milliseconds(2500), "given up within the query timeout")
         await client.shutdown()
         worker.stop()
