@@ -34,7 +34,8 @@ extension BenchRun {
                 + "sends full frames to the worker that owns their conversations, on its own DEALER per worker. Each "
                 + "worker is a receiptd with --worker-index i --worker-count n, its own data directory and ipc:// "
                 + "endpoints; one load-generator thread per worker, timed from the first send of any to the last "
-                + "acknowledgement of all. The modes interleaved run by run, medians of \(repeats). Median runs: "
+                + "acknowledgement of all. The modes interleaved run by run, medians of \(repeats) (all runs: 1 "
+                + "worker " + Self.rates(results[0]) + "; 2 workers " + Self.rates(results[1]) + "). Median runs: "
                 + one.summary(workers: 1) + "; " + two.summary(workers: 2) + ". Everything shares this machine's "
                 + "\(ProcessInfo.processInfo.activeProcessorCount) cores: cores busy = (receiptd + load generator "
                 + "CPU seconds) / wall seconds."
@@ -97,6 +98,13 @@ extension BenchRun {
             perWorker: drives.map(\.eventsPerSecond),
             receiptdCPUSeconds: Array(cpu.dropLast()),
             loadgenCPUSeconds: cpu.last ?? 0
+        )
+    }
+
+    /// Each run's events/s, in the order they ran.
+    private static func rates(_ runs: [WorkersResult]) -> String {
+        runs.map { ResultTable.rate($0.eventsPerSecond, "").trimmingCharacters(in: .whitespaces) }.joined(
+            separator: ", "
         )
     }
 
