@@ -8,12 +8,11 @@ extension BenchRun {
     mutating func workerScaling() throws {
         let events = count(2_000_000, smoke: 20_000)
         let options = DriveOptions(acknowledged: true, window: 4)
-        let modes = [1, 2].map { workers in
-            (workers, FrameSet.make(shape: shape, events: events, batchSize: 1000, workers: workers))
-        }
+        // One worker, then two: the same events, each set of worker i's frames at index i.
+        let modes = [1, 2].map { FrameSet.make(shape: shape, events: events, batchSize: 1000, workers: $0) }
         var results = Array(repeating: [WorkersResult](), count: modes.count)
         for _ in 0..<repeats {
-            for (index, (_, sets)) in modes.enumerated() {
+            for (index, sets) in modes.enumerated() {
                 results[index].append(try driveWorkers(sets, options))
             }
         }
@@ -29,7 +28,7 @@ extension BenchRun {
             target: ">= 1M events/s per worker"
         )
         table.note(
-            "Workers rows: the batched row's workload (\(Self.count(events)) events, 1000 per frame, 4 in flight per "
+            "Workers row: the batched row's workload (\(Self.count(events)) events, 1000 per frame, 4 in flight per "
                 + "gateway per worker), routed by Partitioning.owner: each gateway keeps one batch per worker and "
                 + "sends full frames to the worker that owns their conversations, on its own DEALER per worker. Each "
                 + "worker is a receiptd with --worker-index i --worker-count n, its own data directory and ipc:// "
