@@ -5,6 +5,9 @@
 #     against the Kubernetes JSON schemas, strictly (unknown fields fail), for the oldest and the
 #     newest Kubernetes the kit supports; deliberately broken copies of the base must fail;
 #   - each StatefulSet's RECEIPTD_WORKER_COUNT equals its replicas (the routing depends on it);
+#   - the rebalance Job (deploy/kubernetes/jobs/rebalance) fits overlays/example: same namespace
+#     and image, the Service's name and query port in its query template, a target count, its
+#     key files mounted, and a NetworkPolicy rule that lets its pod reach the query port;
 #   - `promtool check rules` and `promtool test rules` on deploy/prometheus;
 #   - the Grafana dashboard parses, uses its ${datasource} variable, its queries parse as PromQL,
 #     and every receiptd_* metric in the dashboard and the alerts is one receiptd exports.
@@ -132,13 +135,105 @@ for s in sets:
 PY
 }
 
+# The rebalance Job of the rendered file $1 would reach the workers of the rendered overlay $2:
+# same namespace and image, receiptd-{index}.<Service>.<namespace> on the Service's query port, a
+# positive target count from its ConfigMap, its key files under a mounted Secret, and a pod that
+# a NetworkPolicy rule admits to the query port.
+rebalance_job_matches_overlay() {
+  "$python" - "$1" "$2" << 'PY'
+import sys
+import yaml
+
+job_objects = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o]
+overlay = [o for o in yaml.safe_load_all(open(sys.argv[2])) if o]
+def one(objects, kind):
+    found = [o for o in objects if o["kind"] == kind]
+    assert len(found) == 1, f"{len(found)} {kind} objects rendered, expected 1"
+    return found[0]
+job, config = one(job_objects, "Job"), one(job_objects, "ConfigMap")
+workers, service = one(overlay, "StatefulSet"), one(overlay, "Service")
+policy = one(overlay, "NetworkPolicy")
+namespace = workers["metadata"]["namespace"]
+for o in (job, config):
+    assert o["metadata"].get("namespace") == namespace, f"{o['kind']} not in the overlay's namespace {namespace}"
+pod = job["spec"]["template"]
+container = pod["spec"]["containers"][0]
+image = workers["spec"]["template"]["spec"]["containers"][0]["image"]
+assert container["image"] == image, f"Job image {container['image']}, workers' image {image}"
+args = container["args"]
+def flag(name):
+    assert args.count(name) == 1, f"{name} not given once in {args}"
+    return args[args.index(name) + 1]
+assert args[0] == "rebalance", args
+env = {e["name"]: e for e in container["env"]}
+# The target: --to $(VAR), VAR from the generated ConfigMap, a positive integer there.
+target = flag("--to")
+assert target.startswith("$(") and target.endswith(")"), f"--to {target}: not the env variable"
+ref = env[target[2:-1]]["valueFrom"]["configMapKeyRef"]
+assert ref["name"] == config["metadata"]["name"], f"--to reads ConfigMap {ref['name']}, rendered {config['metadata']['name']}"
+count = config["data"][ref["key"]]
+assert count.isdigit() and int(count) >= 1, f"target worker count {count!r} is not a positive integer"
+# The query template: every ordinal of this StatefulSet through its headless Service, on the query port.
+query_port = {p["name"]: p["port"] for p in service["spec"]["ports"]}["query"]
+template = flag("--query-template")
+expected = f"tcp://{workers['metadata']['name']}-{{index}}.{workers['spec']['serviceName']}.$(POD_NAMESPACE).svc.cluster.local:{query_port}"
+assert template == expected, f"--query-template {template}, expected {expected}"
+assert service["metadata"]["name"] == workers["spec"]["serviceName"], "the StatefulSet's serviceName is not the Service"
+assert env["POD_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
+# The key files: under a mount of a Secret volume.
+volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
+mounts = {m["mountPath"]: volumes[m["name"]] for m in container["volumeMounts"]}
+for key_flag in ("--curve-server-key-file", "--curve-client-key-file"):
+    path = flag(key_flag)
+    directory, _, name = path.rpartition("/")
+    assert directory in mounts and "secret" in mounts[directory], f"{key_flag} {path}: not in a mounted Secret"
+# The network: a rule of the workers' NetworkPolicy admits the Job's pod to the query port.
+labels = pod["metadata"]["labels"]
+def admits(rule):
+    pods = [p["podSelector"]["matchLabels"] for p in rule.get("from", []) if "podSelector" in p and "namespaceSelector" not in p]
+    ports = [p["port"] for p in rule.get("ports", [])]
+    return any(m.items() <= labels.items() for m in pods) and ("query" in ports or query_port in ports)
+assert any(admits(rule) for rule in policy["spec"]["ingress"]), f"no NetworkPolicy rule admits pods labelled {labels} to the query port"
+print(f"rebalance to {count} workers in namespace {namespace}, {template}")
+PY
+}
+
+# rebalance_job_matches_overlay must fail on the rendered Job changed by the Python statement $2
+# on `job`, naming $1: proof that the fit check can fail.
+rebalance_fit_rejects() {
+  local expected=$1 edit=$2
+  "$python" - "$work/rebalance.yaml" "$work/rebalance-broken.yaml" "$edit" << 'PY'
+import sys
+import yaml
+
+objects = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o]
+job = next(o for o in objects if o["kind"] == "Job")
+exec(sys.argv[3])
+yaml.safe_dump_all(objects, open(sys.argv[2], "w"))
+PY
+  if rebalance_job_matches_overlay "$work/rebalance-broken.yaml" "$work/example.yaml" > "$work/fit.out" 2>&1; then
+    echo "the fit check accepted a Job with: $edit"
+    return 1
+  fi
+  grep -q -- "$expected" "$work/fit.out" || {
+    echo "the fit check failed, but not on $expected:"
+    cat "$work/fit.out"
+    return 1
+  }
+}
+
 # A copy of the base with one change, made by the Python statement $2 on `doc`, the object in
 # base/$3.yaml (default: statefulset), must render and then fail validation, naming $1 in the
 # error: proof that the validation would catch that kind of mistake.
 rejects_broken_base() {
-  local expected=$1 edit=$2 file=${3:-statefulset}.yaml copy="$work/broken"
+  rejects_broken_copy deploy/kubernetes/base "$@"
+}
+
+# The same for a copy of the kustomization directory $1 (self-contained: no `../` resources).
+rejects_broken_copy() {
+  local source=$1 expected=$2 edit=$3 file=${4:-statefulset}.yaml copy="$work/broken"
   rm -rf "$copy"
-  cp -r deploy/kubernetes/base "$copy"
+  cp -r "$source" "$copy"
   "$python" - "$copy/$file" "$edit" << 'PY'
 import sys
 import yaml
@@ -150,7 +245,7 @@ yaml.safe_dump(doc, open(path, "w"))
 PY
   "$kubectl" kustomize "$copy" > "$work/broken.yaml"
   if validate_rendered "$work/broken.yaml" > "$work/broken.out" 2>&1; then
-    echo "the validation accepted a base with: $edit"
+    echo "the validation accepted a copy of $source with: $edit"
     return 1
   fi
   grep -q -- "$expected" "$work/broken.out" || {
@@ -232,6 +327,17 @@ check "negative: an unknown field is rejected" rejects_broken_base "prot" \
 check "negative: a wrong type is rejected" rejects_broken_base "replicas" 'doc["spec"]["replicas"] = "three"'
 check "negative: a removed API version is rejected" rejects_broken_base "policy/v1beta1" \
   'doc["apiVersion"] = "policy/v1beta1"' poddisruptionbudget
+check "render and validate deploy/kubernetes/jobs/rebalance" \
+  render_and_validate deploy/kubernetes/jobs/rebalance rebalance
+check "jobs/rebalance: fits overlays/example (namespace, image, Service, query port, keys, network)" \
+  rebalance_job_matches_overlay "$work/rebalance.yaml" "$work/example.yaml"
+check "negative: the fit check rejects a Job on another port" rebalance_fit_rejects "expected tcp://" \
+  'c = job["spec"]["template"]["spec"]["containers"][0]; c["args"] = [a.replace(":7004", ":7001") for a in c["args"]]'
+check "negative: the fit check rejects a Job its NetworkPolicy does not admit" rebalance_fit_rejects "no NetworkPolicy rule" \
+  'del job["spec"]["template"]["metadata"]["labels"]["receipts.example/operator"]'
+check "negative: a misspelt field in the rebalance Job is rejected" \
+  rejects_broken_copy deploy/kubernetes/jobs/rebalance "backofLimit" \
+  'doc["spec"]["backofLimit"] = doc["spec"].pop("backoffLimit")' job
 check "promtool check rules deploy/prometheus/alerts.yml" promtool check rules deploy/prometheus/alerts.yml
 check "promtool test rules deploy/prometheus/alerts_test.yml" promtool test rules deploy/prometheus/alerts_test.yml
 check "dashboard structure and metric names (dashboard and alerts)" check_dashboard_and_names

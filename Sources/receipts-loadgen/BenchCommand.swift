@@ -47,15 +47,16 @@ struct BenchCommand: ParsableCommand {
             Only these sections, comma-separated: \(Self.sections.joined(separator: ",")). ingest = batched + \
             single; single = the one-event-per-frame rows and the ReceiptsClient rows; client = the \
             ReceiptsClient rows and the acknowledged one-event-per-frame row they are compared with; curve = \
-            batched and one-event ingest with CurveZMQ on and off.
+            batched and one-event ingest with CurveZMQ on and off; workers = batched ingest against 1 and 2 \
+            workers, the load split by owner.
             """
     )
     var only: String?
 
     /// The names `--only` takes.
     static let sections = [
-        "ingest", "batched", "single", "client", "curve", "metrics", "latency", "disk", "redis", "memory", "restart",
-        "storage",
+        "ingest", "batched", "single", "client", "curve", "metrics", "workers", "latency", "disk", "redis", "memory",
+        "restart", "storage",
     ]
 
     @OptionGroup var workload: WorkloadOptions
@@ -105,6 +106,7 @@ struct BenchCommand: ParsableCommand {
         }
         if wanted("curve") { try bench.curveCost() }
         if wanted("metrics") { try bench.metricsCost() }
+        if wanted("workers") { try bench.workerScaling() }
         if wanted("latency") {
             let rates = latencyRates.split(separator: ",").compactMap { Double($0) }
             try bench.latency(rates: rates, batch: latencyBatch, seconds: latencySeconds)

@@ -7,6 +7,10 @@ struct DriveResult: Sendable {
     /// From the first send to the last acknowledgement (or, fire-and-forget, to the moment
     /// everything sent was applied and a marker batch behind it was acknowledged durable).
     var seconds: Double
+    /// Acknowledged: monotonic times of the first send and the last acknowledgement (to combine
+    /// drives that ran side by side).
+    var startedAt: UInt64 = 0
+    var finishedAt: UInt64 = 0
     var accepted = 0
     var duplicates = 0
     var rejected = 0

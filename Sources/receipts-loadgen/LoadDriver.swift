@@ -51,7 +51,15 @@ struct LoadDriver {
     }
 
     /// Sends the setup frames acknowledged, then the measured frames as `options` say.
-    func drive(_ set: FrameSet, gateways: Int, conversations: Int, options: DriveOptions) throws -> DriveResult {
+    /// - Parameter beforeMeasuring: Called after the setup, just before the clock starts (several
+    ///   drives of one measurement meet there, so that none times another's setup).
+    func drive(
+        _ set: FrameSet,
+        gateways: Int,
+        conversations: Int,
+        options: DriveOptions,
+        beforeMeasuring: () throws -> Void = {}
+    ) throws -> DriveResult {
         let dealers = try (0..<gateways).map { g in
             let socket = try ZMQSocket(context: context, type: .dealer)
             try socket.setRoutingID("gw\(g)-\(getpid())-\(Monotonic.now() % 1_000_000)")
@@ -78,6 +86,7 @@ struct LoadDriver {
                 conversations: conversations
             )
             : nil
+        try beforeMeasuring()
         var result: DriveResult
         if options.acknowledged {
             let (start, end) = try sendAcknowledged(
@@ -94,6 +103,8 @@ struct LoadDriver {
                 duplicates: tally.duplicates,
                 rejected: tally.rejected
             )
+            result.startedAt = start
+            result.finishedAt = end
         } else {
             let before = try counters()
             // The PUBs stay open until everything arrived: closing one drops what it still queues.

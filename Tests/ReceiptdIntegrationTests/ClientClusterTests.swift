@@ -133,13 +133,130 @@ struct ClientClusterTests {
                 )
             }
         }
+        try await Self.expectEachMessageOnce(expected, in: conversations, client)
+        await client.shutdown()
+    }
+
+    /// Killing one of two workers pauses only its own conversations. A publisher streams to
+    /// conversations of both; while worker 1 is down (SIGKILL), worker 0's events keep being
+    /// acknowledged and worker 0 answers queries, and none of worker 1's is acknowledged (the
+    /// client re-sends them meanwhile); restarted on the same data directory, worker 1 takes its
+    /// conversations back, and every acknowledged event is in its owner's state exactly once.
+    ///
+    /// Unlike `sigkillMidStreamLosesNothingAndAppliesNothingTwice`, whose callers each write to
+    /// both workers (so one stalled worker stalls them all), each caller here writes to one
+    /// worker's conversations only, as independent gateway traffic does.
+    @Test func killedWorkerPausesOnlyItsConversations() async throws {
+        let cluster = try WorkerCluster(count: 2)
+        let client = try cluster.client()
+        let conversations = (0..<16).map { "isolate-\($0)" }
+        let owned = (0..<2).map { worker in conversations.filter { client.owner(of: $0) == worker } }
+        try #require(owned.allSatisfy { !$0.isEmpty }, "16 conversations should spread over both workers")
+        _ = try await client.send(conversations.map(Self.upsert))
+
+        let progress = StreamProgress()
+        // A bound on the count: the stream ends at `progress.stop()`, long before. Each caller
+        // pauses 1 ms between sends, so no machine is fast enough to reach the bound first.
+        let maxPerCaller = 20_000
+        let stream = Task {
+            try await withThrowingTaskGroup(of: [(String, String, EventOutcome)].self) { group in
+                for worker in 0..<2 {
+                    for caller in 0..<4 {
+                        group.addTask {
+                            var sent: [(String, String, EventOutcome)] = []
+                            for index in 0..<maxPerCaller {
+                                if progress.stopped { break }
+                                let conversation = owned[worker][(caller + index) % owned[worker].count]
+                                let message = "m\(worker)-\(caller)-\(index)"
+                                sent.append(
+                                    (conversation, message, try await client.send(Self.message(conversation, message)))
+                                )
+                                progress.acknowledged(by: worker)
+                                try await Task.sleep(for: .milliseconds(1))
+                            }
+                            return sent
+                        }
+                    }
+                }
+                var all: [(String, String, EventOutcome)] = []
+                for try await sent in group { all += sent }
+                return all
+            }
+        }
+        defer { stream.cancel() }
+        try #require(
+            try await progress.wait(seconds: 20) { $0[0] >= 200 && $0[1] >= 200 },
+            "both workers acknowledge before the kill: \(progress.counts)"
+        )
+
+        // Paused first so that frames to it are in flight when it dies; a reply it sent before
+        // the pause has been read (and counted) before the count is taken.
+        let victim = cluster.workers[1]
+        victim.signal(SIGSTOP)
+        try await Task.sleep(for: .milliseconds(200))
+        victim.kill9()
+        try await Task.sleep(for: .milliseconds(100))
+        let atKill = progress.counts
+
+        // Worker 0 keeps acknowledging and answering, twice over: right after the kill, and
+        // again after a query to worker 1 has timed out (2 s, four acknowledgement timeouts).
+        #expect(
+            try await progress.wait(seconds: 10) { $0[0] >= atKill[0] + 200 },
+            "worker 0 stalled while worker 1 was down: \(atKill) at the kill, \(progress.counts) now"
+        )
+        for conversation in owned[0] {
+            let snapshot = try await within(5, "a snapshot from worker 0") {
+                try await client.snapshot(of: conversation).snapshot
+            }
+            #expect(!snapshot.messages.isEmpty, "\(conversation)")
+        }
+        #expect(try await within(5, "worker 0's health") { try await client.health(worker: 0) }.workerIndex == 0)
+        await #expect(throws: ReceiptsClientError.self, "a dead worker cannot answer") {
+            try await client.health(worker: 1)
+        }
+        let beforeRestart = progress.counts
+        #expect(
+            try await progress.wait(seconds: 10) { $0[0] >= beforeRestart[0] + 200 },
+            "worker 0 stalled while worker 1 was down: \(beforeRestart) then \(progress.counts)"
+        )
+        #expect(progress.counts[1] == atKill[1], "worker 1's events were acknowledged while it was down")
+        #expect(client.currentStatistics.framesResent > 0, "frames to the dead worker are re-sent meanwhile")
+
+        try victim.start()
+        let atRestart = progress.counts
+        #expect(
+            try await progress.wait(seconds: 20) { $0[1] >= atRestart[1] + 200 },
+            "worker 1's conversations did not resume: \(atRestart) at the restart, \(progress.counts) now"
+        )
+        progress.stop()
+        let sent = try await within(60, "the stream") { try await stream.value }
+        print(
+            "isolation test: acknowledged \(atKill) at the kill, \(beforeRestart) before the restart, "
+                + "\(progress.counts) in all; \(client.currentStatistics)"
+        )
+
+        #expect(sent.count == progress.counts.reduce(0, +))
+        let refused = sent.filter { $0.2 != .accepted(held: false) && $0.2 != .duplicate }
+        #expect(refused.isEmpty, "\(refused.prefix(3))")
+        var expected: [String: Set<String>] = [:]
+        for (conversation, message, _) in sent { expected[conversation, default: []].insert(message) }
+        try await Self.expectEachMessageOnce(expected, in: conversations, client)
+        await client.shutdown()
+    }
+
+    /// Each conversation's snapshot holds exactly its `expected` messages (none lost), each once
+    /// (none applied twice).
+    private static func expectEachMessageOnce(
+        _ expected: [String: Set<String>],
+        in conversations: [String],
+        _ client: ReceiptsClient
+    ) async throws {
         for conversation in conversations {
             let messages = try await client.snapshot(of: conversation).snapshot.messages
-            #expect(Set(messages.map(\.message)) == expected[conversation], "\(conversation)")
-            #expect(messages.count == expected[conversation]?.count, "\(conversation) has a message twice")
+            #expect(Set(messages.map(\.message)) == expected[conversation, default: []], "\(conversation)")
+            #expect(messages.count == expected[conversation, default: []].count, "\(conversation) has a message twice")
             #expect(Set(messages.map(\.sequence)).count == messages.count)
         }
-        await client.shutdown()
     }
 
     /// A paused worker (SIGSTOP) leaves a frame unacknowledged past the timeout: the client sends
@@ -254,4 +371,32 @@ struct ClientClusterTests {
 /// How many sends have returned so far, shared by the streaming tasks and the test.
 private final class AcknowledgedCount: Sendable {
     let value = Atomic<Int>(0)
+}
+
+/// Per worker, how many sends to its conversations have returned; and when to stop sending.
+private final class StreamProgress: Sendable {
+    private let state = Mutex((counts: [0, 0], stopped: false))
+
+    /// Acknowledged sends, by the ordinal of the worker that owns their conversation.
+    var counts: [Int] { state.withLock { $0.counts } }
+    var stopped: Bool { state.withLock { $0.stopped } }
+
+    func acknowledged(by worker: Int) {
+        state.withLock { $0.counts[worker] += 1 }
+    }
+
+    func stop() {
+        state.withLock { $0.stopped = true }
+    }
+
+    /// Polls `condition` on the counts every 5 ms for up to `seconds`.
+    /// - Returns: Whether it came true in time.
+    func wait(seconds: Double, until condition: ([Int]) -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if condition(counts) { return true }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return condition(counts)
+    }
 }
