@@ -318,7 +318,12 @@ struct ClientClusterTests {
         _ = try await client.send([Self.upsert("flush")])
         let worker = cluster.workers[0]
         worker.signal(SIGSTOP)
+        let framesBefore = client.currentStatistics.framesSent
         let sending = Task { try await client.send(Self.message("flush", "m1")) }
+        // The flush must find the event in flight (tasks start in any order).
+        for _ in 0..<500 where client.currentStatistics.framesSent == framesBefore {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let flushing = Task { try await client.flush() }
         try await Task.sleep(for: .milliseconds(200))
         flushing.cancel()
