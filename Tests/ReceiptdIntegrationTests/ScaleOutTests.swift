@@ -21,8 +21,6 @@ struct ScaleOutTests {
         // Gateways already routing by the new count take every other round: what they send to a
         // new owner before its conversations arrive is answered `moving` and sent again.
         let updated = try workers.client(routingCount: to) { $0.queryTimeoutMilliseconds = 5000 }
-        let stream = LoadStream(clients: [client, updated])
-        try await stream.setUp()
         // A subscriber that follows a conversation that moves, across the move.
         let followed = try #require(
             Self.conversations.first {
@@ -31,19 +29,14 @@ struct ScaleOutTests {
         )
         let updates = Updates(client.subscribe(to: .conversation(followed)))
 
-        let load = Task { try await stream.run(rounds: 400, seconds: 90) }
-        try await stream.waitForRounds(3)
+        let stream = try await LoadStream.start([client, updated], rounds: 3)
         let driver = try Rebalance.run(
             to: to,
             template: workers.endpointTemplate("query.sock"),
             arguments: ["--batch", "1", "--pause-ms", "10"]
         )
         #expect(driver.status == 0, "\(driver.output)")
-        try await stream.waitForRounds(stream.rounds + 3)
-        stream.stop()
-        let sent = try await load.value
-
-        #expect(sent.rejected.isEmpty, "\(sent.rejected.prefix(5))")
+        let sent = try await stream.finish(rounds: 3)
         try await Self.expectOneOwnerAndUnmovedState(workers, to: to, sent: sent)
         var accepted: UInt64 = 0
         for process in workers.workers { accepted += try await process.counter("receiptd.events.accepted") }
@@ -135,10 +128,7 @@ struct ScaleOutTests {
     @Test func aWorkerKilledInTheMiddleOfAMoveRecoversAndTheMoveCompletes() async throws {
         let workers = try WorkerCluster(count: 2, slots: 3, inOneDirectory: true)
         let client = try workers.client(routingCount: 2) { $0.queryTimeoutMilliseconds = 5000 }
-        let stream = LoadStream(clients: [client])
-        try await stream.setUp()
-        let load = Task { try await stream.run(rounds: 400, seconds: 120) }
-        try await stream.waitForRounds(3)
+        let stream = try await LoadStream.start([client], rounds: 3)
 
         // One conversation at a time, so that the kill lands in the middle of the move.
         let driver = try Rebalance.start(
@@ -148,30 +138,13 @@ struct ScaleOutTests {
         )
         let sender = workers.workers[0]
         let probe = try workers.client(routingCount: 3)
-        var report = TopologyReport(
-            epoch: 0,
-            workerIndex: 0,
-            workerCount: 0,
-            targetCount: nil,
-            completedSenders: [],
-            owned: 0,
-            frozen: 0,
-            released: 0,
-            imported: 0
-        )
-        for _ in 0..<600 {
-            if case .topology(let now) = try await probe.query(.topology, worker: 0) { report = now }
-            if report.released >= 2 { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        let report = try await Self.topology(of: 0, probe) { $0.released >= 2 }
         #expect(report.released >= 2 && report.targetCount == 3, "not in the middle of the move: \(report)")
         sender.kill9()
         // Down for longer than the driver's reply timeout (1 s): it has to ask again.
         try await Task.sleep(for: .milliseconds(1500))
         try sender.start()
-        guard case .topology(let recovered) = try await probe.query(.topology, worker: 0) else {
-            throw IntegrationError("no topology from the restarted sender")
-        }
+        let recovered = try await Self.topology(of: 0, probe)
         #expect(
             recovered.targetCount == 3 && recovered.released >= report.released,
             "the restarted sender forgot the move: \(recovered), before the kill \(report)"
@@ -182,10 +155,7 @@ struct ScaleOutTests {
         #expect(finished.output.contains("asking again"), "the driver never found the sender down: \(finished.output)")
         await probe.shutdown()
 
-        try await stream.waitForRounds(stream.rounds + 3)
-        stream.stop()
-        let sent = try await load.value
-        #expect(sent.rejected.isEmpty, "\(sent.rejected.prefix(5))")
+        let sent = try await stream.finish(rounds: 3)
         try await Self.expectOneOwnerAndUnmovedState(workers, to: 3, sent: sent)
 
         // Running the driver again finds nothing to do.
@@ -197,10 +167,7 @@ struct ScaleOutTests {
     @Test func aDriverKilledInTheMiddleOfAMoveIsRunAgainAndFinishesIt() async throws {
         let workers = try WorkerCluster(count: 1, slots: 2, inOneDirectory: true)
         let client = try workers.client(routingCount: 1) { $0.queryTimeoutMilliseconds = 5000 }
-        let stream = LoadStream(clients: [client])
-        try await stream.setUp()
-        let load = Task { try await stream.run(rounds: 400, seconds: 120) }
-        try await stream.waitForRounds(2)
+        let stream = try await LoadStream.start([client], rounds: 2)
 
         let first = try Rebalance.start(
             to: 2,
@@ -208,33 +175,40 @@ struct ScaleOutTests {
             arguments: ["--batch", "1", "--pause-ms", "50"]
         )
         let probe = try workers.client(routingCount: 2) { $0.queryTimeoutMilliseconds = 5000 }
-        for _ in 0..<600 {
-            if case .topology(let report) = try await probe.query(.topology, worker: 1), report.imported >= 2 { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        guard case .topology(let midway) = try await probe.query(.topology, worker: 0) else {
-            throw IntegrationError("no topology from worker 0")
-        }
+        _ = try await Self.topology(of: 1, probe) { $0.imported >= 2 }
+        let midway = try await Self.topology(of: 0, probe)
         #expect(midway.targetCount == 2, "not in the middle of the move: \(midway)")
         first.kill()
         _ = try first.wait(seconds: 10)
         let second = try Rebalance.run(to: 2, template: workers.endpointTemplate("query.sock"), arguments: [])
         #expect(second.status == 0, "\(second.output)")
         for worker in 0..<2 {
-            guard case .topology(let report) = try await probe.query(.topology, worker: worker) else {
-                Issue.record("no topology from worker \(worker)")
-                continue
-            }
+            let report = try await Self.topology(of: worker, probe)
             #expect(report.workerCount == 2 && report.targetCount == nil && report.frozen == 0)
         }
         await probe.shutdown()
 
-        try await stream.waitForRounds(stream.rounds + 2)
-        stream.stop()
-        let sent = try await load.value
-        #expect(sent.rejected.isEmpty, "\(sent.rejected.prefix(5))")
+        let sent = try await stream.finish(rounds: 2)
         try await Self.expectOneOwnerAndUnmovedState(workers, to: 2, sent: sent)
         await client.shutdown()
+    }
+
+    /// A worker's placement, once `until` holds (asked every 10 ms, for 6 s at most; the last
+    /// answer is returned either way, for the caller to check).
+    static func topology(
+        of worker: Int,
+        _ client: ReceiptsClient,
+        until: (TopologyReport) -> Bool = { _ in true }
+    ) async throws -> TopologyReport {
+        for _ in 0..<600 {
+            let reply = try await client.query(.topology, worker: worker)
+            guard case .topology(let report) = reply else { throw IntegrationError("worker \(worker): \(reply)") }
+            if until(report) { return report }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let reply = try await client.query(.topology, worker: worker)
+        guard case .topology(let report) = reply else { throw IntegrationError("worker \(worker): \(reply)") }
+        return report
     }
 
     /// Every conversation is served by exactly its owner under `to` workers, and reads the same
@@ -292,26 +266,45 @@ final class LoadStream: Sendable {
 
     /// Round `r` goes through `clients[r % clients.count]`.
     let clients: [ReceiptsClient]
-    private let state = Mutex((rounds: 0, stopped: false))
+    private let state = Mutex<(rounds: Int, stopped: Bool, task: Task<Sent, any Error>?)>((0, false, nil))
 
-    init(clients: [ReceiptsClient]) {
+    private init(clients: [ReceiptsClient]) {
         self.clients = clients
     }
 
     /// Rounds acknowledged so far.
     var rounds: Int { state.withLock { $0.rounds } }
 
-    func stop() {
-        state.withLock { $0.stopped = true }
-    }
-
     /// The events that create the conversations.
     static let setUpEvents: [EventKind] = ScaleOutTests.conversations.map {
         .conversationUpserted(conversation: $0, kind: .group, members: ScaleOutTests.members)
     }
 
+    /// Creates the conversations, streams in the background (at most 400 rounds or two
+    /// minutes), and returns once `rounds` rounds are acknowledged.
+    static func start(_ clients: [ReceiptsClient], rounds: Int) async throws -> LoadStream {
+        let stream = LoadStream(clients: clients)
+        try await stream.setUp()
+        stream.state.withLock { $0.task = Task { try await stream.run(rounds: 400, seconds: 120) } }
+        try await stream.waitForRounds(rounds)
+        return stream
+    }
+
+    /// Streams `rounds` more rounds, stops, and returns what was sent, expecting every event
+    /// to have been accepted.
+    func finish(rounds more: Int) async throws -> Sent {
+        try await waitForRounds(rounds + more)
+        let task = state.withLock {
+            $0.stopped = true
+            return $0.task
+        }
+        guard let sent = try await task?.value else { throw IntegrationError("the stream never started") }
+        #expect(sent.rejected.isEmpty, "\(sent.rejected.prefix(5))")
+        return sent
+    }
+
     /// Creates the conversations.
-    func setUp() async throws {
+    private func setUp() async throws {
         let outcomes = try await clients[0].send(Self.setUpEvents)
         guard outcomes.allSatisfy({ $0 == .accepted(held: false) }) else {
             throw IntegrationError("the conversations were not created: \(outcomes)")
@@ -319,7 +312,7 @@ final class LoadStream: Sendable {
     }
 
     /// Streams until stopped, at most `rounds` rounds or `seconds`.
-    func run(rounds limit: Int, seconds: Double) async throws -> Sent {
+    private func run(rounds limit: Int, seconds: Double) async throws -> Sent {
         var sent = Sent()
         let deadline = Date().addingTimeInterval(seconds)
         for round in 0..<limit where !state.withLock({ $0.stopped }) && Date() < deadline {
@@ -346,7 +339,7 @@ final class LoadStream: Sendable {
     }
 
     /// Waits until `count` rounds are acknowledged (at most a minute).
-    func waitForRounds(_ count: Int) async throws {
+    private func waitForRounds(_ count: Int) async throws {
         for _ in 0..<6000 {
             if rounds >= count { return }
             try await Task.sleep(for: .milliseconds(10))

@@ -276,21 +276,18 @@ struct MoveTests {
         try cluster.workers[0].freeze(ids, epoch: 1)
         let bytes = cluster.workers[0].exportedState(of: ids)
         let now = Timestamp(milliseconds: cluster.now)
-        let first = try cluster.workers[1].importConversations(
-            try ExportedConversations(bytes),
-            epoch: 1,
-            from: 0,
-            last: false,
-            at: now
-        )
+        func importTheExport() throws -> (imported: Int, alreadyHeld: Int) {
+            try cluster.workers[1].importConversations(
+                try ExportedConversations(bytes),
+                epoch: 1,
+                from: 0,
+                last: false,
+                at: now
+            )
+        }
+        let first = try importTheExport()
         let state = cluster.workers[1].encodedState()
-        let again = try cluster.workers[1].importConversations(
-            try ExportedConversations(bytes),
-            epoch: 1,
-            from: 0,
-            last: false,
-            at: now
-        )
+        let again = try importTheExport()
         #expect(first.imported == ids.count && first.alreadyHeld == 0)
         #expect(again.imported == 0 && again.alreadyHeld == ids.count)
         #expect(cluster.workers[1].encodedState() == state)
