@@ -15,15 +15,7 @@ extension Endpoints {
         _ configuration: ReceiptsClient.Configuration? = nil,
         _ body: (ReceiptsClient) async throws -> Result
     ) async throws -> Result {
-        let client = try ReceiptsClient(configuration ?? clientConfiguration, logger: Logger(label: "receiptctl"))
-        do {
-            let result = try await body(client)
-            await client.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            throw error
-        }
+        try await ReceiptsClient.with(configuration ?? clientConfiguration, body)
     }
 
     /// Asks the worker a query and returns its reply as it is, error replies included (the
@@ -72,5 +64,25 @@ extension Endpoints {
         }
         guard let outcomes else { throw CtlError("no reply from \(ingestEndpoint) within \(timeoutMs) ms") }
         return outcomes
+    }
+}
+
+extension ReceiptsClient {
+    /// Runs `body` with a new client and shuts the client down afterwards, whether `body`
+    /// returns or throws.
+    /// - Throws: What `body` throws, or `ReceiptsClientError` if the client cannot start.
+    static func with<Result>(
+        _ configuration: Configuration,
+        _ body: (ReceiptsClient) async throws -> Result
+    ) async throws -> Result {
+        let client = try ReceiptsClient(configuration, logger: Logger(label: "receiptctl"))
+        do {
+            let result = try await body(client)
+            await client.shutdown()
+            return result
+        } catch {
+            await client.shutdown()
+            throw error
+        }
     }
 }

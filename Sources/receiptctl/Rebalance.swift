@@ -85,15 +85,8 @@ struct Rebalance: AsyncParsableCommand {
         )
         configuration.queryTimeoutMilliseconds = timeoutMs
         configuration.curve = curve
-        let client = try ReceiptsClient(configuration, logger: Logger(label: "receiptctl"))
-        let driver = RebalanceDriver(client: client, workers: workers, deadline: deadline, verbose: verbose)
-        do {
-            let result = try await body(driver)
-            await client.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            throw error
+        return try await ReceiptsClient.with(configuration) { client in
+            try await body(RebalanceDriver(client: client, workers: workers, deadline: deadline, verbose: verbose))
         }
     }
 }
