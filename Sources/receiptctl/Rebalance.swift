@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Logging
 import ReceiptsClient
 import ReceiptsWire
 import ZeroMQ
