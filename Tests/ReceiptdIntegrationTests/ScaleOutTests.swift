@@ -125,7 +125,9 @@ struct ScaleOutTests {
         await client.shutdown()
     }
 
-    @Test func aWorkerKilledInTheMiddleOfAMoveRecoversAndTheMoveCompletes() async throws {
+    /// Worker 0 sends, worker 2 receives; either is SIGKILLed in the middle of the move.
+    @Test(arguments: [0, 2])
+    func aWorkerKilledInTheMiddleOfAMoveRecoversAndTheMoveCompletes(killed: Int) async throws {
         let workers = try WorkerCluster(count: 2, slots: 3, inOneDirectory: true)
         let client = try workers.client(routingCount: 2) { $0.queryTimeoutMilliseconds = 5000 }
         let stream = try await LoadStream.start([client], rounds: 3)
@@ -136,23 +138,24 @@ struct ScaleOutTests {
             template: workers.endpointTemplate("query.sock"),
             arguments: ["--batch", "1", "--pause-ms", "50", "--verbose"]
         )
-        let sender = workers.workers[0]
+        // What the killed worker has done of the move: given away, or taken in.
+        let progress: KeyPath<TopologyReport, Int> = killed == 0 ? \.released : \.imported
         let probe = try workers.client(routingCount: 3)
-        let report = try await Self.topology(of: 0, probe) { $0.released >= 2 }
-        #expect(report.released >= 2 && report.targetCount == 3, "not in the middle of the move: \(report)")
-        sender.kill9()
+        let report = try await Self.topology(of: killed, probe) { $0[keyPath: progress] >= 2 }
+        #expect(report[keyPath: progress] >= 2 && report.targetCount == 3, "not in the middle of the move: \(report)")
+        workers.workers[killed].kill9()
         // Down for longer than the driver's reply timeout (1 s): it has to ask again.
         try await Task.sleep(for: .milliseconds(1500))
-        try sender.start()
-        let recovered = try await Self.topology(of: 0, probe)
+        try workers.workers[killed].start()
+        let recovered = try await Self.topology(of: killed, probe)
         #expect(
-            recovered.targetCount == 3 && recovered.released >= report.released,
-            "the restarted sender forgot the move: \(recovered), before the kill \(report)"
+            recovered.targetCount == 3 && recovered[keyPath: progress] >= report[keyPath: progress],
+            "the restarted worker forgot the move: \(recovered), before the kill \(report)"
         )
-        // The driver waited for the sender and finished the move.
+        // The driver waited for the worker and finished the move.
         let finished = try driver.wait(seconds: 120)
         #expect(finished.status == 0, "\(finished.output)")
-        #expect(finished.output.contains("asking again"), "the driver never found the sender down: \(finished.output)")
+        #expect(finished.output.contains("asking again"), "the driver never found the worker down: \(finished.output)")
         await probe.shutdown()
 
         let sent = try await stream.finish(rounds: 3)
