@@ -23,7 +23,7 @@ struct RebalanceDriver {
     func run(to target: Int, batch: Int, pause: Duration) async throws {
         var reports: [TopologyReport] = []
         for worker in 0..<workers { reports.append(try await topology(of: worker)) }
-        let (epoch, from) = try Self.plan(reports, target: target)
+        let (epoch, from, movesDone) = try Self.plan(reports, target: target)
         if from == target {
             print("every worker already serves \(target) workers (epoch \(epoch))")
             return
@@ -38,9 +38,13 @@ struct RebalanceDriver {
         let senders = from < target ? 0..<from : target..<from
         let receivers = from < target ? from..<target : 0..<target
         var moved = 0
-        for sender in senders {
-            for receiver in receivers {
-                moved += try await move(from: sender, to: receiver, epoch: epoch, batch: batch, pause: pause)
+        if movesDone {
+            print("every conversation moved already; committing on the remaining workers")
+        } else {
+            for sender in senders {
+                for receiver in receivers {
+                    moved += try await move(from: sender, to: receiver, epoch: epoch, batch: batch, pause: pause)
+                }
             }
         }
         for worker in everyone {
@@ -50,8 +54,12 @@ struct RebalanceDriver {
     }
 
     /// Which move to drive, from what the workers report: the one under way to `target`, or a
-    /// new one with the next epoch.
-    static func plan(_ reports: [TopologyReport], target: Int) throws -> (epoch: UInt64, from: Int) {
+    /// new one with the next epoch; `movesDone` when a worker committed it already (the driver
+    /// commits only after every conversation moved), so only the commits are left.
+    static func plan(
+        _ reports: [TopologyReport],
+        target: Int
+    ) throws -> (epoch: UInt64, from: Int, movesDone: Bool) {
         let epoch = reports.map(\.epoch).max() ?? 0
         if let underWay = reports.first(where: { $0.targetCount != nil }) {
             guard underWay.targetCount == target else {
@@ -61,13 +69,16 @@ struct RebalanceDriver {
                 )
             }
             let from = reports.first { $0.targetCount != nil && $0.epoch == underWay.epoch }?.workerCount ?? 0
-            return (underWay.epoch, from)
+            let committed = reports.contains {
+                $0.epoch == underWay.epoch && $0.targetCount == nil && $0.workerCount == target
+            }
+            return (underWay.epoch, from, committed)
         }
         let counts = Set(reports.map(\.workerCount))
         guard counts.count == 1, let from = counts.first else {
             throw CtlError("the workers disagree on the worker count: \(reports.map(\.workerCount))")
         }
-        return (from == target ? epoch : epoch + 1, from)
+        return (from == target ? epoch : epoch + 1, from, false)
     }
 
     /// Moves everything `sender` has for `receiver`; returns how many conversations moved.
