@@ -1,6 +1,6 @@
-import ReceiptsCore
+public import ReceiptsCore
 import ReceiptsWire
-import ZeroMQ
+public import ZeroMQ
 
 /// Publishes durable status changes on the PUB socket, sequenced per conversation and
 /// optionally coalesced per message.
@@ -8,11 +8,11 @@ import ZeroMQ
 /// Sequences are assigned at publish time, so coalescing never leaves gaps: a subscriber
 /// that sees a gap really lost updates (PUB drops at its high-water mark, and late joiners
 /// miss the first ones) and repairs from a snapshot, whose sequence comes from `sequence(of:)`.
-final class StatusPublisher {
+public final class StatusPublisher {
     private let socket: ZMQSocket
     private let windowMilliseconds: Int64
     /// Identifies this run of the worker; subscribers re-snapshot when it changes.
-    let epoch: UInt64
+    public let epoch: UInt64
     /// Per conversation: the last sequence published and the topic frame (computed once).
     private var conversations: [String: (sequence: UInt64, topic: [UInt8])] = [:]
     private var held: [MessageKey: MessageStatus] = [:]
@@ -20,7 +20,12 @@ final class StatusPublisher {
     private var deadlines = FIFOQueue<(deadline: Int64, key: MessageKey)>()
     private let onPublished: (Int) -> Void
 
-    init(socket: ZMQSocket, windowMilliseconds: Int, epoch: UInt64, onPublished: @escaping (Int) -> Void) {
+    /// - Parameters:
+    ///   - socket: The bound PUB socket; this publisher is its only user, on the socket's thread.
+    ///   - windowMilliseconds: How long a message's update is held to coalesce later ones (0: publish at once).
+    ///   - epoch: This run of the worker, in every update.
+    ///   - onPublished: Called with the number of updates each submit or flush published.
+    public init(socket: ZMQSocket, windowMilliseconds: Int, epoch: UInt64, onPublished: @escaping (Int) -> Void) {
         self.socket = socket
         self.windowMilliseconds = Int64(windowMilliseconds)
         self.epoch = epoch
@@ -33,7 +38,7 @@ final class StatusPublisher {
     }
 
     /// Hands over durable changes: published now, or at the end of their message's window.
-    func submit(_ changes: [MessageStatus], now: Int64) {
+    public func submit(_ changes: [MessageStatus], now: Int64) {
         guard windowMilliseconds > 0 else {
             changes.forEach(publish)
             onPublished(changes.count)

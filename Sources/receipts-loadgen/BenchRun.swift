@@ -55,12 +55,19 @@ struct BenchRun {
         _ first: () throws -> Double,
         _ second: () throws -> Double
     ) rethrows -> (first: Double, second: Double) {
-        var (firsts, seconds): ([Double], [Double]) = ([], [])
+        let medians = try interleavedMedians(count: 2) { try $0 == 0 ? first() : second() }
+        return (medians[0], medians[1])
+    }
+
+    /// Runs measurements 0..<count in turn, `repeats` rounds, and returns their medians in order:
+    /// interleaved, all see the same machine (a noisy neighbour hits every one, not one).
+    /// - Parameter measure: Takes a measurement's index, returns its value.
+    func interleavedMedians(count: Int, _ measure: (Int) throws -> Double) rethrows -> [Double] {
+        var values = [[Double]](repeating: [], count: count)
         for _ in 0..<repeats {
-            firsts.append(try first())
-            seconds.append(try second())
+            for index in 0..<count { values[index].append(try measure(index)) }
         }
-        return (ResultTable.median(firsts), ResultTable.median(seconds))
+        return values.map(ResultTable.median)
     }
 
     /// Runs `measure` `repeats` times and returns the result with the median events/s.

@@ -14,8 +14,8 @@ struct LoadDriver {
     let ingestEndpoint: String
     let ingestSubscribeEndpoint: String
     let publishEndpoint: String
-    /// Answers the stats queries of fire-and-forget runs.
-    let queries: ReceiptsClient
+    /// Answers the stats queries of fire-and-forget runs (nil: a peer that answers none, acknowledged runs only).
+    let queries: ReceiptsClient?
     /// CURVE keys for every gateway and subscriber socket, when receiptd requires them.
     let curve: CurveClientKeys?
 
@@ -26,6 +26,17 @@ struct LoadDriver {
         publishEndpoint = daemon.publishEndpoint
         queries = daemon.client
         curve = daemon.clientKeys
+    }
+
+    /// A driver of a peer that serves acknowledged ingest and publishes updates but answers no
+    /// queries (`WireLimitBaseline`'s receiver), without CURVE.
+    init(context: ZMQContext, ingestEndpoint: String, publishEndpoint: String) {
+        self.context = context
+        self.ingestEndpoint = ingestEndpoint
+        ingestSubscribeEndpoint = ""
+        self.publishEndpoint = publishEndpoint
+        queries = nil
+        curve = nil
     }
 
     /// A driver of a receiptd the harness did not start (`run`).
@@ -160,7 +171,7 @@ struct LoadDriver {
 
     /// The worker's counters, by "name" or "name{label}".
     private func counters() throws -> [String: UInt64] {
-        let queries = self.queries
+        guard let queries else { throw LoadgenError(.process, "this peer answers no stats queries") }
         let counters = try AsyncBridge.wait { try await queries.stats(worker: 0) }
         var byName: [String: UInt64] = [:]
         for counter in counters {

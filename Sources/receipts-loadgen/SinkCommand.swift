@@ -3,26 +3,34 @@ import CReceiptsProto
 import Foundation
 import ZeroMQ
 
-/// The receiving half of the raw transport baseline, run as its own process like receiptd:
-/// a PULL socket that unpacks every frame with protobuf-c and does nothing else.
+/// The receiving half of the transport baselines, run as its own process like receiptd: by
+/// default (`RawTransportBaseline`) a PULL socket that unpacks every frame with protobuf-c and
+/// does nothing else; with `--publish` (`WireLimitBaseline`) the wire limit, `WireSink`.
 ///
-/// Measures the transport: the raw baseline's receiver, with no protocol for ReceiptsClient to speak.
+/// Measures the transport: the baselines' receiver, with no protocol for ReceiptsClient to speak.
 struct SinkCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sink",
-        abstract: "Raw baseline receiver: PULL + protobuf-c unpack (started by bench).",
+        abstract: "Baseline receiver: PULL + protobuf-c unpack, or with --publish the wire limit (started by bench).",
         shouldDisplay: false
     )
 
-    @Option(help: "Endpoint to bind the PULL socket to.")
+    @Option(help: "Endpoint to bind the PULL socket (with --publish: the ROUTER) to.")
     var endpoint: String
 
-    @Option(help: "Events to receive before reporting.")
-    var events: Int
+    @Option(help: "Events to receive before reporting (receive-only; with --publish it serves until killed).")
+    var events = 0
+
+    @Option(help: "Wire limit: bind a ROUTER, reply per frame, publish one update per event on this PUB endpoint.")
+    var publish: String?
 
     func run() throws {
         let context = try ZMQContext()
         defer { context.terminate() }
+        if let publish {
+            try WireSink.serve(context: context, ingest: endpoint, publish: publish)
+            return
+        }
         let socket = try ZMQSocket(context: context, type: .pull)
         defer { socket.close() }
         try socket.setReceiveHighWaterMark(0)

@@ -9,20 +9,20 @@ func codecBenchmarks() {
     let events = script.receipts(count: 1000)
     let frame = EventBatchCodec.encode(events)
 
-    Benchmark("EventBatchCodec.decode (1000-event frame)") { benchmark in
+    Benchmark("EventBatchCodec.decode.1000-event-frame", configuration: .checked()) { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(try? EventBatchCodec.decode(frame))
         }
     }
 
-    Benchmark("EventBatchCodec.encode (1000 events)") { benchmark in
+    Benchmark("EventBatchCodec.encode.1000-events", configuration: .checked()) { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(EventBatchCodec.encode(events))
         }
     }
 
     let single = EventBatchCodec.encode([events[1]])
-    Benchmark("EventBatchCodec.decode (one-event frame)", configuration: .init(scalingFactor: .kilo)) { benchmark in
+    Benchmark("EventBatchCodec.decode.one-event-frame", configuration: .checked(scalingFactor: .kilo)) { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(try? EventBatchCodec.decode(single))
         }
@@ -44,16 +44,24 @@ func codecBenchmarks() {
         isEdited: false,
         isDeleted: false
     )
-    Benchmark("StatusUpdate.encode", configuration: .init(scalingFactor: .kilo)) { benchmark in
+    Benchmark("StatusUpdate.encode", configuration: .checked(scalingFactor: .kilo)) { benchmark in
         for index in benchmark.scaledIterations {
             blackHole(StatusUpdate(epoch: 1, sequence: UInt64(index), status: status).encode())
         }
     }
 
     let results = [EventOutcome](repeating: .accepted(held: false), count: 1000)
-    Benchmark("IngestReply.encode (1000 results)") { benchmark in
+    Benchmark("IngestReply.encode.1000-results", configuration: .checked()) { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(IngestReply(results: results).encode())
+        }
+    }
+
+    // The reply to a one-event frame: one per event in the one-event-per-frame ingest rows.
+    let one = [EventOutcome.accepted(held: false)]
+    Benchmark("IngestReply.encode.one-result", configuration: .checked(scalingFactor: .kilo)) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(IngestReply(results: one).encode())
         }
     }
 }
