@@ -18,19 +18,19 @@ extension ReceiptEngine {
             users[Int(u)].sharesReads = shareReads
             return .accepted(held: false)
         case .conversationUpserted(let conversation, let kind, let members):
-            let (c, refusal) = place(conversation, &changes)
+            let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             return upsert(conversation, c, kind: kind, members: members, now: now, changes: &changes)
         case .memberJoined(let conversation, let user):
-            let (c, refusal) = place(conversation, &changes)
+            let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             return join(conversation, c, user: user)
         case .memberLeft(let conversation, let user):
-            let (c, refusal) = place(conversation, &changes)
+            let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             return leave(conversation, c, user: user, now: now, changes: &changes)
         case .messageSent(let conversation, let message, let sender, let isSystem):
-            let (c, refusal) = place(conversation, &changes)
+            let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             return send(
                 conversation,
@@ -42,7 +42,7 @@ extension ReceiptEngine {
                 changes: &changes
             )
         case .delivered(let conversation, let user, let message):
-            let (c, refusal) = place(conversation, &changes)
+            let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             guard !message.isEmpty else { return reject(.invalidEvent, "a delivery needs a message id") }
             return receipt(
@@ -56,7 +56,7 @@ extension ReceiptEngine {
                 changes: &changes
             )
         case .read(let conversation, let user, let message):
-            let (c, refusal) = place(conversation, &changes)
+            let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             return receipt(
                 conversation,
@@ -69,15 +69,15 @@ extension ReceiptEngine {
                 changes: &changes
             )
         case .messageEdited(let conversation, let message):
-            let (c, refusal) = place(conversation, &changes)
+            let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             return flag(conversation, c, message: message, MessageRecord.Flag.edited, changes: &changes)
         case .messageDeleted(let conversation, let message):
-            let (c, refusal) = place(conversation, &changes)
+            let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             return flag(conversation, c, message: message, MessageRecord.Flag.deleted, changes: &changes)
         case .markedUnread(let conversation, let user):
-            let (c, refusal) = place(conversation, &changes)
+            let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             return markUnread(conversation, c, user: user)
         }
@@ -89,14 +89,22 @@ extension ReceiptEngine {
     ///
     /// One lookup serves the placement check and the rules: a conversation held and owned
     /// here (nearly every event) costs one byte compare; only an unknown, frozen or released
-    /// one goes through `route`.
+    /// one goes through `route`, and only an imported one is checked against the replay
+    /// windows of the worker it came from (`id`: a retry of an event applied there is a
+    /// duplicate).
     ///
     /// `mutating` although it only reads: called from a mutating method, a non-mutating call
     /// that is not inlined gets a copy of the whole engine struct (232 bytes) every event.
-    private mutating func place(_ conversation: String, _ changes: inout ChangeSet) -> (UInt32?, EventOutcome?) {
+    private mutating func place(
+        _ conversation: String,
+        _ id: EventID,
+        _ changes: inout ChangeSet
+    ) -> (UInt32?, EventOutcome?) {
         guard !conversation.isEmpty else { return (nil, reject(.invalidEvent, "the event needs a conversation id")) }
         let c = conversationIndex(of: conversation)
         if let c, conversations[Int(c)].placement == .owned {
+            let sender = conversations[Int(c)].importedFrom
+            if sender >= 0, isDuplicateOfMovedEvent(id, sender: Int(sender)) { return (nil, .duplicate) }
             changes.conversation = c
             return (c, nil)
         }
@@ -250,7 +258,9 @@ extension ReceiptEngine {
         let u = userIndex(creating: user)
         guard !users[Int(u)].isDeleted else { return .accepted(held: false) }
         users[Int(u)].isDeleted = true
-        for c in conversations(ofUser: u) {
+        // A conversation frozen or released in a move is its receiver's to change: an import
+        // takes deleted users out of the conversations it brings.
+        for c in conversations(ofUser: u) where conversations[Int(c)].placement == .owned {
             guard let slot = slot(Int(c), of: u) else { continue }
             changes.conversation = c
             conversations[Int(c)].leave(slot: slot, byDeletion: true, time: now, changes: &changes)

@@ -51,13 +51,10 @@ extension ReceiptEngine {
         return .notOwner(arrived ? after : before)
     }
 
-    /// Whether an event for an imported conversation was applied by the worker it came from.
-    mutating func isDuplicateOfMovedEvent(_ event: Event, now: Int64) -> Bool {
-        frozenWindows.removeAll { $0.frozenAt < now - FrozenReplayWindows.lifetime }
-        guard let id = event.kind.conversation, let c = conversationIndex(of: id) else { return false }
-        let sender = Int(conversations[Int(c)].importedFrom)
-        guard sender >= 0, let t = frozenWindows.firstIndex(where: { $0.sender == sender }) else { return false }
-        return frozenWindows[t].isDuplicate(event.id)
+    /// Whether an event for a conversation imported from `sender` was applied there.
+    mutating func isDuplicateOfMovedEvent(_ id: EventID, sender: Int) -> Bool {
+        guard let t = frozenWindows.firstIndex(where: { $0.sender == sender }) else { return false }
+        return frozenWindows[t].isDuplicate(id)
     }
 
     /// How many held conversations stand where.
@@ -137,11 +134,12 @@ extension ReceiptEngine {
         return (ids, all.count - ids.count)
     }
 
-    /// Freezes conversations for their export: from now on nobody serves them until they
-    /// are released (or the move ends).
-    /// - Throws: `MoveError` `.noMove` unless that move is under way.
-    public mutating func freeze(_ ids: [String], epoch: UInt64) throws(MoveError) {
-        _ = try requireMove(epoch)
+    /// Freezes conversations for their export to `destination`: from now on nobody serves
+    /// them until they are released.
+    /// - Throws: `MoveError` `.noMove` unless that move is under way, `.conflict` for a
+    ///   conversation that does not move to `destination`.
+    public mutating func freeze(_ ids: [String], epoch: UInt64, to destination: Int) throws(MoveError) {
+        try requireMove(epoch, allGoTo: destination, ids)
         for id in ids {
             guard let c = conversationIndex(of: id), conversations[Int(c)].placement == .owned else { continue }
             conversations[Int(c)].placement = .frozen
@@ -161,7 +159,9 @@ extension ReceiptEngine {
     /// same sender are left alone (a repeated import).
     ///
     /// Users it knows already keep their record, except that a deletion on either side
-    /// stands and reads are shared only if both sides say so (privacy fails closed).
+    /// stands and reads are shared only if both sides say so (privacy fails closed). A deleted
+    /// user who is still a member of an imported conversation (the deletion reached one side
+    /// only before the freeze) leaves it at `now`, as the deletion would have made them.
     ///
     /// - Parameters:
     ///   - export: The sender's export.
@@ -230,8 +230,13 @@ extension ReceiptEngine {
             conversationIDs.append(state.id)
             messageCount += state.messages.count
             memberSlotCount += state.members.count
+            var changes = ChangeSet()
             for slot in state.members.indices {
-                link(user: state.members[slot].user, to: c, slot: UInt32(slot))
+                let user = state.members[slot].user
+                link(user: user, to: c, slot: UInt32(slot))
+                if users[Int(user)].isDeleted, state.members[slot].isMember {
+                    conversations[Int(c)].leave(slot: UInt32(slot), byDeletion: true, time: now.milliseconds, changes: &changes)
+                }
             }
             newIndex[sc] = c
             imported += 1
@@ -242,7 +247,7 @@ extension ReceiptEngine {
             pending.hold(receipt)
         }
         if !sub.conversations.isEmpty {
-            let frozen = FrozenReplayWindows(sender: sender, windows: sub.replayWindows, frozenAt: now.milliseconds)
+            let frozen = FrozenReplayWindows(sender: sender, windows: sub.replayWindows)
             if let t = frozenWindows.firstIndex(where: { $0.sender == sender }) {
                 frozenWindows[t] = frozen
             } else {
@@ -257,8 +262,8 @@ extension ReceiptEngine {
     /// - Returns: How many were released now (a repeat releases none).
     /// - Throws: `MoveError` `.noMove` unless that move is under way.
     @discardableResult
-    public mutating func release(_ ids: [String], epoch: UInt64) throws(MoveError) -> Int {
-        _ = try requireMove(epoch)
+    public mutating func release(_ ids: [String], epoch: UInt64, to destination: Int) throws(MoveError) -> Int {
+        try requireMove(epoch, allGoTo: destination, ids)
         var released = 0
         for id in ids {
             guard let c = conversationIndex(of: id), conversations[Int(c)].placement == .frozen else { continue }
@@ -271,18 +276,39 @@ extension ReceiptEngine {
     /// Ends the move: the target count becomes the worker count, and the released
     /// conversations' state goes.
     /// - Throws: `MoveError` `.noMove` unless that move is under way (or committed: a repeat
-    ///   does nothing), `.moveUnderWay` while a conversation is still frozen here.
+    ///   does nothing), `.moveUnderWay` while this worker still holds a conversation that
+    ///   moves away (frozen or not), or, as a receiver, has not heard `last` from every
+    ///   sender: a commit then would leave a conversation with two owners or none.
     public mutating func commitMove(epoch: UInt64) throws(MoveError) {
         if epoch == topology.epoch, topology.targetCount == nil { return }
         let target = try requireMove(epoch)
-        let frozen = conversations.reduce(0) { $0 + ($1.placement == .frozen ? 1 : 0) }
-        guard frozen == 0 else {
-            throw MoveError(.moveUnderWay, "\(frozen) conversations are still frozen here")
+        let me = configuration.workerIndex
+        let leaving = conversations.reduce(0) { count, state in
+            state.placement != .released && Partitioning.owner(of: state.id, workerCount: target) != me
+                ? count + 1 : count
+        }
+        guard leaving == 0 else {
+            throw MoveError(.moveUnderWay, "\(leaving) conversations held here still move to other workers")
+        }
+        let from = topology.workerCount
+        let senders = target > from ? (me >= from && me < target ? 0..<from : 0..<0) : (me < target ? target..<from : 0..<0)
+        let missing = senders.filter { !topology.completedSenders.contains($0) }
+        guard missing.isEmpty else {
+            throw MoveError(.moveUnderWay, "the conversations of workers \(missing) have not all arrived here")
         }
         topology.workerCount = target
         topology.targetCount = nil
         topology.completedSenders = []
         dropReleased()
+    }
+
+    /// Checks that the move under `epoch` is under way and sends every one of `ids` to
+    /// `destination`.
+    private func requireMove(_ epoch: UInt64, allGoTo destination: Int, _ ids: [String]) throws(MoveError) {
+        let target = try requireMove(epoch)
+        if let wrong = ids.first(where: { Partitioning.owner(of: $0, workerCount: target) != destination }) {
+            throw MoveError(.conflict, "conversation \(wrong) does not move to worker \(destination)")
+        }
     }
 
     /// The target count of the move under `epoch`.

@@ -147,7 +147,6 @@ extension ReceiptEngine {
         w.write(UInt32(frozen.count))
         for table in frozen {
             w.write(UInt32(table.sender))
-            w.write(table.frozenAt)
             Self.write(table.windows, to: &w)
         }
         w.seal()
@@ -368,15 +367,14 @@ extension ReceiptEngine {
             conversations[Int(c)].placement = placement
             conversations[Int(c)].importedFrom = importedFrom
         }
-        let frozenCount = try r.readCount(itemSize: 16)
+        let frozenCount = try r.readCount(itemSize: 8)
         for _ in 0..<frozenCount {
             let sender = try r.read(UInt32.self)
-            let frozenAt = try r.read(Int64.self)
             let windows = try Self.readWindows(&r)
             guard sender < limit, !frozenWindows.contains(where: { $0.sender == Int(sender) }) else {
                 throw r.corrupt("frozen replay windows of worker \(sender) are inconsistent")
             }
-            frozenWindows.append(FrozenReplayWindows(sender: Int(sender), windows: windows, frozenAt: frozenAt))
+            frozenWindows.append(FrozenReplayWindows(sender: Int(sender), windows: windows))
         }
     }
 

@@ -62,7 +62,7 @@ public struct ReceiptEngine: Sendable {
     /// The cluster's worker count and the move under way.
     public internal(set) var topology: Topology
     /// Replay windows of the workers conversations were imported from, as they were when
-    /// the conversations were frozen there; kept for `frozenWindowLifetime`.
+    /// the conversations were frozen there; one table per sender, replaced by its next import.
     var frozenWindows: [FrozenReplayWindows] = []
 
     /// Creates an empty engine.
@@ -93,9 +93,6 @@ public struct ReceiptEngine: Sendable {
         }
         let window = replayWindows.find(event.id.source)
         if replayWindows.isDuplicate(event.id.sequence, at: window) {
-            return ApplyResult(outcome: .duplicate)
-        }
-        if !frozenWindows.isEmpty, isDuplicateOfMovedEvent(event, now: now.milliseconds) {
             return ApplyResult(outcome: .duplicate)
         }
         var changes = ChangeSet()

@@ -39,6 +39,14 @@ struct ReplayWindow: Sendable, Hashable {
         return bits[Int(bit / 64)] & (1 << (bit % 64)) != 0
     }
 
+    /// Whether `sequence` is one the window saw: within it and recorded. Unlike
+    /// `isDuplicate`, a sequence older than the window counts as not seen.
+    func hasSeen(_ sequence: UInt64) -> Bool {
+        guard sequence <= highest, highest - sequence < size else { return false }
+        let bit = bit(sequence)
+        return bits[Int(bit / 64)] & (1 << (bit % 64)) != 0
+    }
+
     /// Records an accepted sequence (which `isDuplicate` said was new).
     mutating func record(_ sequence: UInt64) {
         if sequence > highest {

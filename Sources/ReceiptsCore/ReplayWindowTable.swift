@@ -36,6 +36,11 @@ struct ReplayWindowTable: Sendable {
         position.map { windows[$0].isDuplicate(sequence) } ?? false
     }
 
+    /// Whether the source's window saw `sequence` (see ``ReplayWindow/hasSeen(_:)``).
+    mutating func hasSeen(_ sequence: UInt64, from source: String) -> Bool {
+        find(source).map { windows[$0].hasSeen(sequence) } ?? false
+    }
+
     /// Records an accepted sequence of a source (`position` from `find`, nil for a new source,
     /// which gets a window remembering `size` sequences).
     mutating func record(_ sequence: UInt64, at position: Int?, source: String, size: UInt64) {

@@ -24,12 +24,12 @@ public enum LogRecord {
     case retention(cutoff: Timestamp)
     /// The cluster goes from `from` to `to` workers under `epoch`.
     case movePrepared(epoch: UInt64, from: Int, to: Int)
-    /// Conversations frozen for their export.
-    case moveFrozen(epoch: UInt64, conversations: [String])
+    /// Conversations frozen for their export to worker `destination`.
+    case moveFrozen(epoch: UInt64, destination: Int, conversations: [String])
     /// Conversations imported from worker `sender` (`last`: it has no more for this worker).
     case moveImported(time: Timestamp, epoch: UInt64, sender: Int, last: Bool, state: UnsafeRawBufferPointer)
-    /// Conversations given to their new owner.
-    case moveReleased(epoch: UInt64, conversations: [String])
+    /// Conversations given to their new owner, worker `destination`.
+    case moveReleased(epoch: UInt64, destination: Int, conversations: [String])
     /// The move under `epoch` is done.
     case moveCommitted(epoch: UInt64)
 
@@ -104,9 +104,11 @@ public enum LogRecord {
                 $0.append(epoch)
                 $0.append(UInt32(from), UInt32(to))
             }
-        case .moveFrozen(let epoch, let conversations), .moveReleased(let epoch, let conversations):
+        case .moveFrozen(let epoch, let destination, let conversations),
+            .moveReleased(let epoch, let destination, let conversations):
             Self.bytes {
                 $0.append(epoch)
+                $0.append(UInt32(destination))
                 $0.append(conversations)
             }
         case .moveImported(let time, let epoch, let sender, let last, let state):
@@ -159,12 +161,13 @@ public enum LogRecord {
         case .moveFrozen, .moveReleased:
             var r = PayloadReader(payload, name: "a move record")
             let epoch: UInt64 = try r.read()
+            let destination = Int(try r.read(UInt32.self))
             let conversations = try r.readStrings()
             try r.finish()
             self =
                 type == Kind.moveFrozen.rawValue
-                ? .moveFrozen(epoch: epoch, conversations: conversations)
-                : .moveReleased(epoch: epoch, conversations: conversations)
+                ? .moveFrozen(epoch: epoch, destination: destination, conversations: conversations)
+                : .moveReleased(epoch: epoch, destination: destination, conversations: conversations)
         case .moveImported:
             var r = PayloadReader(payload, name: "a move-imported record")
             let time = Timestamp(milliseconds: Int64(bitPattern: try r.read(UInt64.self)))

@@ -18,13 +18,13 @@ extension ServiceLoop {
         switch record {
         case .movePrepared(let epoch, let from, let to):
             try engine.prepareMove(epoch: epoch, from: from, to: to)
-        case .moveFrozen(let epoch, let conversations):
-            try engine.freeze(conversations, epoch: epoch)
+        case .moveFrozen(let epoch, let destination, let conversations):
+            try engine.freeze(conversations, epoch: epoch, to: destination)
         case .moveImported(let time, let epoch, let sender, let last, let state):
             let export = state.isEmpty ? ExportedConversations.none : try ExportedConversations([UInt8](state))
             return try engine.importConversations(export, epoch: epoch, from: sender, last: last, at: time)
-        case .moveReleased(let epoch, let conversations):
-            try engine.release(conversations, epoch: epoch)
+        case .moveReleased(let epoch, let destination, let conversations):
+            try engine.release(conversations, epoch: epoch, to: destination)
         case .moveCommitted(let epoch):
             try engine.commitMove(epoch: epoch)
         case .acknowledgedBatch, .unacknowledgedBatch, .retention:
@@ -47,9 +47,9 @@ extension ServiceLoop {
                     .importResult(imported: $0.imported, alreadyHeld: $0.alreadyHeld)
                 }
             }
-        case .releaseConversations(let epoch, _, let conversations):
-            return step(.moveReleased(epoch: epoch, conversations: conversations)).map { _ in .topology(topologyReport)
-            }
+        case .releaseConversations(let epoch, let destination, let conversations):
+            let record = LogRecord.moveReleased(epoch: epoch, destination: destination, conversations: conversations)
+            return step(record).map { _ in .topology(topologyReport) }
         case .commitMove(let epoch):
             return step(.moveCommitted(epoch: epoch)).map { _ in .topology(topologyReport) }
         default:
@@ -97,7 +97,7 @@ extension ServiceLoop {
         guard !ids.isEmpty else {
             return .exportResult(ExportResult(conversations: [], state: state, remaining: remaining))
         }
-        return step(.moveFrozen(epoch: epoch, conversations: ids)).map { _ in
+        return step(.moveFrozen(epoch: epoch, destination: destination, conversations: ids)).map { _ in
             .exportResult(ExportResult(conversations: ids, state: state, remaining: remaining))
         }
     }
@@ -115,6 +115,17 @@ extension ServiceLoop {
             return StepResult(
                 failure: .error(ErrorReply(code: .unavailable, message: "the log refused the step: \(error)"))
             )
+        }
+        // A step is answered once durable; under the interval and none policies "durable" only
+        // means written, and a lost freeze or import would leave a conversation with two owners
+        // or none: every step is synced, whatever the policy (steps are few).
+        if configuration.fsyncPolicy != .always {
+            do {
+                try log.flush()
+            } catch {
+                control.reportFatal(error)
+                return StepResult(failure: .error(ErrorReply(code: .unavailable, message: "the log failed: \(error)")))
+            }
         }
         engine = trial
         counters.increment("receiptd.moves.steps", label: record.kind.name)

@@ -14,7 +14,7 @@ struct Rebalance: AsyncParsableCommand {
             the driver or of a worker, run the same command again and it carries on. It waits for
             workers that are down. Exits 0 once every worker serves the new count.
             Example (a StatefulSet going to 3 pods):
-              receiptctl rebalance --to 3 --query-template 'tcp://receiptd-{index}.receiptd:7003'
+              receiptctl rebalance --to 3 --query-template 'tcp://receiptd-{index}.receiptd:7004'
             """
     )
 

@@ -47,7 +47,9 @@ struct RebalanceDriver {
                 }
             }
         }
-        for worker in everyone {
+        // Highest ordinal first: worker 0, which a resumed driver asks first, reports the move
+        // as under way until every other worker committed it.
+        for worker in everyone.reversed() {
             _ = try await ask(.commitMove(epoch: epoch), worker: worker, "commit")
         }
         print("moved \(moved) conversations; every worker serves \(target) workers (epoch \(epoch))")

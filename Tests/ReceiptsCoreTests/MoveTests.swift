@@ -95,7 +95,7 @@ struct MoveTests {
         /// Freeze, export, import, release of some conversations.
         mutating func transfer(_ ids: [String], from sender: Int, to receiver: Int, epoch: UInt64) throws {
             guard !ids.isEmpty else { return }
-            try workers[sender].freeze(ids, epoch: epoch)
+            try workers[sender].freeze(ids, epoch: epoch, to: receiver)
             let export = try ExportedConversations(workers[sender].exportedState(of: ids))
             let outcome = try workers[receiver].importConversations(
                 export,
@@ -105,7 +105,7 @@ struct MoveTests {
                 at: Timestamp(milliseconds: now)
             )
             #expect(outcome.imported + outcome.alreadyHeld == ids.count)
-            try workers[sender].release(ids, epoch: epoch)
+            try workers[sender].release(ids, epoch: epoch, to: receiver)
         }
     }
 
@@ -218,7 +218,7 @@ struct MoveTests {
         #expect(cluster.workers[0].route(conversation: fresh) == .notOwner(1))
         #expect(cluster.workers[1].route(conversation: fresh) == .moving)
 
-        try cluster.workers[0].freeze([moving], epoch: 1)
+        try cluster.workers[0].freeze([moving], epoch: 1, to: 1)
         let read = EventKind.read(conversation: moving, user: "bob", message: "m3")
         guard case .rejected(let rejection) = cluster.apply(read, on: 0) else {
             Issue.record("a frozen conversation took an event")
@@ -266,6 +266,66 @@ struct MoveTests {
         )
     }
 
+    @Test func anEventTheSenderNeverSawIsAppliedHoweverFarBelowItsNewestSequence() throws {
+        var cluster = Cluster(count: 1, slots: 2)
+        Self.populate(&cluster)
+        let c = try #require(Self.conversations.first { Partitioning.owner(of: $0, workerCount: 2) == 1 })
+        let stays = try #require(Self.conversations.first { Partitioning.owner(of: $0, workerCount: 2) == 0 })
+        // Far more events from the same source than a window holds, all on the sender.
+        for id in UInt64(10_000)..<15_000 {
+            let outcome = cluster.apply(.read(conversation: stays, user: "bob", message: nil), on: 0, id: id)
+            #expect(outcome == .accepted(held: false))
+        }
+        try cluster.move(from: 1, to: 2, epoch: 1)
+        // An event numbered long before, that waited for the move (answered moving): new.
+        let read = EventKind.read(conversation: c, user: "bob", message: "m3")
+        #expect(cluster.apply(read, on: 1, id: 600) == .accepted(held: false))
+    }
+
+    @Test func aUserDeletedBeforeTheImportLeavesTheImportedConversations() throws {
+        var moved = Cluster(count: 1, slots: 2)
+        Self.populate(&moved)
+        let c = try #require(Self.conversations.first { Partitioning.owner(of: $0, workerCount: 2) == 1 })
+        for w in 0..<2 { try moved.workers[w].prepareMove(epoch: 1, from: 1, to: 2) }
+        try moved.workers[0].freeze([c], epoch: 1, to: 1)
+        let export = try ExportedConversations(moved.workers[0].exportedState(of: [c]))
+        // The deletion reaches the receiver before the import, and the sender after the freeze.
+        moved.sequence += 1
+        for w in 0..<2 {
+            #expect(moved.apply(.userDeleted(user: "eve"), on: w, id: moved.sequence) == .accepted(held: false))
+        }
+        _ = try moved.workers[1].importConversations(
+            export,
+            epoch: 1,
+            from: 0,
+            last: true,
+            at: Timestamp(milliseconds: moved.now)
+        )
+        let detail = try #require(moved.workers[1].readDetail(conversation: c, message: "m3"))
+        #expect(detail.notDelivered.isEmpty, "eve left with her deletion: \(detail)")
+        #expect(
+            moved.apply(.messageSent(conversation: c, message: "m9", sender: "ann", isSystem: false), on: 1)
+                == .accepted(held: false)
+        )
+        #expect(moved.workers[1].status(conversation: c, message: "m9")?.recipientCount == 1, "only bob receives m9")
+    }
+
+    @Test func aCommitBeforeEveryConversationMovedIsRefused() throws {
+        var cluster = Cluster(count: 1, slots: 2)
+        Self.populate(&cluster)
+        for w in 0..<2 { try cluster.workers[w].prepareMove(epoch: 1, from: 1, to: 2) }
+        // The sender still holds conversations that go to worker 1; the receiver has not heard
+        // `last` from the sender.
+        #expect(throws: MoveError.self) { try cluster.workers[0].commitMove(epoch: 1) }
+        #expect(throws: MoveError.self) { try cluster.workers[1].commitMove(epoch: 1) }
+        let staying = try #require(Self.conversations.first { Partitioning.owner(of: $0, workerCount: 2) == 0 })
+        #expect(throws: MoveError.self) { try cluster.workers[0].freeze([staying], epoch: 1, to: 1) }
+        #expect(throws: MoveError.self) { try cluster.workers[0].release([staying], epoch: 1, to: 1) }
+        for c in Self.conversations {
+            #expect(cluster.server(of: c) != nil, "\(c) has one server after the refusals")
+        }
+    }
+
     @Test func repeatingAStepAppliesNothingTwice() throws {
         var cluster = Cluster(count: 1, slots: 2)
         Self.populate(&cluster)
@@ -273,7 +333,7 @@ struct MoveTests {
         try cluster.workers[0].prepareMove(epoch: 1, from: 1, to: 2)
         try cluster.workers[1].prepareMove(epoch: 1, from: 1, to: 2)
         let (ids, _) = try cluster.workers[0].conversationsToExport(epoch: 1, destination: 1, limit: 100)
-        try cluster.workers[0].freeze(ids, epoch: 1)
+        try cluster.workers[0].freeze(ids, epoch: 1, to: 1)
         let bytes = cluster.workers[0].exportedState(of: ids)
         let now = Timestamp(milliseconds: cluster.now)
         func importTheExport() throws -> (imported: Int, alreadyHeld: Int) {
@@ -293,8 +353,8 @@ struct MoveTests {
         #expect(cluster.workers[1].encodedState() == state)
         // An export asked again after a lost answer gives the frozen ones first.
         #expect(try cluster.workers[0].conversationsToExport(epoch: 1, destination: 1, limit: ids.count).ids == ids)
-        #expect(try cluster.workers[0].release(ids, epoch: 1) == ids.count)
-        #expect(try cluster.workers[0].release(ids, epoch: 1) == 0)
+        #expect(try cluster.workers[0].release(ids, epoch: 1, to: 1) == ids.count)
+        #expect(try cluster.workers[0].release(ids, epoch: 1, to: 1) == 0)
         try cluster.workers[0].commitMove(epoch: 1)
         try cluster.workers[0].commitMove(epoch: 1)
         #expect(cluster.workers[0].topology.workerCount == 2)
@@ -307,7 +367,7 @@ struct MoveTests {
         let (ids, _) = try cluster.workers[0].conversationsToExport(epoch: 7, destination: 1, limit: 100)
         try #require(ids.count >= 2)
         try cluster.transfer(Array(ids.prefix(1)), from: 0, to: 1, epoch: 7)
-        try cluster.workers[0].freeze(Array(ids.dropFirst()), epoch: 7)
+        try cluster.workers[0].freeze(Array(ids.dropFirst()), epoch: 7, to: 1)
         for w in 0..<2 {
             let configuration = EngineConfiguration(workerIndex: w, workerCount: 1)
             let restored = try ReceiptEngine(
@@ -329,7 +389,7 @@ struct MoveTests {
         let before = cluster.workers[0].encodedState()
         #expect(throws: MoveError.self) { try cluster.workers[0].prepareMove(epoch: 1, from: 3, to: 4) }
         #expect(throws: MoveError.self) { try cluster.workers[0].prepareMove(epoch: 1, from: 2, to: 2) }
-        #expect(throws: MoveError.self) { try cluster.workers[0].freeze(["conv-1"], epoch: 1) }
+        #expect(throws: MoveError.self) { try cluster.workers[0].freeze(["conv-1"], epoch: 1, to: 1) }
         #expect(throws: MoveError.self) {
             try cluster.workers[0].conversationsToExport(epoch: 1, destination: 2, limit: 5)
         }
@@ -340,7 +400,7 @@ struct MoveTests {
         #expect(throws: MoveError.self) { try cluster.workers[0].prepareMove(epoch: 5, from: 2, to: 4) }
         let (ids, _) = try cluster.workers[0].conversationsToExport(epoch: 4, destination: 2, limit: 5)
         try #require(!ids.isEmpty)
-        try cluster.workers[0].freeze(ids, epoch: 4)
+        try cluster.workers[0].freeze(ids, epoch: 4, to: 2)
         #expect(throws: MoveError.self) { try cluster.workers[0].commitMove(epoch: 4) }
         // An import into a worker the conversations do not move to.
         try cluster.workers[1].prepareMove(epoch: 4, from: 2, to: 3)
