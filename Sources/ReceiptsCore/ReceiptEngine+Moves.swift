@@ -235,7 +235,12 @@ extension ReceiptEngine {
                 let user = state.members[slot].user
                 link(user: user, to: c, slot: UInt32(slot))
                 if users[Int(user)].isDeleted, state.members[slot].isMember {
-                    conversations[Int(c)].leave(slot: UInt32(slot), byDeletion: true, time: now.milliseconds, changes: &changes)
+                    conversations[Int(c)].leave(
+                        slot: UInt32(slot),
+                        byDeletion: true,
+                        time: now.milliseconds,
+                        changes: &changes
+                    )
                 }
             }
             newIndex[sc] = c
@@ -291,7 +296,10 @@ extension ReceiptEngine {
             throw MoveError(.moveUnderWay, "\(leaving) conversations held here still move to other workers")
         }
         let from = topology.workerCount
-        let senders = target > from ? (me >= from && me < target ? 0..<from : 0..<0) : (me < target ? target..<from : 0..<0)
+        // Going up, a new worker hears `last` from every old one; going down, a survivor from
+        // every leaving one; any other worker receives nothing.
+        let senders =
+            target > from ? (me >= from && me < target ? 0..<from : 0..<0) : (me < target ? target..<from : 0..<0)
         let missing = senders.filter { !topology.completedSenders.contains($0) }
         guard missing.isEmpty else {
             throw MoveError(.moveUnderWay, "the conversations of workers \(missing) have not all arrived here")
