@@ -20,7 +20,8 @@ public struct MoveError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let noMove = Code(value: .noMove)
         /// Another move is not finished.
         public static let moveUnderWay = Code(value: .moveUnderWay)
-        /// The worker holds an imported conversation that it did not get from this move.
+        /// A conversation does not move where the step says, is held here from elsewhere, or
+        /// does not fit (the user table is full).
         public static let conflict = Code(value: .conflict)
         /// Exported state that cannot be read.
         public static let invalidState = Code(value: .invalidState)

@@ -1085,7 +1085,7 @@ struct  Receipts__V1__Topology
   size_t n_completed_senders;
   uint32_t *completed_senders;
   /*
-   * Conversations held here that are frozen, released or imported (this move).
+   * Conversations held here that are frozen, released, or served here after an import.
    */
   uint64_t frozen;
   uint64_t released;
