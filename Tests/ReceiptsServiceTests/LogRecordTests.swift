@@ -57,6 +57,33 @@ struct LogRecordTests {
         #expect(LogRecord.Kind.acknowledgedBatch.rawValue == 1)
         #expect(LogRecord.Kind.unacknowledgedBatch.rawValue == 2)
         #expect(LogRecord.Kind.retention.rawValue == 3)
+        #expect(LogRecord.Kind.moveSteps.map(\.rawValue) == [4, 5, 6, 7, 8])
+    }
+
+    @Test func moveStepsKeepEveryField() throws {
+        let state: [UInt8] = [1, 2, 3, 250]
+        try state.withUnsafeBytes { state in
+            let records: [LogRecord] = [
+                .movePrepared(epoch: 7, from: 2, to: 3),
+                .moveFrozen(epoch: 7, destination: 2, conversations: ["c1", "", "c\u{e9}"]),
+                .moveImported(time: Self.time, epoch: 7, sender: 1, last: true, state: state),
+                .moveReleased(epoch: 7, destination: 2, conversations: ["c1"]),
+                .moveCommitted(epoch: 7),
+            ]
+            for record in records {
+                try Self.readBack(record) { read in
+                    switch (record, read) {
+                    case (
+                        .moveImported(let t1, let e1, let s1, let l1, let b1),
+                        .moveImported(let t2, let e2, let s2, let l2, let b2)
+                    ):
+                        #expect(t1 == t2 && e1 == e2 && s1 == s2 && l1 == l2 && Array(b1) == Array(b2))
+                    default:
+                        #expect("\(read)" == "\(record)")
+                    }
+                }
+            }
+        }
     }
 
     @Test(arguments: [
@@ -65,6 +92,8 @@ struct LogRecordTests {
         (UInt8(3), [UInt8](repeating: 0, count: 9), "is not one cutoff"),
         (UInt8(3), [UInt8](repeating: 0, count: 7), "is not one cutoff"),
         (UInt8(4), [UInt8](repeating: 0, count: 8), "too short"),
+        (UInt8(5), [UInt8](repeating: 0, count: 13), "too short"),
+        (UInt8(8), [UInt8](repeating: 0, count: 9), "1 bytes too many"),
         (UInt8(9), [UInt8](repeating: 0, count: 8), "unknown type 9"),
         (UInt8(0), [], "unknown type 0"),
     ])
