@@ -261,13 +261,17 @@ extension ReceiptEngine {
         let userCount = try r.readCount(itemSize: 10)
         guard userCount <= MemberRecord.userLimit else { throw r.corrupt("\(userCount) users") }
         users.reserveCapacity(userCount)
-        var memberOf: [[UInt32]] = []
-        memberOf.reserveCapacity(userCount)
+        // Every user's conversation list in one flat array, `listEnds[u]` the end of user u's:
+        // an array per user cost an allocation and a free per user.
+        var listed: [UInt32] = []
+        var listEnds: [Int] = []
+        listEnds.reserveCapacity(userCount)
         for _ in 0..<userCount {
             let id = try r.readString()
             let isDeleted = try r.readBool()
             let sharesReads = try r.readBool()
-            memberOf.append(try r.readUInt32s())
+            try r.appendUInt32s(to: &listed)
+            listEnds.append(listed.count)
             users.append(UserRecord(id: id, isDeleted: isDeleted, sharesReads: sharesReads))
         }
         userTable.rebuild(users)
@@ -290,20 +294,27 @@ extension ReceiptEngine {
             }
             messageCount += state.messages.count
             memberSlotCount += state.members.count
-            conversations.append(state)
             conversationIDs.append(state.id)
+            // The last use of `state`: moved into the array, not copied.
+            conversations.append(state)
         }
-        for (u, list) in memberOf.enumerated() {
-            // Each slot is linked once: listing a conversation twice would chain it to itself.
-            guard Set(list).count == list.count else {
-                throw r.corrupt("user \(users[u].id) lists a conversation twice")
-            }
-            for c in list {
-                guard Int(c) < conversations.count, let slot = conversations[Int(c)].slot(of: UInt32(u)) else {
+        // Each slot is linked once: listing a conversation twice would chain it to itself.
+        // `listedBy[c]` is the last user that listed conversation c, which finds a repeat
+        // within one user's list without a `Set` per user.
+        var listedBy = [UInt32](repeating: UInt32.max, count: conversations.count)
+        var listStart = 0
+        for u in 0..<userCount {
+            for c in listed[listStart..<listEnds[u]] {
+                guard Int(c) < conversations.count, listedBy[Int(c)] != UInt32(u) else {
+                    throw r.corrupt("user \(users[u].id) lists a conversation twice or one out of range")
+                }
+                listedBy[Int(c)] = UInt32(u)
+                guard let slot = conversations[Int(c)].slot(of: UInt32(u)) else {
                     throw r.corrupt("user \(users[u].id) lists a conversation without a member slot for them")
                 }
                 link(user: UInt32(u), to: c, slot: slot)
             }
+            listStart = listEnds[u]
         }
 
         replayWindows = try Self.readWindows(&r)
@@ -454,16 +465,10 @@ extension ReceiptEngine {
                 visibleHead: visibleHead,
                 flags: flags
             )
-            guard
-                max(
-                    member.joinedAfter,
-                    member.deliveredUpTo,
-                    member.readUpTo,
-                    member.visibleReadUpTo,
-                    member.lastNormalSent
-                )
-                    <= state.lastSequence,
-                state.slot(of: member.user) == nil
+            // Compared one by one: the variadic `max` of five values allocated an array per member.
+            let last = state.lastSequence
+            guard member.joinedAfter <= last, member.deliveredUpTo <= last, member.readUpTo <= last,
+                member.visibleReadUpTo <= last, member.lastNormalSent <= last, state.slot(of: member.user) == nil
             else { throw r.corrupt("a member of conversation \(id) is inconsistent") }
             if member.isMember { state.memberCount += 1 }
             state.members.append(member)

@@ -50,11 +50,22 @@ struct SnapshotReader: ~Copyable {
     }
 
     mutating func readUInt32s() throws(SnapshotDecodingError) -> [UInt32] {
-        let count = try readCount(itemSize: 4)
         var values = [UInt32]()
-        values.reserveCapacity(count)
-        for _ in 0..<count { values.append(try read(UInt32.self)) }
+        try appendUInt32s(to: &values)
         return values
+    }
+
+    /// Appends a length-prefixed array of `UInt32` to `values`: many short arrays decoded into
+    /// one allocation.
+    mutating func appendUInt32s(to values: inout [UInt32]) throws(SnapshotDecodingError) {
+        let count = try readCount(itemSize: 4)
+        // The count is checked against what remains, so the loop reads without a bounds check
+        // per value.
+        values.reserveGently(count)
+        for i in 0..<count {
+            values.append(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 4 * i, as: UInt32.self)))
+        }
+        offset += 4 * count
     }
 
     func truncated() -> SnapshotDecodingError {

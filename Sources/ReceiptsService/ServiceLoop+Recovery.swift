@@ -43,7 +43,7 @@ extension ServiceLoop {
                 switch record {
                 case .acknowledgedBatch(let time, let frame), .unacknowledgedBatch(let time, let frame):
                     let events = try EventBatchCodec.decode(frame)
-                    for event in events { _ = engine.apply(event, at: time) }
+                    for event in events { _ = engine.replay(event, at: time) }
                     clock.advance(to: time)
                     replayed += events.count
                 case .retention(let cutoff):

@@ -78,8 +78,8 @@ extension BenchRun {
         return seconds
     }
 
-    /// Replays the batched log through the engine (as receiptd's recovery does), then encodes
-    /// the state and loads it back.
+    /// Replays the batched log through the engine (as receiptd's recovery does: `replay`, no
+    /// statuses), then encodes the state and loads it back.
     private mutating func replayAndSnapshot(directory: String, receipts: Int) throws {
         let log = try ReceiptLog(
             configuration: LogConfiguration(directory: directory),
@@ -104,7 +104,7 @@ extension BenchRun {
                 throw LoadgenError(.protocolViolation, "the log holds a record other than a batch")
             }
             for event in try EventBatchCodec.decode(frame) {
-                _ = engine.apply(event, at: time)
+                _ = engine.replay(event, at: time)
                 applied += 1
             }
         }
