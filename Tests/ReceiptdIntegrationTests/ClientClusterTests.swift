@@ -268,7 +268,12 @@ struct ClientClusterTests {
         _ = try await client.send([Self.upsert("pause")])
         let worker = cluster.workers[0]
         worker.signal(SIGSTOP)
+        let framesBefore = client.currentStatistics.framesSent
         let sending = Task { try await client.send((0..<10).map { Self.message("pause", "m\($0)") }) }
+        // Paused for longer than the acknowledgement timeout from the frame's first sending on.
+        for _ in 0..<500 where client.currentStatistics.framesSent == framesBefore {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         try await Task.sleep(for: .milliseconds(700))
         worker.signal(SIGCONT)
         let outcomes = try await within(10, "the send") { try await sending.value }

@@ -30,7 +30,7 @@ struct ScaleOutTests {
         let updates = Updates(client.subscribe(to: .conversation(followed)))
 
         let stream = try await LoadStream.start([client, updated], rounds: 3)
-        let driver = try Rebalance.run(
+        let driver = try await Rebalance.run(
             to: to,
             template: workers.endpointTemplate("query.sock"),
             arguments: ["--batch", "1", "--pause-ms", "10"]
@@ -113,7 +113,7 @@ struct ScaleOutTests {
         #expect(answered.status.sequence == 1 && answered.status.recipientCount == 2)
         // The driver dies after the first commit; run again, it only commits the rest.
         _ = try await client.query(.commitMove(epoch: 1), worker: 0)
-        let driver = try Rebalance.run(to: 2, template: workers.endpointTemplate("query.sock"), arguments: [])
+        let driver = try await Rebalance.run(to: 2, template: workers.endpointTemplate("query.sock"), arguments: [])
         #expect(driver.status == 0 && driver.output.contains("committing on the remaining"), "\(driver.output)")
         for worker in 0..<2 {
             let report = try await Self.topology(of: worker, client)
@@ -161,7 +161,7 @@ struct ScaleOutTests {
             "the restarted worker forgot the move: \(recovered), before the kill \(report)"
         )
         // The driver waited for the worker and finished the move.
-        let finished = try driver.wait(seconds: 120)
+        let finished = try await driver.wait(seconds: 120)
         #expect(finished.status == 0, "\(finished.output)")
         #expect(finished.output.contains("asking again"), "the driver never found the worker down: \(finished.output)")
         await probe.shutdown()
@@ -170,7 +170,7 @@ struct ScaleOutTests {
         try await Self.expectOneOwnerAndUnmovedState(workers, to: 3, sent: sent)
 
         // Running the driver again finds nothing to do.
-        let again = try Rebalance.run(to: 3, template: workers.endpointTemplate("query.sock"), arguments: [])
+        let again = try await Rebalance.run(to: 3, template: workers.endpointTemplate("query.sock"), arguments: [])
         #expect(again.status == 0 && again.output.contains("already serves 3 workers"), "\(again.output)")
         await client.shutdown()
     }
@@ -190,8 +190,8 @@ struct ScaleOutTests {
         let midway = try await Self.topology(of: 0, probe)
         #expect(midway.targetCount == 2, "not in the middle of the move: \(midway)")
         first.kill()
-        _ = try first.wait(seconds: 10)
-        let second = try Rebalance.run(to: 2, template: workers.endpointTemplate("query.sock"), arguments: [])
+        _ = try await first.wait(seconds: 10)
+        let second = try await Rebalance.run(to: 2, template: workers.endpointTemplate("query.sock"), arguments: [])
         #expect(second.status == 0, "\(second.output)")
         for worker in 0..<2 {
             let report = try await Self.topology(of: worker, probe)
@@ -426,15 +426,21 @@ struct Rebalance {
     }
 
     /// Starts the driver and waits for it (two minutes at most).
-    static func run(to count: Int, template: String, arguments: [String]) throws -> Finished {
-        try start(to: count, template: template, arguments: arguments).wait(seconds: 120)
+    static func run(to count: Int, template: String, arguments: [String]) async throws -> Finished {
+        try await start(to: count, template: template, arguments: arguments).wait(seconds: 120)
     }
 
-    /// Waits for the driver to exit; kills it and throws past `seconds`.
-    func wait(seconds: Double) throws -> Finished {
-        guard ReceiptdProcess.waitForExit(of: process, seconds: seconds) else {
-            kill()
-            throw IntegrationError("receiptctl rebalance did not finish in \(seconds) s: \(output)")
+    /// Waits for the driver to exit, polling with `Task.sleep` (a blocking wait would hold
+    /// one of the test run's few cooperative threads for seconds); kills it and throws past
+    /// `seconds`.
+    func wait(seconds: Double) async throws -> Finished {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning {
+            guard Date() < deadline else {
+                kill()
+                throw IntegrationError("receiptctl rebalance did not finish in \(seconds) s: \(output)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
         }
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
         return Finished(status: process.terminationStatus, output: output)
