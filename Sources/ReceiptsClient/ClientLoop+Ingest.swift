@@ -27,7 +27,7 @@ extension ClientLoop {
     /// durable. Oldest first keeps each worker's queue in the order the client numbered its
     /// events (see ``ReceiptsClient``'s `takeIn`).
     func admitWaitingSends() {
-        let listed = configuration.cluster.ordinals.count
+        let listed = configuration.cluster.ordinals
         while let id = admissions.first {
             guard let events = pendingEvents[id] else {
                 admissions.removeFirst()
@@ -45,7 +45,7 @@ extension ClientLoop {
                     continue
                 }
             }
-            let slotCount = events.reduce(0) { $0 + ($1.kind.conversation == nil ? listed : 1) }
+            let slotCount = events.reduce(0) { $0 + ($1.kind.conversation == nil ? listed.count : 1) }
             guard queuedEvents == 0 || queuedEvents + slotCount <= configuration.maxQueuedEvents else { return }
             admissions.removeFirst()
             pendingEvents[id] = nil
@@ -54,9 +54,9 @@ extension ClientLoop {
             for (index, event) in events.enumerated() {
                 let slot = EventSlot(request: id, index: index, event: event)
                 if let conversation = event.kind.conversation {
-                    enqueue(slot, on: Partitioning.owner(of: conversation, workerCount: routingCount), now: now)
+                    enqueue(slot, on: owner(of: conversation), now: now)
                 } else {
-                    for worker in 0..<listed { enqueue(slot, on: worker, now: now) }
+                    for worker in listed { enqueue(slot, on: worker, now: now) }
                 }
             }
         }
@@ -66,6 +66,12 @@ extension ClientLoop {
         if ingest[worker].queue.isEmpty { ingest[worker].queuedSince = now }
         ingest[worker].queue.append(slot)
         queuedEvents += 1
+    }
+
+    /// Puts events back at the front of a worker's queue (a redirect, a pause over).
+    private func requeueFirst(_ slots: [EventSlot], on worker: Int, now: Instant) {
+        ingest[worker].requeueFirst(slots, now: now)
+        queuedEvents += slots.count
     }
 
     /// Stops a caller waiting: unsent events are withdrawn, sent ones are still acknowledged
@@ -106,11 +112,7 @@ extension ClientLoop {
     /// replay-window limits.
     func pumpIngest(now: Instant) {
         for worker in ingest.indices {
-            let due = ingest[worker].takeDueDelayed(now: now)
-            if !due.isEmpty {
-                ingest[worker].requeueFirst(due, now: now)
-                queuedEvents += due.count
-            }
+            requeueFirst(ingest[worker].takeDueDelayed(now: now), on: worker, now: now)
             while ingest[worker].inFlight.count < configuration.maxFramesInFlight, !ingest[worker].queue.isEmpty {
                 if configuration.lingerMilliseconds > 0, ingest[worker].queue.count < configuration.maxBatchEvents,
                     let since = ingest[worker].queuedSince,
@@ -278,8 +280,7 @@ extension ClientLoop {
             }
         }
         for (owner, slots) in redirected {
-            ingest[owner].requeueFirst(slots, now: now)
-            queuedEvents += slots.count
+            requeueFirst(slots, on: owner, now: now)
         }
     }
 

@@ -128,7 +128,7 @@ extension ClientLoop {
         statistics.snapshotRepairs.add(1)
         let worker =
             subscriptions[id]?.owners[conversation]
-            ?? Partitioning.owner(of: conversation, workerCount: routingCount)
+            ?? owner(of: conversation)
         askSnapshot(conversation, subscription: id, worker: worker, hops: 0)
     }
 
@@ -214,7 +214,7 @@ extension ClientLoop {
     /// Records where a conversation's repairs go first: nowhere special when that is its owner
     /// by the routing count (the map stays as small as the conversations that moved).
     private func remember(owner: Int, of conversation: String, subscription id: UInt64) {
-        let routed = Partitioning.owner(of: conversation, workerCount: routingCount)
+        let routed = self.owner(of: conversation)
         subscriptions[id]?.owners[conversation] = owner == routed ? nil : owner
     }
 

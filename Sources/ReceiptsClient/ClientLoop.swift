@@ -134,9 +134,11 @@ final class ClientLoop {
         return true
     }
 
-    /// How many workers share the conversations: what every owner is computed with (the
-    /// sockets may reach further, see ``reach(_:)``).
-    var routingCount: Int { configuration.cluster.workerCount }
+    /// The worker that owns a conversation under the cluster's routing count (the sockets may
+    /// reach further, see ``reach(_:)``).
+    func owner(of conversation: String) -> Int {
+        Partitioning.owner(of: conversation, workerCount: configuration.cluster.workerCount)
+    }
 
     /// Makes a socket a CURVE client when the configuration has keys; call before `connect`.
     func secure(_ socket: ZMQSocket) throws(ZMQError) {

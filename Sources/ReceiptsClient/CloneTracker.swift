@@ -19,7 +19,7 @@ struct CloneTracker: Sendable {
     struct Decision: Equatable, Sendable {
         /// Hand these to the consumer, in order (maybe none: a stale or repeated update).
         var emit: [StatusUpdate]
-        /// Fetch a snapshot of this conversation and pass it to ``snapshotArrived(_:epoch:sequence:)``;
+        /// Fetch a snapshot of this conversation and pass it to ``snapshotArrived(_:epoch:sequence:from:)``;
         /// its updates arriving meanwhile are held.
         var repair: String?
 
@@ -78,7 +78,7 @@ struct CloneTracker: Sendable {
     ///   - update: The update.
     ///   - worker: The ordinal of the worker that published it.
     /// - Returns: What to hand to the consumer, or the conversation to repair.
-    mutating func receive(_ update: StatusUpdate, from worker: Int = 0) -> Decision {
+    mutating func receive(_ update: StatusUpdate, from worker: Int) -> Decision {
         let id = update.status.conversation
         guard var conversation = conversations[id] else {
             // First sight: the subscription starts here for this conversation.
@@ -141,7 +141,7 @@ struct CloneTracker: Sendable {
         _ snapshot: ConversationSnapshot,
         epoch: UInt64,
         sequence: UInt64,
-        from worker: Int = 0
+        from worker: Int
     ) -> Decision {
         let id = snapshot.conversation
         var conversation = conversations[id] ?? Conversation(phase: .repairing(held: []))

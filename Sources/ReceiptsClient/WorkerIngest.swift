@@ -82,9 +82,12 @@ struct WorkerIngest {
 
     /// Takes the delayed events whose pause is over.
     mutating func takeDueDelayed(now: ContinuousClock.Instant) -> [EventSlot] {
-        guard delayed.contains(where: { $0.due <= now }) else { return [] }
-        let due = delayed.filter { $0.due <= now }.map(\.slot)
-        delayed.removeAll { $0.due <= now }
+        var due: [EventSlot] = []
+        delayed.removeAll { entry in
+            guard entry.due <= now else { return false }
+            due.append(entry.slot)
+            return true
+        }
         return due
     }
 }

@@ -33,7 +33,8 @@ extension ServiceLoop {
         return (0, 0)
     }
 
-    /// Answers a move query (operators only; checked by the caller).
+    /// Answers a move query (operators only; checked by the caller); `.topology`, the one
+    /// that changes nothing, is the default branch.
     func answerMove(_ query: Query) -> QueryReply {
         switch query {
         case .prepareMove(let epoch, let from, let to):
@@ -52,7 +53,7 @@ extension ServiceLoop {
             return step(record).map { _ in .topology(topologyReport) }
         case .commitMove(let epoch):
             return step(.moveCommitted(epoch: epoch)).map { _ in .topology(topologyReport) }
-        default:
+        default:  // .topology
             return .topology(topologyReport)
         }
     }

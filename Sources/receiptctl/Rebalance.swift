@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ReceiptsClient
+import ReceiptsCore
 import ReceiptsWire
 import ZeroMQ
 
@@ -46,7 +47,9 @@ struct Rebalance: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
-        guard (1..<65_536).contains(to) else { throw ValidationError("--to must be in 1..<65536") }
+        guard (1..<Partitioning.workerLimit).contains(to) else {
+            throw ValidationError("--to must be in 1..<\(Partitioning.workerLimit)")
+        }
         guard queryTemplate.contains("{index}") else { throw ValidationError("--query-template needs {index}") }
         guard batch >= 1 else { throw ValidationError("--batch must be positive") }
         guard timeoutMs >= 1, giveUpAfterS >= 1 else { throw ValidationError("timeouts must be positive") }

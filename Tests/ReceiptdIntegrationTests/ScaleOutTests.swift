@@ -30,7 +30,7 @@ struct ScaleOutTests {
         let updates = Updates(client.subscribe(to: .conversation(followed)))
 
         let stream = try await LoadStream.start([client, updated], rounds: 3)
-        let driver = try await Rebalance.run(
+        let driver = try await RebalanceProcess.run(
             to: to,
             template: workers.endpointTemplate("query.sock"),
             arguments: ["--batch", "1", "--pause-ms", "10"]
@@ -113,7 +113,11 @@ struct ScaleOutTests {
         #expect(answered.status.sequence == 1 && answered.status.recipientCount == 2)
         // The driver dies after the first commit; run again, it only commits the rest.
         _ = try await client.query(.commitMove(epoch: 1), worker: 0)
-        let driver = try await Rebalance.run(to: 2, template: workers.endpointTemplate("query.sock"), arguments: [])
+        let driver = try await RebalanceProcess.run(
+            to: 2,
+            template: workers.endpointTemplate("query.sock"),
+            arguments: []
+        )
         #expect(driver.status == 0 && driver.output.contains("committing on the remaining"), "\(driver.output)")
         for worker in 0..<2 {
             let report = try await Self.topology(of: worker, client)
@@ -141,7 +145,7 @@ struct ScaleOutTests {
         let stream = try await LoadStream.start([client], rounds: 3)
 
         // One conversation at a time, so that the kill lands in the middle of the move.
-        let driver = try Rebalance.start(
+        let driver = try RebalanceProcess.start(
             to: 3,
             template: workers.endpointTemplate("query.sock"),
             arguments: ["--batch", "1", "--pause-ms", "50", "--verbose"]
@@ -170,7 +174,11 @@ struct ScaleOutTests {
         try await Self.expectOneOwnerAndUnmovedState(workers, to: 3, sent: sent)
 
         // Running the driver again finds nothing to do.
-        let again = try await Rebalance.run(to: 3, template: workers.endpointTemplate("query.sock"), arguments: [])
+        let again = try await RebalanceProcess.run(
+            to: 3,
+            template: workers.endpointTemplate("query.sock"),
+            arguments: []
+        )
         #expect(again.status == 0 && again.output.contains("already serves 3 workers"), "\(again.output)")
         await client.shutdown()
     }
@@ -180,7 +188,7 @@ struct ScaleOutTests {
         let client = try workers.client(routingCount: 1) { $0.queryTimeoutMilliseconds = 5000 }
         let stream = try await LoadStream.start([client], rounds: 2)
 
-        let first = try Rebalance.start(
+        let first = try RebalanceProcess.start(
             to: 2,
             template: workers.endpointTemplate("query.sock"),
             arguments: ["--batch", "1", "--pause-ms", "50"]
@@ -191,7 +199,11 @@ struct ScaleOutTests {
         #expect(midway.targetCount == 2, "not in the middle of the move: \(midway)")
         first.kill()
         _ = try await first.wait(seconds: 10)
-        let second = try await Rebalance.run(to: 2, template: workers.endpointTemplate("query.sock"), arguments: [])
+        let second = try await RebalanceProcess.run(
+            to: 2,
+            template: workers.endpointTemplate("query.sock"),
+            arguments: []
+        )
         #expect(second.status == 0, "\(second.output)")
         for worker in 0..<2 {
             let report = try await Self.topology(of: worker, probe)
@@ -400,7 +412,7 @@ final class Updates: Sendable {
 }
 
 /// `receiptctl rebalance` as a process.
-struct Rebalance {
+struct RebalanceProcess {
     let process: Process
     let outputPath: String
 
@@ -410,7 +422,7 @@ struct Rebalance {
     }
 
     /// Starts the driver.
-    static func start(to count: Int, template: String, arguments: [String]) throws -> Rebalance {
+    static func start(to count: Int, template: String, arguments: [String]) throws -> RebalanceProcess {
         let outputPath = NSTemporaryDirectory() + "rebalance-\(UUID().uuidString).out"
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         let process = Process()
@@ -422,7 +434,7 @@ struct Rebalance {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        return Rebalance(process: process, outputPath: outputPath)
+        return RebalanceProcess(process: process, outputPath: outputPath)
     }
 
     /// Starts the driver and waits for it (two minutes at most).

@@ -17,14 +17,14 @@ final class ScriptedWorker: Sendable {
     let directory: String
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
-    private let log = Mutex<(frames: [[EventID]], queries: [Query])>(([], []))
+    private let log = Mutex<(frames: [[EventID]], queryCount: Int)>(([], 0))
 
     /// Binds the endpoints under a fresh directory and starts answering.
     init(ingest: @escaping IngestScript, query: @escaping QueryScript = ScriptedWorker.refuseQueries) throws {
         var template = Array("/tmp/rdsw-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw IntegrationError("mkdtemp failed") }
         directory = String(cString: made)
-        let endpoints = Cluster.Worker(dataDirectory: directory)
+        endpoints = Cluster.Worker(dataDirectory: directory)
         let context = try ZMQContext()
         let ingestSocket = try ZMQSocket(context: context, type: .router)
         let querySocket = try ZMQSocket(context: context, type: .router)
@@ -48,13 +48,10 @@ final class ScriptedWorker: Sendable {
     }
 
     /// The worker's endpoints.
-    var endpoints: Cluster.Worker { Cluster.Worker(dataDirectory: directory) }
+    let endpoints: Cluster.Worker
 
     /// The event ids of every frame received, in order.
     var frames: [[EventID]] { log.withLock { $0.frames } }
-
-    /// Every query received, in order.
-    var queries: [Query] { log.withLock { $0.queries } }
 
     /// Stops answering and closes the sockets.
     func stop() {
@@ -85,8 +82,8 @@ final class ScriptedWorker: Sendable {
                 while let frames = try querySocket.receiveMultipart(dontWait: true) {
                     guard frames.count == 4, let decoded = try? Query.decode(frames[3]) else { continue }
                     let index = log.withLock { log in
-                        log.queries.append(decoded)
-                        return log.queries.count - 1
+                        log.queryCount += 1
+                        return log.queryCount - 1
                     }
                     _ = try querySocket.send([frames[0], frames[1], [], query(decoded, index).encode()])
                 }

@@ -41,23 +41,24 @@ struct CloneTrackerTests {
         var tracker = CloneTracker()
         let first = Self.update(1, Self.status("m1", delivered: 1))
         let second = Self.update(2, Self.status("m1", delivered: 2))
-        #expect(tracker.receive(first).emit == [first])
-        #expect(tracker.receive(second).emit == [second])
-        #expect(tracker.receive(second) == .init(emit: [], repair: nil))
+        #expect(tracker.receive(first, from: 0).emit == [first])
+        #expect(tracker.receive(second, from: 0).emit == [second])
+        #expect(tracker.receive(second, from: 0) == .init(emit: [], repair: nil))
     }
 
     @Test func aGapAsksForASnapshotAndHoldsUpdatesUntilThen() {
         var tracker = CloneTracker()
-        _ = tracker.receive(Self.update(1, Self.status("m1", delivered: 1)))
+        _ = tracker.receive(Self.update(1, Self.status("m1", delivered: 1)), from: 0)
         let afterGap = Self.update(4, Self.status("m1", delivered: 3, read: 1))
-        #expect(tracker.receive(afterGap).repair == "c")
+        #expect(tracker.receive(afterGap, from: 0).repair == "c")
         let held = Self.update(5, Self.status("m1", delivered: 3, read: 2))
-        #expect(tracker.receive(held).emit.isEmpty)
+        #expect(tracker.receive(held, from: 0).emit.isEmpty)
         // The snapshot covers up to 4; the held update 5 follows it.
         let decision = tracker.snapshotArrived(
             Self.snapshot([Self.status("m1", delivered: 3, read: 1)]),
             epoch: 7,
-            sequence: 4
+            sequence: 4,
+            from: 0
         )
         #expect(decision.repair == nil)
         #expect(decision.emit.map(\.status) == [Self.status("m1", delivered: 3, read: 1), held.status])
@@ -65,24 +66,30 @@ struct CloneTrackerTests {
 
     @Test func aNewEpochIsRepaired() {
         var tracker = CloneTracker()
-        _ = tracker.receive(Self.update(9, Self.status("m1", delivered: 1)))
-        #expect(tracker.receive(Self.update(1, epoch: 8, Self.status("m1", delivered: 2))).repair == "c")
+        _ = tracker.receive(Self.update(9, Self.status("m1", delivered: 1)), from: 0)
+        #expect(tracker.receive(Self.update(1, epoch: 8, Self.status("m1", delivered: 2)), from: 0).repair == "c")
     }
 
     @Test func aSnapshotNeverTakesTheConsumerBack() {
         var tracker = CloneTracker()
         tracker.expectSnapshot(of: "c")
         let newer = Self.update(3, Self.status("m1", delivered: 3, read: 2))
-        #expect(tracker.receive(newer).emit.isEmpty)  // held until the snapshot
+        #expect(tracker.receive(newer, from: 0).emit.isEmpty)  // held until the snapshot
         // A snapshot older than what is held: shown, then the held update after it.
-        var decision = tracker.snapshotArrived(Self.snapshot([Self.status("m1", delivered: 2)]), epoch: 7, sequence: 2)
+        var decision = tracker.snapshotArrived(
+            Self.snapshot([Self.status("m1", delivered: 2)]),
+            epoch: 7,
+            sequence: 2,
+            from: 0
+        )
         #expect(decision.emit.map(\.status) == [Self.status("m1", delivered: 2), newer.status])
         // A later repair that returns an older state shows nothing.
         tracker.expectSnapshot(of: "c")
         decision = tracker.snapshotArrived(
             Self.snapshot([Self.status("m1", delivered: 3, read: 1)]),
             epoch: 7,
-            sequence: 3
+            sequence: 3,
+            from: 0
         )
         #expect(decision.emit.isEmpty)
     }
@@ -90,8 +97,13 @@ struct CloneTrackerTests {
     @Test func heldUpdatesWithAGapAfterTheSnapshotAskAgain() {
         var tracker = CloneTracker()
         tracker.expectSnapshot(of: "c")
-        _ = tracker.receive(Self.update(6, Self.status("m2", delivered: 1)))
-        let decision = tracker.snapshotArrived(Self.snapshot([Self.status("m1", delivered: 3)]), epoch: 7, sequence: 4)
+        _ = tracker.receive(Self.update(6, Self.status("m2", delivered: 1)), from: 0)
+        let decision = tracker.snapshotArrived(
+            Self.snapshot([Self.status("m1", delivered: 3)]),
+            epoch: 7,
+            sequence: 4,
+            from: 0
+        )
         #expect(decision.emit.map(\.status) == [Self.status("m1", delivered: 3)])
         #expect(decision.repair == "c")
     }
@@ -101,20 +113,25 @@ struct CloneTrackerTests {
         tracker.expectSnapshot(of: "c")
         #expect(tracker.absent("c") == .init(emit: [], repair: nil))
         let first = Self.update(1, Self.status("m1", delivered: 0))
-        #expect(tracker.receive(first).emit == [first])
+        #expect(tracker.receive(first, from: 0).emit == [first])
         // Updates held while the answer was on its way mean it exists now: ask again.
         tracker.expectSnapshot(of: "c")
-        _ = tracker.receive(Self.update(2, Self.status("m1", delivered: 1)))
+        _ = tracker.receive(Self.update(2, Self.status("m1", delivered: 1)), from: 0)
         #expect(tracker.absent("c").repair == "c")
     }
 
     @Test func aLostUpdateIsShownByTheNextRepair() {
         var tracker = CloneTracker()
         let update = Self.update(1, Self.status("m1", delivered: 1))
-        #expect(tracker.receive(update).emit == [update])
+        #expect(tracker.receive(update, from: 0).emit == [update])
         tracker.lost(update)
         #expect(tracker.isRepairing("c"))
-        let decision = tracker.snapshotArrived(Self.snapshot([Self.status("m1", delivered: 1)]), epoch: 7, sequence: 1)
+        let decision = tracker.snapshotArrived(
+            Self.snapshot([Self.status("m1", delivered: 1)]),
+            epoch: 7,
+            sequence: 1,
+            from: 0
+        )
         #expect(decision.emit.map(\.status) == [Self.status("m1", delivered: 1)])
     }
 
