@@ -23,7 +23,6 @@ extension BenchRun {
     mutating func ingestSingle(fireAndForget: Bool, clientCallers: [Int]) throws {
         let single = singleEventFrames()
         let (acknowledged, limits) = try beside(single, DriveOptions(acknowledged: true, window: 256))
-        let rawSingle = limits.receiveOnly
         addIngestRow(
             "ingest, one event per frame, acknowledged (256 in flight per gateway)",
             ours: acknowledged,
@@ -53,8 +52,8 @@ extension BenchRun {
                 + "subscriber, as receiptd's in these rows, and one IngestReply (one result per event) per frame "
                 + "back through the ROUTER. No engine, no log, no fsync. receiptd publishes one update per changed "
                 + "message per batch, so on batched frames it sends fewer updates than this limit. Measured "
-                + "interleaved with receiptd and the raw baseline (receiptd, raw, wire in each of the repeats); "
-                + "the fire-and-forget row's baselines are the acknowledged row's."
+                + "interleaved with receiptd and the raw baseline (receiptd, raw, wire in each of the repeats)."
+                + (fireAndForget ? " The fire-and-forget row's baselines are the acknowledged row's." : "")
         )
         var frameNotes: [String] = []
         for callers in clientCallers {
@@ -68,7 +67,7 @@ extension BenchRun {
             )
             let frames = result.clientFrames ?? 0
             frameNotes.append(
-                "\(callers) callers: \(ResultTable.ratio(result.eventsPerSecond, rawSingle)) of the raw transport, "
+                "\(callers) callers: \(ResultTable.ratio(result.eventsPerSecond, limits.receiveOnly)) of the raw transport, "
                     + "\(frames) frames (" + String(format: "%.1f", Double(result.events) / Double(max(frames, 1)))
                     + " events/frame), \(result.clientFramesResent) re-sent, "
                     + String(format: "%.1f", result.clientCPUSeconds * 1e6 / Double(max(result.events, 1)))

@@ -53,7 +53,7 @@ extension BenchRun {
         let (gateways, conversations) = (shape.gateways, shape.conversations)
         let shared = SideBySide()
         let barrier = Barrier(parties: sets.count) {
-            shared.cpuAtStart.withLock { $0 = pids.map(Self.cpuSeconds(of:)) + [Self.ownCPUSeconds()] }
+            shared.cpuAtStart.withLock { $0 = pids.map(Self.cpuSeconds(of:)) + [ClientDriver.processCPUSeconds()] }
         }
         let finished = DispatchGroup()
         for index in sets.indices {
@@ -77,7 +77,7 @@ extension BenchRun {
             thread.start()
         }
         finished.wait()
-        let cpuAtEnd = pids.map(Self.cpuSeconds(of:)) + [Self.ownCPUSeconds()]
+        let cpuAtEnd = pids.map(Self.cpuSeconds(of:)) + [ClientDriver.processCPUSeconds()]
         let drives = try sets.indices.map { index in
             guard let outcome = shared.outcomes.withLock({ $0[index] }) else {
                 throw LoadgenError(.process, "worker \(index)'s drive reported nothing")
@@ -116,14 +116,6 @@ extension BenchRun {
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
-    /// User + system CPU seconds of this process (every thread of the load generator).
-    private static func ownCPUSeconds() -> Double {
-        var usage = rusage()
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 }
 

@@ -85,7 +85,7 @@ struct ClientDriver {
 
     /// User + system CPU time of this process so far: during the timed phase, that is the
     /// client's loop thread and the calling tasks (the collector's thread too, with latency).
-    private static func processCPUSeconds() -> Double {
+    static func processCPUSeconds() -> Double {
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }

@@ -23,7 +23,6 @@ extension FrameSet {
                 setup: [],
                 frames: [],
                 eventCount: 0,
-                duplicateCount: 0,
                 expectations: [:],
                 memberCount: 0,
                 receiptCount: 0
@@ -38,14 +37,7 @@ extension FrameSet {
             var byOwner = Array(repeating: [Event](), count: workers)
             for event in streams[g].setupEvents() { byOwner[owner(event)].append(event) }
             for (worker, events) in byOwner.enumerated() {
-                var start = 0
-                while start < events.count {
-                    let slice = Array(events[start..<min(start + 1000, events.count)])
-                    sets[worker].setup.append(
-                        Frame(gateway: g, bytes: EventBatchCodec.encode(slice), events: slice.count)
-                    )
-                    start += slice.count
-                }
+                sets[worker].setup += FrameSet.setupFrames(events, gateway: g)
             }
         }
         var pending = Array(repeating: Array(repeating: [Event](), count: workers), count: shape.gateways)
@@ -64,12 +56,10 @@ extension FrameSet {
             let g = turn % shape.gateways
             turn += 1
             while true {
-                let (event, expects) = streams[g].next()
+                let (event, _) = streams[g].next()
                 let worker = owner(event)
                 pending[g][worker].append(event)
                 produced += 1
-                // Only a re-sent event expects no update.
-                if expects == nil { sets[worker].duplicateCount += 1 }
                 if pending[g][worker].count == batchSize {
                     emit(gateway: g, worker: worker)
                     break

@@ -17,8 +17,6 @@ struct FrameSet: Sendable {
     var frames: [Frame]
     /// Events in `frames`.
     var eventCount: Int
-    /// Events in `frames` that re-send an earlier event id.
-    var duplicateCount: Int
     /// Update key → index of the frame holding the event that causes it (when tracked).
     var expectations: [UInt64: Int32]
     /// (conversation, member) pairs the setup creates.
@@ -46,17 +44,19 @@ struct FrameSet: Sendable {
     ///   - events: Events in the measured frames (rounded up to whole frames per gateway turn).
     ///   - batchSize: Events per frame (1 = single-event frames).
     ///   - trackUpdates: Record which frame causes which update (latency runs).
+    /// A gateway's setup events in frames of at most 1000.
+    static func setupFrames(_ events: [Event], gateway: Int) -> [Frame] {
+        stride(from: 0, to: events.count, by: 1000).map { start in
+            let slice = Array(events[start..<min(start + 1000, events.count)])
+            return Frame(gateway: gateway, bytes: EventBatchCodec.encode(slice), events: slice.count)
+        }
+    }
+
     static func make(shape: WorkloadShape, events: Int, batchSize: Int, trackUpdates: Bool) -> FrameSet {
         var streams = (0..<shape.gateways).map { GatewayStream(gateway: $0, shape: shape) }
         var setup: [Frame] = []
         for g in streams.indices {
-            let events = streams[g].setupEvents()
-            var start = 0
-            while start < events.count {
-                let slice = Array(events[start..<min(start + 1000, events.count)])
-                setup.append(Frame(gateway: g, bytes: EventBatchCodec.encode(slice), events: slice.count))
-                start += slice.count
-            }
+            setup += setupFrames(streams[g].setupEvents(), gateway: g)
         }
         var frames: [Frame] = []
         frames.reserveCapacity(events / batchSize + shape.gateways)
@@ -80,7 +80,6 @@ struct FrameSet: Sendable {
             setup: setup,
             frames: frames,
             eventCount: produced,
-            duplicateCount: streams.reduce(0) { $0 + $1.duplicates },
             expectations: expectations,
             memberCount: streams.reduce(0) { $0 + $1.memberCount },
             receiptCount: streams.reduce(0) { $0 + $1.receipts }

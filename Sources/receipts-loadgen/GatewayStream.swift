@@ -34,8 +34,6 @@ struct GatewayStream {
     private var recentNext = 0
     private var roundRobin = 0
 
-    /// Events sent twice so far.
-    private(set) var duplicates = 0
     /// (message, recipient) pairs of the messages sent so far: the receipts the state tracks.
     private(set) var receipts = 0
 
@@ -79,7 +77,6 @@ struct GatewayStream {
     mutating func next() -> (event: Event, expects: UInt64?) {
         if shape.duplicateFraction > 0, !recent.isEmpty, Double.random(in: 0..<1, using: &rng) < shape.duplicateFraction
         {
-            duplicates += 1
             return (recent[Int.random(in: 0..<recent.count, using: &rng)], nil)
         }
         let c: Int

@@ -110,12 +110,12 @@ struct LoadDriver {
             result = DriveResult(
                 events: set.eventCount,
                 seconds: Monotonic.seconds(from: start, to: end),
+                startedAt: start,
+                finishedAt: end,
                 accepted: tally.accepted,
                 duplicates: tally.duplicates,
                 rejected: tally.rejected
             )
-            result.startedAt = start
-            result.finishedAt = end
         } else {
             let before = try counters()
             // The PUBs stay open until everything arrived: closing one drops what it still queues.

@@ -26,7 +26,7 @@ enum WireSink {
         let publisher = try ZMQSocket(context: context, type: .pub)
         defer { publisher.close() }
         try router.setRouterMandatory(true)
-        try publisher.setSendHighWaterMark(ServiceConfiguration(dataDirectory: "/").publishHighWaterMark)
+        try publisher.setSendHighWaterMark(ServiceConfiguration().publishHighWaterMark)
         try router.bind(ingest)
         try publisher.bind(publish)
         let updates = StatusPublisher(socket: publisher, windowMilliseconds: 0, epoch: 1, onPublished: { _ in })
