@@ -181,7 +181,7 @@ final class ServiceLoop {
                 "endpoint.publish": "\(configuration.publishEndpoint)",
                 "endpoint.query": "\(configuration.queryEndpoint)",
                 "worker.index": "\(configuration.workerIndex)",
-                "worker.count": "\(configuration.workerCount)",
+                "worker.count": "\(engine.topology.workerCount)",
             ]
         )
         onReady()

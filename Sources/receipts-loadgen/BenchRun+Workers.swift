@@ -10,15 +10,8 @@ extension BenchRun {
         let options = DriveOptions(acknowledged: true, window: 4)
         // One worker, then two: the same events, each set of worker i's frames at index i.
         let modes = [1, 2].map { FrameSet.make(shape: shape, events: events, batchSize: 1000, workers: $0) }
-        var results = Array(repeating: [WorkersResult](), count: modes.count)
-        for _ in 0..<repeats {
-            for (index, sets) in modes.enumerated() {
-                results[index].append(try driveWorkers(sets, options))
-            }
-        }
-        let medians = results.map { runs in
-            runs.sorted { $0.eventsPerSecond < $1.eventsPerSecond }[(runs.count - 1) / 2]
-        }
+        let results = try interleavedRuns(count: modes.count) { try driveWorkers(modes[$0], options) }
+        let medians = results.map { Self.medianRun($0, by: \.eventsPerSecond) }
         let (one, two) = (medians[0], medians[1])
         table.add(
             "durable ingest, batched (1000 events/frame), 2 workers vs 1 (load split by owner)",

@@ -63,18 +63,27 @@ struct BenchRun {
     /// interleaved, all see the same machine (a noisy neighbour hits every one, not one).
     /// - Parameter measure: Takes a measurement's index, returns its value.
     func interleavedMedians(count: Int, _ measure: (Int) throws -> Double) rethrows -> [Double] {
-        var values = [[Double]](repeating: [], count: count)
+        try interleavedRuns(count: count, measure).map(ResultTable.median)
+    }
+
+    /// Runs measurements 0..<count in turn, `repeats` rounds, and returns every measurement's
+    /// runs, in order.
+    func interleavedRuns<Run>(count: Int, _ measure: (Int) throws -> Run) rethrows -> [[Run]] {
+        var runs = [[Run]](repeating: [], count: count)
         for _ in 0..<repeats {
-            for index in 0..<count { values[index].append(try measure(index)) }
+            for index in 0..<count { runs[index].append(try measure(index)) }
         }
-        return values.map(ResultTable.median)
+        return runs
     }
 
     /// Runs `measure` `repeats` times and returns the result with the median events/s.
     func medianResult(_ measure: () throws -> DriveResult) rethrows -> DriveResult {
-        var results: [DriveResult] = []
-        for _ in 0..<repeats { results.append(try measure()) }
-        return results.sorted { $0.eventsPerSecond < $1.eventsPerSecond }[(results.count - 1) / 2]
+        Self.medianRun(try (0..<repeats).map { _ in try measure() }, by: \.eventsPerSecond)
+    }
+
+    /// The run whose `rate` is the median (the lower one of an even count).
+    static func medianRun<Run>(_ runs: [Run], by rate: (Run) -> Double) -> Run {
+        runs.sorted { rate($0) < rate($1) }[(runs.count - 1) / 2]
     }
 
     /// Starts a fresh receiptd for one measurement.
