@@ -346,9 +346,25 @@ final class ReceiptdProcess {
     var isRunning: Bool { process?.isRunning ?? false }
 
     /// Sends a signal to the daemon, leaving the test's clients connected.
+    ///
+    /// SIGSTOP returns once the kernel reports the process stopped (state `T` in
+    /// `/proc/<pid>/stat`, within 2 s): on a loaded machine the stop can lag the signal, and a
+    /// test that pauses a worker must not send it anything before it is paused.
     func signal(_ signalNumber: Int32) {
         guard let process, process.isRunning else { return }
-        kill(process.processIdentifier, signalNumber)
+        let pid = process.processIdentifier
+        kill(pid, signalNumber)
+        guard signalNumber == SIGSTOP else { return }
+        let deadline = Date().addingTimeInterval(2)
+        while Date() < deadline {
+            if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")"),
+                stat[stat.index(after: close)...].split(separator: " ").first == "T"
+            {
+                return
+            }
+            usleep(1_000)
+        }
     }
 
     /// Waits up to `stopDeadlineSeconds` for the daemon to exit.
