@@ -165,6 +165,15 @@ let package = Package(
             dependencies: ["ReceiptsService", "ReceiptsCore", "ReceiptsWire"],
             swiftSettings: swiftSettings
         ),
+        // The worker's pipeline in process: publishing, coalescing, backpressure, compaction, retention.
+        .testTarget(
+            name: "ReceiptPipelineTests",
+            dependencies: [
+                "ReceiptsService", "ReceiptsCore", "ReceiptsWire", "ReceiptLog",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "ReceiptsClientTests",
             dependencies: [

@@ -122,8 +122,8 @@ public struct ServiceConfiguration: Sendable {
             "max frame bytes must be in 1...67108864, got \(maxFrameBytes)"
         )
         try check(
-            (1...ServiceLoop.maxAwaiting).contains(maxFramesInFlight),
-            "max frames in flight must be in 1...\(ServiceLoop.maxAwaiting), got \(maxFramesInFlight)"
+            (1...ReceiptPipeline.maxAwaiting).contains(maxFramesInFlight),
+            "max frames in flight must be in 1...\(ReceiptPipeline.maxAwaiting), got \(maxFramesInFlight)"
         )
         try check(
             (1...1_000_000).contains(maxBatchEvents),

@@ -1,40 +1,13 @@
 import Foundation
 import Logging
-import ReceiptLog
-import ReceiptsCore
-import ReceiptsWire
 import ZeroMQ
 
-/// The worker's single-threaded loop: it owns the sockets and the engine.
-///
-/// Ingest frames are decoded and applied at once (so each event's outcome is known), the
-/// frame is appended to the log, and the status changes and the reply wait in `awaiting`
-/// until the log says the frame is durable: a published status and an acknowledgement always
-/// mean "survives a crash". Query replies wait the same way for whatever they have seen,
-/// so no client ever sees a state that a crash could take back.
+/// The worker's single-threaded loop: it owns the sockets, polls them and the doorbell, and
+/// hands every received message to the `ReceiptPipeline`, which owns the engine and the log
+/// and answers through the same sockets (`SocketSink`).
 final class ServiceLoop {
-    /// Status changes and a reply waiting for the log to make `position` durable.
-    struct AwaitingDurability {
-        var position: LogPosition
-        var changes: [MessageStatus]
-        var reply: PendingReply?
-        /// When an acknowledged ingest frame arrived (monotonic nanoseconds), for the
-        /// acknowledgement latency; 0 for anything else.
-        var receivedNanoseconds: UInt64 = 0
-    }
-
-    /// An encoded reply and the socket it goes out on.
-    struct PendingReply {
-        enum Socket { case ingest, queries }
-        var socket: Socket
-        var frames: [[UInt8]]
-    }
-
-    /// Frames handled from one socket before the loop looks at the others again.
+    /// Messages taken from one socket before the loop looks at the others again.
     static let framesPerTurn = 512
-    /// Past this many batches waiting for the log, ingest is not read (ZeroMQ's high-water
-    /// marks then push back on gateways) until the log catches up.
-    static let maxAwaiting = 65_536
 
     let configuration: ServiceConfiguration
     let logger: Logger
@@ -46,103 +19,21 @@ final class ServiceLoop {
     let queries: ZMQSocket
     /// The ZAP handler and handshake monitors, with CURVE on.
     let authenticator: Authenticator?
-    let log: ReceiptLog
-    let statusPublisher: StatusPublisher
-    let counters: ServiceCounters
-    let hot: HotCounters
-    let metrics: ServiceMetrics
-    /// When the gauges were last sampled (monotonic milliseconds).
-    var gaugesSampledMonotonic: Int64 = 0
-    /// The engine's dropped-receipt total at the last gauge sample.
-    var droppedPendingReceiptsSampled = 0
-    var engine: ReceiptEngine
-    var clock = ServiceClock()
-    var awaiting = AwaitingQueue()
-    var compaction = CompactionSchedule()
-    let startedMonotonic: Int64
+    let pipeline: ReceiptPipeline
 
     init(configuration: ServiceConfiguration, logger: Logger, control: ServiceControl) throws(ServiceError) {
         self.configuration = configuration
         self.logger = logger
         self.control = control
         let counters = ServiceCounters()
-        self.counters = counters
-        hot = HotCounters(counters)
         // Registered up front so that they are exported (and alertable) at 0.
-        for name in ["receiptd.log.fsync_errors", "receiptd.compactions", "receiptd.compactions.failed"] {
-            _ = counters.handle(name)
-        }
-        for code in [ErrorReply.Code.malformedFrame, .unknownKind, .frameTooLarge, .wrongFrameCount] {
-            _ = counters.handle("receiptd.frames.invalid", label: "\(code)")
-        }
         for endpoint in ServiceEndpoint.allCases {
             _ = counters.handle("receiptd.auth.refused", label: endpoint.rawValue)
             _ = counters.handle("receiptd.auth.handshake_failures", label: endpoint.rawValue)
         }
-        for step in LogRecord.Kind.moveSteps {
-            _ = counters.handle("receiptd.moves.steps", label: step.name)
-        }
         for name in ["receiptd.auth.reloads", "receiptd.auth.reloads.failed"] {
             _ = counters.handle(name)
         }
-        for kind in Query.operatorKindNames {
-            _ = counters.handle("receiptd.auth.denied", label: kind)
-        }
-        for limit in GatewayLimits.Limit.allCases {
-            _ = counters.handle("receiptd.limits.refused", label: "\(limit)")
-        }
-        let metrics = ServiceMetrics(workerIndex: configuration.workerIndex, workerCount: configuration.workerCount)
-        self.metrics = metrics
-        startedMonotonic = ServiceClock.monotonicMilliseconds()
-        compaction.lastStartedMonotonic = startedMonotonic
-
-        var logConfiguration = LogConfiguration(directory: configuration.dataDirectory)
-        logConfiguration.fsyncPolicy = configuration.fsyncPolicy
-        logConfiguration.cutCorruptionAtStart = configuration.cutCorruptionAtStart
-        do {
-            log = try ReceiptLog(
-                configuration: logConfiguration,
-                logger: logger,
-                onDurable: { [doorbell = control.doorbell] in doorbell.ring() },
-                onFatal: { [control] error in control.reportFatal(error) },
-                onGroupCommit: { commit in metrics.groupCommitted(commit) }
-            )
-        } catch {
-            throw ServiceError(.storage, "cannot open the log in \(configuration.dataDirectory)", cause: error)
-        }
-
-        var engineConfiguration = EngineConfiguration(
-            workerIndex: configuration.workerIndex,
-            workerCount: configuration.workerCount,
-            pendingReceiptLimit: configuration.pendingReceiptLimit,
-            pendingReceiptLifetime: configuration.pendingReceiptLifetimeMilliseconds
-        )
-        engineConfiguration.workerCount = try ReplaySettings(engineConfiguration).reconcile(
-            directory: configuration.dataDirectory,
-            acceptChange: configuration.acceptSettingsChange
-        )
-        engine = try Self.recover(
-            log: log,
-            configuration: engineConfiguration,
-            clock: &clock,
-            counters: counters,
-            logger: logger
-        )
-        if engine.topology.workerCount != configuration.workerCount {
-            logger.warning(
-                "the configured worker count differs from the log's; the log's stands (change it with receiptctl rebalance)",
-                metadata: [
-                    "worker.count.configured": "\(configuration.workerCount)",
-                    "worker.count.log": "\(engine.topology.workerCount)",
-                    "move.epoch": "\(engine.topology.epoch)",
-                ]
-            )
-        }
-        // The engine's total is kept in snapshots and replayed: only what is dropped from now on
-        // is new to this process's counter (else every restart would look like fresh drops).
-        droppedPendingReceiptsSampled = engine.counters.droppedPendingReceipts
-        metrics.recoveryDuration.record(Double(ServiceClock.monotonicMilliseconds() - startedMonotonic) / 1000)
-
         do {
             context = try ZMQContext()
             ingest = try ZMQSocket(context: context, type: .router)
@@ -157,15 +48,20 @@ final class ServiceLoop {
         } else {
             authenticator = nil
         }
-        let epoch = UInt64(bitPattern: Int64(Date().timeIntervalSince1970 * 1_000_000))
-        statusPublisher = StatusPublisher(
-            socket: publisher,
-            windowMilliseconds: configuration.coalesceMilliseconds,
-            epoch: epoch,
-            onPublished: { [counters, updatesPublished = hot.updatesPublished] count in
-                counters.increment(updatesPublished, by: count)
-            }
-        )
+        do {
+            pipeline = try ReceiptPipeline(
+                configuration: configuration,
+                logger: logger,
+                counters: counters,
+                sink: SocketSink(publisher: publisher, ingest: ingest, queries: queries),
+                wake: { [doorbell = control.doorbell] in doorbell.ring() }
+            )
+        } catch {
+            authenticator?.close()
+            for socket in [ingest, ingestSubscriber, publisher, queries] { socket.close() }
+            context.terminate()
+            throw error
+        }
     }
 
     // MARK: - Running
@@ -181,7 +77,7 @@ final class ServiceLoop {
                 "endpoint.publish": "\(configuration.publishEndpoint)",
                 "endpoint.query": "\(configuration.queryEndpoint)",
                 "worker.index": "\(configuration.workerIndex)",
-                "worker.count": "\(engine.topology.workerCount)",
+                "worker.count": "\(pipeline.engine.topology.workerCount)",
             ]
         )
         onReady()
@@ -207,8 +103,8 @@ final class ServiceLoop {
 
         while true {
             let now = ServiceClock.monotonicMilliseconds()
-            let timeout = statusPublisher.millisecondsUntilDue(now: now).map { min($0, 1000) } ?? 1000
-            let readsIngest = awaiting.count < Self.maxAwaiting
+            let timeout = pipeline.millisecondsUntilDue(now: now).map { min($0, 1000) } ?? 1000
+            let readsIngest = pipeline.acceptsIngest
             do {
                 if readsIngest {
                     _ = try everything.poll(timeoutMilliseconds: Int(timeout))
@@ -233,30 +129,50 @@ final class ServiceLoop {
                     throw ServiceError(.transport, "ZAP handler failed", cause: error)
                 }
             }
-            try stopIfLogFailed()
-            completeDurable()
-            finishCompactionIfDone()
+            try pipeline.advance(now: ServiceClock.monotonicMilliseconds())
             if control.isStopRequested { break }
             if readsIngest, poller.isReadable(ingestItem) { try drain(ingest, acknowledged: true) }
             if readsIngest, poller.isReadable(subscriberItem) { try drain(ingestSubscriber, acknowledged: false) }
             if poller.isReadable(queryItem) { try drainQueries() }
-            try stopIfLogFailed()
             // Batches that appended nothing (all duplicates or rejections) may already be durable.
-            completeDurable()
-            statusPublisher.flushDue(now: ServiceClock.monotonicMilliseconds())
-            startCompactionIfDue()
-            sampleGaugesIfDue()
+            try pipeline.advance(now: ServiceClock.monotonicMilliseconds())
         }
-        try shutDown()
+        // Intake stops here: the loop no longer reads ingest; replies still go out.
+        ingestSubscriber.close()
+        try pipeline.shutDown()
     }
 
-    /// An append or sync failed: stop at once, acknowledging nothing more (fsyncgate: a later
-    /// sync may falsely succeed). Restart recovers from the log.
-    private func stopIfLogFailed() throws(ServiceError) {
-        guard let fatal = control.fatalError else { return }
-        counters.increment("receiptd.log.fsync_errors")
-        logger.critical("log failed; stopping without acknowledging further batches", metadata: ["error": "\(fatal)"])
-        throw ServiceError(.storage, "the log failed", cause: fatal)
+    /// Hands up to `framesPerTurn` ingest messages to the pipeline, while it takes them.
+    private func drain(_ socket: ZMQSocket, acknowledged: Bool) throws(ServiceError) {
+        for _ in 0..<Self.framesPerTurn where pipeline.acceptsIngest {
+            let received: Void?
+            do {
+                // Frames are borrowed from libzmq for the duration of the call: no copy before decoding.
+                received = try socket.receiveMultipart(dontWait: true) { frames in
+                    pipeline.receiveIngest(frames, acknowledged: acknowledged)
+                }
+            } catch {
+                throw ServiceError(.transport, "ingest receive failed", cause: error)
+            }
+            if received == nil { return }
+        }
+    }
+
+    /// Hands up to `framesPerTurn` queries to the pipeline.
+    private func drainQueries() throws(ServiceError) {
+        // With CURVE on, the ZAP handler set the key's role as the connection's User-Id.
+        let property = authenticator == nil ? nil : Authenticator.userIDProperty
+        for _ in 0..<Self.framesPerTurn {
+            let received: Void?
+            do {
+                received = try queries.receiveMultipart(dontWait: true, property: property) { frames, role in
+                    pipeline.receiveQuery(frames, role: role.flatMap(ClientRole.init))
+                }
+            } catch {
+                throw ServiceError(.transport, "query receive failed", cause: error)
+            }
+            if received == nil { return }
+        }
     }
 
     private func bindEndpoints() throws(ServiceError) {
@@ -296,90 +212,7 @@ final class ServiceLoop {
         }
     }
 
-    // MARK: - Durability
-
-    /// Queues a reply to go out once everything appended so far is durable (at once if it is).
-    func reply(_ frames: [[UInt8]], on socket: PendingReply.Socket) {
-        let position = log.appendedPosition
-        if awaiting.isEmpty, position <= log.durablePosition {
-            send(frames, on: socket)
-        } else {
-            awaiting.append(
-                AwaitingDurability(position: position, changes: [], reply: PendingReply(socket: socket, frames: frames))
-            )
-        }
-    }
-
-    /// Publishes the changes and then sends the replies of everything the log has made durable.
-    ///
-    /// Publishing first means that by the time a gateway holds an acknowledgement, the status
-    /// update it caused is already on the PUB socket.
-    func completeDurable() {
-        guard control.fatalError == nil else { return }
-        let durable = log.durablePosition
-        let nowNanoseconds = ServiceClock.monotonicNanoseconds()
-        let now = Int64(nowNanoseconds / 1_000_000)
-        while let item = awaiting.first, item.position <= durable {
-            _ = awaiting.popFirst()
-            if !item.changes.isEmpty {
-                statusPublisher.submit(item.changes, now: now)
-            }
-            if let reply = item.reply {
-                send(reply.frames, on: reply.socket)
-            }
-            if item.receivedNanoseconds > 0 {
-                metrics.ackLatency.recordNanoseconds(nowNanoseconds - item.receivedNanoseconds)
-            }
-        }
-    }
-
-    func send(_ frames: [[UInt8]], on target: PendingReply.Socket) {
-        let socket = target == .ingest ? ingest : queries
-        do {
-            if try !socket.send(frames, dontWait: true) {
-                counters.increment("receiptd.replies.dropped", label: "would_block")
-            }
-        } catch {
-            // ROUTER_MANDATORY: the peer went away before its reply was ready.
-            counters.increment("receiptd.replies.dropped", label: "unroutable")
-            logger.debug("reply not delivered", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Samples the gauges about once a second (the engine is this thread's alone).
-    private func sampleGaugesIfDue() {
-        let now = ServiceClock.monotonicMilliseconds()
-        guard now - gaugesSampledMonotonic >= ServiceMetrics.gaugeIntervalMilliseconds else { return }
-        gaugesSampledMonotonic = now
-        let engineCounters = engine.counters
-        metrics.sample(
-            engine: engineCounters,
-            droppedBefore: droppedPendingReceiptsSampled,
-            awaiting: awaiting.count,
-            log: log
-        )
-        droppedPendingReceiptsSampled = engineCounters.droppedPendingReceipts
-    }
-
     // MARK: - Shutdown
-
-    /// Stops intake, makes everything accepted durable, publishes and answers it.
-    private func shutDown() throws(ServiceError) {
-        logger.info("stopping", metadata: ["shutdown.awaiting_batches": "\(awaiting.count)"])
-        // Intake stops here: the loop no longer reads ingest; replies still go out below.
-        ingestSubscriber.close()
-        do {
-            try log.flush()
-        } catch {
-            throw ServiceError(.storage, "cannot make the last batches durable", cause: error)
-        }
-        completeDurable()
-        statusPublisher.flushDue(now: nil)
-        while compaction.isRunning {
-            usleep(10_000)
-            finishCompactionIfDone()
-        }
-    }
 
     private func closeEverything() {
         authenticator?.close()
@@ -388,11 +221,7 @@ final class ServiceLoop {
         publisher.close()
         queries.close()
         context.terminate()
-        do {
-            try log.close()
-        } catch {
-            logger.error("closing the log failed", metadata: ["error": "\(error)"])
-        }
+        pipeline.close()
         logger.info("stopped")
     }
 }

@@ -1,15 +1,14 @@
 public import ReceiptsCore
 import ReceiptsWire
-public import ZeroMQ
 
-/// Publishes durable status changes on the PUB socket, sequenced per conversation and
+/// Publishes durable status changes to an update sink, sequenced per conversation and
 /// optionally coalesced per message.
 ///
 /// Sequences are assigned at publish time, so coalescing never leaves gaps: a subscriber
 /// that sees a gap really lost updates (PUB drops at its high-water mark, and late joiners
 /// miss the first ones) and repairs from a snapshot, whose sequence comes from `sequence(of:)`.
 public final class StatusPublisher {
-    private let socket: ZMQSocket
+    private let sink: any UpdateSink
     private let windowMilliseconds: Int64
     /// Identifies this run of the worker; subscribers re-snapshot when it changes.
     public let epoch: UInt64
@@ -21,12 +20,12 @@ public final class StatusPublisher {
     private let onPublished: (Int) -> Void
 
     /// - Parameters:
-    ///   - socket: The bound PUB socket; this publisher is its only user, on the socket's thread.
+    ///   - sink: Where updates go (receiptd's PUB socket); this publisher is its only user, on its thread.
     ///   - windowMilliseconds: How long a message's update is held to coalesce later ones (0: publish at once).
     ///   - epoch: This run of the worker, in every update.
     ///   - onPublished: Called with the number of updates each submit or flush published.
-    public init(socket: ZMQSocket, windowMilliseconds: Int, epoch: UInt64, onPublished: @escaping (Int) -> Void) {
-        self.socket = socket
+    public init(sink: any UpdateSink, windowMilliseconds: Int, epoch: UInt64, onPublished: @escaping (Int) -> Void) {
+        self.sink = sink
         self.windowMilliseconds = Int64(windowMilliseconds)
         self.epoch = epoch
         self.onPublished = onPublished
@@ -77,14 +76,6 @@ public final class StatusPublisher {
         entry.sequence += 1
         conversations[status.conversation] = entry
         let update = StatusUpdate(epoch: epoch, sequence: entry.sequence, status: status)
-        // PUB never blocks: past the high-water mark libzmq drops, and the sequence gap tells subscribers.
-        let body = update.encode()
-        _ = try? entry.topic.withUnsafeBytes { topic in
-            try body.withUnsafeBytes { body in
-                if try socket.send(frame: topic, more: true, dontWait: true) {
-                    _ = try socket.send(frame: body, more: false, dontWait: true)
-                }
-            }
-        }
+        sink.publish(topic: entry.topic, update: update.encode())
     }
 }

@@ -107,7 +107,7 @@ struct GatewayLimitsCheckTests {
         try ServiceConfiguration().validate()
         let bad: [(WritableKeyPath<ServiceConfiguration, Int>, Int, String)] = [
             (\.maxFramesInFlight, 0, "max frames in flight"),
-            (\.maxFramesInFlight, ServiceLoop.maxAwaiting + 1, "max frames in flight"),
+            (\.maxFramesInFlight, ReceiptPipeline.maxAwaiting + 1, "max frames in flight"),
             (\.maxBatchEvents, 0, "max batch events"),
             (\.maxBatchEvents, 1_000_001, "max batch events"),
             (\.maxIDBytes, 0, "max id bytes"),

@@ -1,27 +1,18 @@
 import ReceiptLog
 import ReceiptsCore
 import ReceiptsWire
-import ZeroMQ
 
-extension ServiceLoop {
-    func drainQueries() throws(ServiceError) {
-        for _ in 0..<Self.framesPerTurn {
-            let received: Void?
-            do {
-                // With CURVE on, the ZAP handler set the key's role as the connection's User-Id.
-                let property = authenticator == nil ? nil : Authenticator.userIDProperty
-                received = try queries.receiveMultipart(dontWait: true, property: property) { frames, role in
-                    counters.increment(hot.queryFrames)
-                    guard let (envelope, body) = RequestEnvelope.split(frames) else { return }
-                    if let answer = answer(body: body, envelope: envelope, role: role.flatMap(ClientRole.init)) {
-                        // The answer may reflect batches not yet durable: it waits for them.
-                        reply(envelope.reply(answer.encode()), on: .queries)
-                    }
-                }
-            } catch {
-                throw ServiceError(.transport, "query receive failed", cause: error)
-            }
-            if received == nil { return }
+extension ReceiptPipeline {
+    /// Takes one query message (ROUTER: envelope, then one `Query` frame), borrowed for the
+    /// duration of the call.
+    /// - Parameter role: The client key's role, with CURVE on (the ZAP handler set it as the
+    ///   connection's User-Id); nil without CURVE.
+    func receiveQuery(_ frames: [UnsafeRawBufferPointer], role: ClientRole?) {
+        counters.increment(hot.queryFrames)
+        guard let (envelope, body) = RequestEnvelope.split(frames) else { return }
+        if let answer = answer(body: body, envelope: envelope, role: role) {
+            // The answer may reflect batches not yet durable: it waits for them.
+            reply(envelope.reply(answer.encode()), on: .queries)
         }
     }
 
@@ -58,7 +49,7 @@ extension ServiceLoop {
         if let refusal = configuration.gatewayLimits.check(query) {
             return refuse(refusal)
         }
-        if authenticator != nil, query.isForOperators, role != .operator {
+        if configuration.curve != nil, query.isForOperators, role != .operator {
             counters.increment("receiptd.auth.denied", label: query.kindName)
             return .error(
                 ErrorReply(code: .permissionDenied, message: "\(query.kindName) needs an operator key")
@@ -81,7 +72,7 @@ extension ServiceLoop {
             return .stats(statistics())
         case .compact:
             compaction.requesters.append(envelope)
-            startCompaction(reason: "requested")
+            startCompaction(reason: "requested", now: ServiceClock.monotonicMilliseconds())
             return nil
         case .topology, .prepareMove, .exportConversations, .importConversations, .releaseConversations,
             .commitMove:

@@ -6,7 +6,7 @@ import ReceiptsWire
 /// The operator's side of a worker count change (deploy/SCALING.md): each step is applied to
 /// a copy of the engine first (so a refused step changes nothing and logs nothing), then
 /// appended to the log, and answered only once the log made it durable.
-extension ServiceLoop {
+extension ReceiptPipeline {
     /// Applies a move record to an engine, live and in replay.
     /// - Returns: For an import, how many conversations became this worker's and how many it
     ///   held already; zeros for the other steps.
@@ -124,7 +124,7 @@ extension ServiceLoop {
             do {
                 try log.flush()
             } catch {
-                control.reportFatal(error)
+                signals.reportFatal(error)
                 return StepResult(failure: .error(ErrorReply(code: .unavailable, message: "the log failed: \(error)")))
             }
         }

@@ -2,25 +2,16 @@ import Logging
 import ReceiptLog
 import ReceiptsCore
 import ReceiptsWire
-import ZeroMQ
 
-extension ServiceLoop {
-    func drain(_ socket: ZMQSocket, acknowledged: Bool) throws(ServiceError) {
-        for _ in 0..<Self.framesPerTurn where control.fatalError == nil {
-            let received: Void?
-            do {
-                // Frames are borrowed from libzmq for the duration of the call: no copy before decoding.
-                received = try socket.receiveMultipart(dontWait: true) { frames in
-                    if acknowledged {
-                        handleAcknowledgedIngest(frames)
-                    } else {
-                        handleUnacknowledgedIngest(frames)
-                    }
-                }
-            } catch {
-                throw ServiceError(.transport, "ingest receive failed", cause: error)
-            }
-            if received == nil { return }
+extension ReceiptPipeline {
+    /// Takes one ingest message: from the acknowledged endpoint (ROUTER: envelope, then one
+    /// `EventBatch` frame) or the fire-and-forget one (SUB: an optional topic, then the batch).
+    /// The frames are borrowed for the duration of the call.
+    func receiveIngest(_ frames: [UnsafeRawBufferPointer], acknowledged: Bool) {
+        if acknowledged {
+            handleAcknowledgedIngest(frames)
+        } else {
+            handleUnacknowledgedIngest(frames)
         }
     }
 
@@ -53,7 +44,7 @@ extension ServiceLoop {
                 AwaitingDurability(
                     position: position,
                     changes: changes,
-                    reply: PendingReply(socket: .ingest, frames: reply),
+                    reply: PendingReply(endpoint: .ingest, frames: reply),
                     receivedNanoseconds: received
                 )
             )
@@ -138,7 +129,7 @@ extension ServiceLoop {
             Result { () throws(LogError) in try log.append(type: record.kind.rawValue, payload: bytes) }
         }
         if case .failure(let error) = appended {
-            control.reportFatal(error)
+            signals.reportFatal(error)
         }
         return appended
     }

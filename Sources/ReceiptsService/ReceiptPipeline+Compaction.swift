@@ -3,17 +3,18 @@ import ReceiptLog
 import ReceiptsCore
 import ReceiptsWire
 
-extension ServiceLoop {
-    func startCompactionIfDue() {
-        let now = ServiceClock.monotonicMilliseconds()
+extension ReceiptPipeline {
+    /// Starts a compaction when enough was logged since the last snapshot, or enough time passed
+    /// (not before the pause that follows a failure).
+    func startCompactionIfDue(now: Int64) {
         guard !compaction.isRunning, now >= compaction.notBeforeMonotonic else { return }
         let sinceSnapshot = log.bytesSinceSnapshot
         if sinceSnapshot >= configuration.compactAfterBytes {
-            startCompaction(reason: "size")
+            startCompaction(reason: "size", now: now)
         } else if configuration.compactIntervalSeconds > 0, sinceSnapshot > 0,
             now - compaction.lastStartedMonotonic >= Int64(configuration.compactIntervalSeconds) * 1000
         {
-            startCompaction(reason: "interval")
+            startCompaction(reason: "interval", now: now)
         }
     }
 
@@ -22,7 +23,7 @@ extension ServiceLoop {
     ///
     /// Retention is logged before it is applied, so a replay after a crash expires the same
     /// messages at the same point of the history.
-    func startCompaction(reason: String) {
+    func startCompaction(reason: String, now: Int64) {
         guard !compaction.isRunning else { return }
         var expiredCount = 0
         if configuration.retentionSeconds > 0 {
@@ -33,12 +34,12 @@ extension ServiceLoop {
             expiredCount = engine.expireMessages(sentBefore: cutoff)
         }
         compaction.isRunning = true
-        compaction.lastStartedMonotonic = ServiceClock.monotonicMilliseconds()
+        compaction.lastStartedMonotonic = now
         let expired = expiredCount
         let state = engine
         let position = log.appendedPosition
         let log = self.log
-        let control = self.control
+        let signals = self.signals
         logger.debug(
             "compaction started",
             metadata: ["compaction.reason": "\(reason)", "compaction.position": "\(position.offset)"]
@@ -47,8 +48,8 @@ extension ServiceLoop {
             let started = ContinuousClock.now
             let payload = state.encodedState()
             let result = Result { () throws(LogError) in try log.writeSnapshot(payload, covering: position) }
-            control.reportCompaction(
-                ServiceControl.CompactionOutcome(
+            signals.reportCompaction(
+                PipelineSignals.CompactionOutcome(
                     result: result,
                     messagesExpired: expired,
                     duration: ContinuousClock.now - started
@@ -59,8 +60,10 @@ extension ServiceLoop {
         thread.start()
     }
 
-    func finishCompactionIfDone() {
-        guard let outcome = control.takeCompaction() else { return }
+    /// Takes a finished compaction's outcome: counts it, schedules the pause after a failure,
+    /// and answers the clients that asked for it.
+    func finishCompactionIfDone(now: Int64) {
+        guard let outcome = signals.takeCompaction() else { return }
         compaction.isRunning = false
         let result: QueryReply
         switch outcome.result {
@@ -86,7 +89,7 @@ extension ServiceLoop {
                 )
             )
         case .failure(let error):
-            compaction.failed(now: ServiceClock.monotonicMilliseconds())
+            compaction.failed(now: now)
             counters.increment("receiptd.compactions.failed")
             logger.error("compaction failed", metadata: ["error": "\(error)"])
             result = .error(ErrorReply(code: .internal, message: "compaction failed: \(error)"))

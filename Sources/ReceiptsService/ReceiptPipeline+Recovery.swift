@@ -3,7 +3,7 @@ import ReceiptLog
 import ReceiptsCore
 import ReceiptsWire
 
-extension ServiceLoop {
+extension ReceiptPipeline {
     /// Loads the newest snapshot and replays the log after it through the same engine code
     /// as live ingest, at the times recorded in the log.
     static func recover(

@@ -1,0 +1,50 @@
+import ReceiptLog
+import Synchronization
+
+/// What the log's and the compaction's threads tell a `ReceiptPipeline`: a fatal log error, a
+/// finished compaction. Each sender sets its slot and calls `wake` (the worker's doorbell); the
+/// pipeline takes the slots on its own thread.
+final class PipelineSignals: Sendable {
+    /// A compaction's outcome, handed from the compaction thread to the pipeline.
+    struct CompactionOutcome: Sendable {
+        var result: Result<CompactionReport, LogError>
+        var messagesExpired: Int
+        /// How long encoding and writing the snapshot took.
+        var duration: Duration
+    }
+
+    private struct State {
+        var fatalError: LogError?
+        var compaction: CompactionOutcome?
+    }
+
+    private let state = Mutex(State())
+    /// Wakes the pipeline's thread.
+    let wake: @Sendable () -> Void
+
+    init(wake: @escaping @Sendable () -> Void) {
+        self.wake = wake
+    }
+
+    /// Reports a log failure: the pipeline acknowledges nothing further.
+    func reportFatal(_ error: LogError) {
+        state.withLock { if $0.fatalError == nil { $0.fatalError = error } }
+        wake()
+    }
+
+    /// Reports that the compaction thread is done.
+    func reportCompaction(_ outcome: CompactionOutcome) {
+        state.withLock { $0.compaction = outcome }
+        wake()
+    }
+
+    var fatalError: LogError? { state.withLock { $0.fatalError } }
+
+    /// Takes the finished compaction's outcome, if any.
+    func takeCompaction() -> CompactionOutcome? {
+        state.withLock { state in
+            defer { state.compaction = nil }
+            return state.compaction
+        }
+    }
+}

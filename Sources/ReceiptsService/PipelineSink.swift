@@ -1,0 +1,29 @@
+/// Where status updates go: receiptd's PUB socket, the load generator's wire-limit sink, or a
+/// test's list.
+public protocol UpdateSink: AnyObject {
+    /// Sends one update: the conversation's topic frame, then the encoded `StatusUpdate`.
+    /// Never blocks: past its high-water mark the transport drops, and the sequence gap tells
+    /// subscribers.
+    func publish(topic: [UInt8], update: [UInt8])
+}
+
+/// Where a `ReceiptPipeline`'s output goes: status updates and replies, in the order the
+/// pipeline emits them, on the pipeline's thread.
+protocol PipelineSink: UpdateSink {
+    /// Sends a reply (the envelope's routing frames, then the body) on one of the ROUTER endpoints.
+    func send(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) -> ReplyDelivery
+}
+
+/// The endpoint a reply goes out on.
+enum ReplyEndpoint {
+    case ingest, queries
+}
+
+/// What became of a reply.
+enum ReplyDelivery {
+    case sent
+    /// The peer's queue is full; the reply is dropped (the peer's timeout re-sends).
+    case wouldBlock
+    /// The peer went away before its reply was ready.
+    case unroutable(any Error)
+}

@@ -1,0 +1,295 @@
+import Foundation
+import Logging
+import ReceiptLog
+import ReceiptsCore
+import ReceiptsWire
+
+/// The worker without its transport: the engine, the clock, the log, the queue of outcomes
+/// waiting for durability, compaction and publishing. It takes received frames and emits
+/// status updates and replies through a `PipelineSink`; `ServiceLoop` feeds it from the
+/// sockets, tests feed it directly.
+///
+/// Ingest frames are decoded and applied at once (so each event's outcome is known), the
+/// frame is appended to the log, and the status changes and the reply wait in `awaiting`
+/// until the log says the frame is durable: a published status and an acknowledgement always
+/// mean "survives a crash". Query replies wait the same way for whatever they have seen,
+/// so no client ever sees a state that a crash could take back.
+///
+/// Single-threaded: every method runs on the thread that owns the pipeline.
+final class ReceiptPipeline {
+    /// Status changes and a reply waiting for the log to make `position` durable.
+    struct AwaitingDurability {
+        var position: LogPosition
+        var changes: [MessageStatus]
+        var reply: PendingReply?
+        /// When an acknowledged ingest frame arrived (monotonic nanoseconds), for the
+        /// acknowledgement latency; 0 for anything else.
+        var receivedNanoseconds: UInt64 = 0
+    }
+
+    /// An encoded reply and the endpoint it goes out on.
+    struct PendingReply {
+        var endpoint: ReplyEndpoint
+        var frames: [[UInt8]]
+    }
+
+    /// Past this many batches waiting for the log, ingest is not read (ZeroMQ's high-water
+    /// marks then push back on gateways) until the log catches up.
+    static let maxAwaiting = 65_536
+
+    let configuration: ServiceConfiguration
+    let logger: Logger
+    let sink: any PipelineSink
+    let signals: PipelineSignals
+    let log: ReceiptLog
+    let statusPublisher: StatusPublisher
+    let counters: ServiceCounters
+    let hot: HotCounters
+    let metrics: ServiceMetrics
+    /// `maxAwaiting` in service; smaller in tests.
+    let awaitingLimit: Int
+    /// When the gauges were last sampled (monotonic milliseconds).
+    var gaugesSampledMonotonic: Int64 = 0
+    /// The engine's dropped-receipt total at the last gauge sample.
+    var droppedPendingReceiptsSampled = 0
+    var engine: ReceiptEngine
+    var clock = ServiceClock()
+    var awaiting = AwaitingQueue()
+    var compaction = CompactionSchedule()
+    let startedMonotonic: Int64
+
+    /// Opens the log and recovers the engine from it.
+    /// - Parameters:
+    ///   - counters: The worker's counters (the authenticator counts into them too).
+    ///   - sink: Where updates and replies go.
+    ///   - wake: Called from other threads (the log's, the compaction's) when the pipeline has
+    ///     work: something became durable, a compaction finished, the log failed.
+    ///   - awaitingLimit: Batches waiting for the log past which `acceptsIngest` is false.
+    /// - Throws: `ServiceError` if the log cannot be opened or replayed.
+    init(
+        configuration: ServiceConfiguration,
+        logger: Logger,
+        counters: ServiceCounters,
+        sink: any PipelineSink,
+        wake: @escaping @Sendable () -> Void,
+        awaitingLimit: Int = ReceiptPipeline.maxAwaiting
+    ) throws(ServiceError) {
+        self.configuration = configuration
+        self.logger = logger
+        self.counters = counters
+        self.sink = sink
+        self.awaitingLimit = awaitingLimit
+        let signals = PipelineSignals(wake: wake)
+        self.signals = signals
+        hot = HotCounters(counters)
+        // Registered up front so that they are exported (and alertable) at 0.
+        for name in ["receiptd.log.fsync_errors", "receiptd.compactions", "receiptd.compactions.failed"] {
+            _ = counters.handle(name)
+        }
+        for code in [ErrorReply.Code.malformedFrame, .unknownKind, .frameTooLarge, .wrongFrameCount] {
+            _ = counters.handle("receiptd.frames.invalid", label: "\(code)")
+        }
+        for step in LogRecord.Kind.moveSteps {
+            _ = counters.handle("receiptd.moves.steps", label: step.name)
+        }
+        for kind in Query.operatorKindNames {
+            _ = counters.handle("receiptd.auth.denied", label: kind)
+        }
+        for limit in GatewayLimits.Limit.allCases {
+            _ = counters.handle("receiptd.limits.refused", label: "\(limit)")
+        }
+        let metrics = ServiceMetrics(workerIndex: configuration.workerIndex, workerCount: configuration.workerCount)
+        self.metrics = metrics
+        startedMonotonic = ServiceClock.monotonicMilliseconds()
+        compaction.lastStartedMonotonic = startedMonotonic
+
+        var logConfiguration = LogConfiguration(directory: configuration.dataDirectory)
+        logConfiguration.fsyncPolicy = configuration.fsyncPolicy
+        logConfiguration.cutCorruptionAtStart = configuration.cutCorruptionAtStart
+        do {
+            log = try ReceiptLog(
+                configuration: logConfiguration,
+                logger: logger,
+                onDurable: wake,
+                onFatal: { error in signals.reportFatal(error) },
+                onGroupCommit: { commit in metrics.groupCommitted(commit) }
+            )
+        } catch {
+            throw ServiceError(.storage, "cannot open the log in \(configuration.dataDirectory)", cause: error)
+        }
+
+        var engineConfiguration = EngineConfiguration(
+            workerIndex: configuration.workerIndex,
+            workerCount: configuration.workerCount,
+            pendingReceiptLimit: configuration.pendingReceiptLimit,
+            pendingReceiptLifetime: configuration.pendingReceiptLifetimeMilliseconds
+        )
+        engineConfiguration.workerCount = try ReplaySettings(engineConfiguration).reconcile(
+            directory: configuration.dataDirectory,
+            acceptChange: configuration.acceptSettingsChange
+        )
+        engine = try Self.recover(
+            log: log,
+            configuration: engineConfiguration,
+            clock: &clock,
+            counters: counters,
+            logger: logger
+        )
+        if engine.topology.workerCount != configuration.workerCount {
+            logger.warning(
+                "the configured worker count differs from the log's; the log's stands (change it with receiptctl rebalance)",
+                metadata: [
+                    "worker.count.configured": "\(configuration.workerCount)",
+                    "worker.count.log": "\(engine.topology.workerCount)",
+                    "move.epoch": "\(engine.topology.epoch)",
+                ]
+            )
+        }
+        // The engine's total is kept in snapshots and replayed: only what is dropped from now on
+        // is new to this process's counter (else every restart would look like fresh drops).
+        droppedPendingReceiptsSampled = engine.counters.droppedPendingReceipts
+        metrics.recoveryDuration.record(Double(ServiceClock.monotonicMilliseconds() - startedMonotonic) / 1000)
+
+        let epoch = UInt64(bitPattern: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        statusPublisher = StatusPublisher(
+            sink: sink,
+            windowMilliseconds: configuration.coalesceMilliseconds,
+            epoch: epoch,
+            onPublished: { [counters, updatesPublished = hot.updatesPublished] count in
+                counters.increment(updatesPublished, by: count)
+            }
+        )
+    }
+
+    // MARK: - Driving
+
+    /// Whether ingest should be read: false while too many batches wait for the log (or the
+    /// log failed), so that ZeroMQ's high-water marks push back on gateways.
+    var acceptsIngest: Bool {
+        awaiting.count < awaitingLimit && signals.fatalError == nil
+    }
+
+    /// Milliseconds until a coalescing window closes, or nil if no update is held.
+    func millisecondsUntilDue(now: Int64) -> Int64? {
+        statusPublisher.millisecondsUntilDue(now: now)
+    }
+
+    /// Does everything that is due: publishes and answers what became durable, takes a
+    /// finished compaction, publishes coalesced updates whose window closed, starts a
+    /// compaction by size or time, samples the gauges.
+    /// - Parameter now: Monotonic milliseconds.
+    /// - Throws: `ServiceError` once the log has failed: the worker must stop.
+    func advance(now: Int64) throws(ServiceError) {
+        try stopIfLogFailed()
+        completeDurable(now: now)
+        finishCompactionIfDone(now: now)
+        statusPublisher.flushDue(now: now)
+        startCompactionIfDue(now: now)
+        sampleGaugesIfDue(now: now)
+    }
+
+    /// An append or sync failed: stop at once, acknowledging nothing more (fsyncgate: a later
+    /// sync may falsely succeed). Restart recovers from the log.
+    private func stopIfLogFailed() throws(ServiceError) {
+        guard let fatal = signals.fatalError else { return }
+        counters.increment("receiptd.log.fsync_errors")
+        logger.critical("log failed; stopping without acknowledging further batches", metadata: ["error": "\(fatal)"])
+        throw ServiceError(.storage, "the log failed", cause: fatal)
+    }
+
+    // MARK: - Durability
+
+    /// Queues a reply to go out once everything appended so far is durable (at once if it is).
+    func reply(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) {
+        let position = log.appendedPosition
+        if awaiting.isEmpty, position <= log.durablePosition {
+            send(frames, on: endpoint)
+        } else {
+            awaiting.append(
+                AwaitingDurability(
+                    position: position,
+                    changes: [],
+                    reply: PendingReply(endpoint: endpoint, frames: frames)
+                )
+            )
+        }
+    }
+
+    /// Publishes the changes and then sends the replies of everything the log has made durable.
+    ///
+    /// Publishing first means that by the time a gateway holds an acknowledgement, the status
+    /// update it caused is already on the PUB socket.
+    func completeDurable(now: Int64) {
+        guard signals.fatalError == nil else { return }
+        let durable = log.durablePosition
+        let nowNanoseconds = ServiceClock.monotonicNanoseconds()
+        while let item = awaiting.first, item.position <= durable {
+            _ = awaiting.popFirst()
+            if !item.changes.isEmpty {
+                statusPublisher.submit(item.changes, now: now)
+            }
+            if let reply = item.reply {
+                send(reply.frames, on: reply.endpoint)
+            }
+            if item.receivedNanoseconds > 0 {
+                metrics.ackLatency.recordNanoseconds(nowNanoseconds - item.receivedNanoseconds)
+            }
+        }
+    }
+
+    /// Sends a reply now, counting one that could not be delivered.
+    func send(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) {
+        switch sink.send(frames, on: endpoint) {
+        case .sent:
+            break
+        case .wouldBlock:
+            counters.increment("receiptd.replies.dropped", label: "would_block")
+        case .unroutable(let error):
+            counters.increment("receiptd.replies.dropped", label: "unroutable")
+            logger.debug("reply not delivered", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Samples the gauges about once a second.
+    private func sampleGaugesIfDue(now: Int64) {
+        guard now - gaugesSampledMonotonic >= ServiceMetrics.gaugeIntervalMilliseconds else { return }
+        gaugesSampledMonotonic = now
+        let engineCounters = engine.counters
+        metrics.sample(
+            engine: engineCounters,
+            droppedBefore: droppedPendingReceiptsSampled,
+            awaiting: awaiting.count,
+            log: log
+        )
+        droppedPendingReceiptsSampled = engineCounters.droppedPendingReceipts
+    }
+
+    // MARK: - Shutdown
+
+    /// Makes everything accepted durable, publishes and answers it (coalesced updates too),
+    /// and waits for a running compaction. The caller stops intake first.
+    func shutDown() throws(ServiceError) {
+        logger.info("stopping", metadata: ["shutdown.awaiting_batches": "\(awaiting.count)"])
+        do {
+            try log.flush()
+        } catch {
+            throw ServiceError(.storage, "cannot make the last batches durable", cause: error)
+        }
+        let now = ServiceClock.monotonicMilliseconds()
+        completeDurable(now: now)
+        statusPublisher.flushDue(now: nil)
+        while compaction.isRunning {
+            usleep(10_000)
+            finishCompactionIfDone(now: ServiceClock.monotonicMilliseconds())
+        }
+    }
+
+    /// Closes the log (after `shutDown`, or after a failure).
+    func close() {
+        do {
+            try log.close()
+        } catch {
+            logger.error("closing the log failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

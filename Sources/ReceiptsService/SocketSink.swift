@@ -1,0 +1,28 @@
+import ZeroMQ
+
+/// A pipeline's output on the worker's sockets: updates on the PUB, replies on the ingest and
+/// query ROUTERs (`ROUTER_MANDATORY`, so a reply to a peer that left is an error, not silence).
+final class SocketSink: PipelineSink {
+    private let publisher: ZMQSocket
+    private let ingest: ZMQSocket
+    private let queries: ZMQSocket
+
+    init(publisher: ZMQSocket, ingest: ZMQSocket, queries: ZMQSocket) {
+        self.publisher = publisher
+        self.ingest = ingest
+        self.queries = queries
+    }
+
+    func publish(topic: [UInt8], update: [UInt8]) {
+        publisher.publish(topic: topic, update: update)
+    }
+
+    func send(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) -> ReplyDelivery {
+        let socket = endpoint == .ingest ? ingest : queries
+        do {
+            return try socket.send(frames, dontWait: true) ? .sent : .wouldBlock
+        } catch {
+            return .unroutable(error)
+        }
+    }
+}

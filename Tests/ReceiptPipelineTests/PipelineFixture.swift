@@ -1,0 +1,187 @@
+import Foundation
+import Logging
+import ReceiptsCore
+import ReceiptsWire
+import Testing
+
+@testable import ReceiptLog
+@testable import ReceiptsService
+
+/// A pipeline on a fresh data directory under /tmp with a `RecordingSink`, driven directly:
+/// frames in, `advance` by hand, outputs read back. No sockets, no process.
+final class PipelineFixture {
+    /// The data directory's parent (removed when the fixture goes away).
+    let root: String
+    var configuration: ServiceConfiguration
+    let awaitingLimit: Int
+    private(set) var sink = RecordingSink()
+    private(set) var counters = ServiceCounters()
+    private(set) var pipeline: ReceiptPipeline
+    private var nextSequence: UInt64 = 1
+
+    init(
+        awaitingLimit: Int = ReceiptPipeline.maxAwaiting,
+        _ configure: (inout ServiceConfiguration) -> Void = { _ in }
+    ) throws {
+        var template = Array("/tmp/receipt-pipeline-test-XXXXXX".utf8CString)
+        guard let path = mkdtemp(&template) else { throw POSIXError(.EIO) }
+        root = String(cString: path)
+        configuration = ServiceConfiguration(dataDirectory: root + "/data")
+        configure(&configuration)
+        self.awaitingLimit = awaitingLimit
+        pipeline = try Self.open(configuration, awaitingLimit: awaitingLimit, counters: counters, sink: sink)
+    }
+
+    deinit {
+        pipeline.close()
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// Closes the pipeline and opens a new one on the same directory (an in-process restart).
+    func restart() throws {
+        pipeline.close()
+        sink = RecordingSink()
+        counters = ServiceCounters()
+        pipeline = try Self.open(configuration, awaitingLimit: awaitingLimit, counters: counters, sink: sink)
+    }
+
+    /// Opens a pipeline. A `.locked` log is tried again for up to a second: a child process
+    /// that another test of this process starts holds a copy of the LOCK descriptor between
+    /// its fork and its exec.
+    private static func open(
+        _ configuration: ServiceConfiguration,
+        awaitingLimit: Int,
+        counters: ServiceCounters,
+        sink: RecordingSink
+    ) throws -> ReceiptPipeline {
+        var attempts = 0
+        while true {
+            do {
+                let pipeline = try ReceiptPipeline(
+                    configuration: configuration,
+                    logger: Logger(label: "receipt-pipeline-test", factory: { _ in SwiftLogNoOpLogHandler() }),
+                    counters: counters,
+                    sink: sink,
+                    wake: {},
+                    awaitingLimit: awaitingLimit
+                )
+                sink.log = pipeline.log
+                return pipeline
+            } catch {
+                guard (error.cause as? LogError)?.code == .locked, attempts < 100 else { throw error }
+                attempts += 1
+                usleep(10_000)
+            }
+        }
+    }
+
+    // MARK: - Input
+
+    /// Events with fresh ids from one gateway source.
+    func events(_ kinds: [EventKind]) -> [Event] {
+        kinds.map { kind in
+            defer { nextSequence += 1 }
+            return Event(id: EventID(source: "gateway-a", sequence: nextSequence), kind: kind)
+        }
+    }
+
+    /// Hands one acknowledged batch to the pipeline as from the ingest ROUTER.
+    func ingest(_ kinds: [EventKind], peer: String = "gateway-a") {
+        let frames = [Array(peer.utf8), [], EventBatchCodec.encode(events(kinds))]
+        frames.withUnsafeBufferPointers { pipeline.receiveIngest($0, acknowledged: true) }
+    }
+
+    /// Hands one query to the pipeline as from the query ROUTER.
+    func send(_ query: Query) {
+        let frames = [Array("client".utf8), [], query.encode()]
+        frames.withUnsafeBufferPointers { pipeline.receiveQuery($0, role: nil) }
+    }
+
+    /// Sends a query and returns its reply once everything it saw is durable.
+    func ask(_ query: Query) async throws -> QueryReply {
+        let before = sink.outputs.count
+        send(query)
+        try await settle()
+        for output in sink.outputs[before...] {
+            if case .reply(.queries, let body, _) = output { return try QueryReply.decode(body) }
+        }
+        throw PipelineTestError("no reply to \(query.kindName)")
+    }
+
+    /// Asks for a compaction and returns its answer, once it has finished.
+    func compact() async throws -> QueryReply {
+        let before = sink.outputs.count
+        send(.compact)
+        try await awaitCompaction(now: ServiceClock.monotonicMilliseconds())
+        try await settle()
+        for output in sink.outputs[before...] {
+            if case .reply(.queries, let body, _) = output { return try QueryReply.decode(body) }
+        }
+        throw PipelineTestError("no reply to compact")
+    }
+
+    /// Makes the next snapshot fail to be written: a directory sits where its temporary file
+    /// goes, for every position from the log's end up to `slack` bytes past it (a retention
+    /// record is appended just before the snapshot is taken). Returns the undo.
+    func blockSnapshots(slack: UInt64 = 0) throws -> () -> Void {
+        let start = pipeline.log.appendedPosition.offset
+        let paths = (start...start + slack).map { position in
+            configuration.dataDirectory + "/"
+                + LogFileName.temporary(forSnapshot: LogFileName.snapshot(position: position))
+        }
+        for path in paths { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false) }
+        return { for path in paths { try? FileManager.default.removeItem(atPath: path) } }
+    }
+
+    // MARK: - Driving
+
+    /// Advances the pipeline (at `now`, monotonic milliseconds) until nothing waits for the
+    /// log; at most 5 seconds.
+    func settle(now: Int64? = nil) async throws {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            try pipeline.advance(now: now ?? ServiceClock.monotonicMilliseconds())
+            if pipeline.awaiting.isEmpty { return }
+            guard ContinuousClock.now < deadline else {
+                throw PipelineTestError("\(pipeline.awaiting.count) items still wait for the log after 5 s")
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    /// Advances the pipeline at `now` until no compaction runs; at most 5 seconds.
+    func awaitCompaction(now: Int64) async throws {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while pipeline.compaction.isRunning {
+            guard ContinuousClock.now < deadline else { throw PipelineTestError("compaction still running after 5 s") }
+            try await Task.sleep(for: .milliseconds(2))
+            try pipeline.advance(now: now)
+        }
+    }
+
+    /// A counter's value (0 if it was never registered).
+    func counter(_ name: String, label: String = "") -> UInt64 {
+        counters.snapshot().first { $0.name == name && $0.label == label }?.value ?? 0
+    }
+}
+
+/// A test's own failure, with what went wrong.
+struct PipelineTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension [[UInt8]] {
+    /// Calls `body` with every frame borrowed as a raw buffer, as the socket loop hands them over.
+    func withUnsafeBufferPointers<R>(_ body: ([UnsafeRawBufferPointer]) -> R) -> R {
+        var buffers: [UnsafeRawBufferPointer] = []
+        func borrow(_ index: Int) -> R {
+            guard index < count else { return body(buffers) }
+            return self[index].withUnsafeBytes { bytes in
+                buffers.append(bytes)
+                return borrow(index + 1)
+            }
+        }
+        return borrow(0)
+    }
+}

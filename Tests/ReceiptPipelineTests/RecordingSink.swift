@@ -1,0 +1,58 @@
+import ReceiptLog
+import ReceiptsCore
+import ReceiptsWire
+
+@testable import ReceiptsService
+
+/// A pipeline sink that keeps everything the pipeline emits, in order, with the log's durable
+/// position at the moment of each emission (so a test can check nothing left early).
+final class RecordingSink: PipelineSink {
+    /// One emission.
+    enum Output {
+        case update(StatusUpdate, durable: LogPosition)
+        case reply(ReplyEndpoint, body: [UInt8], durable: LogPosition)
+    }
+
+    private(set) var outputs: [Output] = []
+    /// Updates that did not decode, or came under another conversation's topic.
+    private(set) var malformedUpdates = 0
+    /// The pipeline's log, set once it is open.
+    var log: ReceiptLog?
+
+    func publish(topic: [UInt8], update: [UInt8]) {
+        guard let decoded = try? StatusUpdate.decode(update),
+            topic == Array(Partitioning.topic(for: decoded.status.conversation).utf8)
+        else {
+            malformedUpdates += 1
+            return
+        }
+        outputs.append(.update(decoded, durable: durablePosition))
+    }
+
+    func send(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) -> ReplyDelivery {
+        outputs.append(.reply(endpoint, body: frames.last ?? [], durable: durablePosition))
+        return .sent
+    }
+
+    private var durablePosition: LogPosition {
+        log?.durablePosition ?? LogPosition.zero
+    }
+
+    /// The updates, in publishing order.
+    var updates: [StatusUpdate] {
+        outputs.compactMap { if case .update(let update, _) = $0 { update } else { nil } }
+    }
+
+    /// The ingest replies, decoded, in sending order.
+    func ingestReplies() throws -> [IngestReply] {
+        try outputs.compactMap { output in
+            guard case .reply(.ingest, let body, _) = output else { return nil }
+            return try IngestReply.decode(body)
+        }
+    }
+
+    /// Forgets what was emitted so far.
+    func clear() {
+        outputs.removeAll()
+    }
+}
