@@ -1,10 +1,12 @@
+public import ReceiptsWire
+
 /// Where status updates go: receiptd's PUB socket, the load generator's wire-limit sink, or a
 /// test's list.
 public protocol UpdateSink: AnyObject {
-    /// Sends one update: the conversation's topic frame, then the encoded `StatusUpdate`.
+    /// Sends one update: the conversation's topic frame, then the encoded update.
     /// Never blocks: past its high-water mark the transport drops, and the sequence gap tells
     /// subscribers.
-    func publish(topic: [UInt8], update: [UInt8])
+    func publish(topic: [UInt8], update: StatusUpdate)
 }
 
 /// Where a `ReceiptPipeline`'s output goes: status updates and replies, in the order the

@@ -218,7 +218,8 @@ final class ReceiptPipeline {
     /// Publishes the changes and then sends the replies of everything the log has made durable.
     ///
     /// Publishing first means that by the time a gateway holds an acknowledgement, the status
-    /// update it caused is already on the PUB socket.
+    /// update it caused has been handed to the sink (in receiptd, the publishing thread's
+    /// queue, which sends within microseconds).
     func completeDurable(now: Int64) {
         guard signals.fatalError == nil else { return }
         let durable = log.durablePosition

@@ -17,6 +17,8 @@ final class ServiceLoop {
     let ingestSubscriber: ZMQSocket
     let publisher: ZMQSocket
     let queries: ZMQSocket
+    /// Encodes and sends the status updates on `publisher`, once it is bound.
+    let publishing: PublishingThread
     /// The ZAP handler and handshake monitors, with CURVE on.
     let authenticator: Authenticator?
     let pipeline: ReceiptPipeline
@@ -43,6 +45,7 @@ final class ServiceLoop {
         } catch {
             throw ServiceError(.transport, "cannot create ZeroMQ sockets", cause: error)
         }
+        publishing = PublishingThread(socket: publisher)
         if let curve = configuration.curve {
             authenticator = try Authenticator(context: context, settings: curve, counters: counters, logger: logger)
         } else {
@@ -53,7 +56,7 @@ final class ServiceLoop {
                 configuration: configuration,
                 logger: logger,
                 counters: counters,
-                sink: SocketSink(publisher: publisher, ingest: ingest, queries: queries),
+                sink: SocketSink(updates: publishing, ingest: ingest, queries: queries),
                 wake: { [doorbell = control.doorbell] in doorbell.ring() }
             )
         } catch {
@@ -69,6 +72,7 @@ final class ServiceLoop {
     func run(onReady: () -> Void) throws(ServiceError) {
         defer { closeEverything() }
         try bindEndpoints()
+        publishing.start()
         logger.info(
             "serving",
             metadata: [
@@ -215,6 +219,8 @@ final class ServiceLoop {
     // MARK: - Shutdown
 
     private func closeEverything() {
+        // Sends what the pipeline handed over (on shutdown, everything durable) before the PUB closes.
+        publishing.stop()
         authenticator?.close()
         ingest.close()
         ingestSubscriber.close()

@@ -1,20 +1,22 @@
+import ReceiptsWire
 import ZeroMQ
 
-/// A pipeline's output on the worker's sockets: updates on the PUB, replies on the ingest and
-/// query ROUTERs (`ROUTER_MANDATORY`, so a reply to a peer that left is an error, not silence).
+/// A pipeline's output on the worker's sockets: updates to the publishing thread's PUB, replies
+/// on the ingest and query ROUTERs (`ROUTER_MANDATORY`, so a reply to a peer that left is an
+/// error, not silence).
 final class SocketSink: PipelineSink {
-    private let publisher: ZMQSocket
+    private let updates: PublishingThread
     private let ingest: ZMQSocket
     private let queries: ZMQSocket
 
-    init(publisher: ZMQSocket, ingest: ZMQSocket, queries: ZMQSocket) {
-        self.publisher = publisher
+    init(updates: PublishingThread, ingest: ZMQSocket, queries: ZMQSocket) {
+        self.updates = updates
         self.ingest = ingest
         self.queries = queries
     }
 
-    func publish(topic: [UInt8], update: [UInt8]) {
-        publisher.publish(topic: topic, update: update)
+    func publish(topic: [UInt8], update: StatusUpdate) {
+        updates.publish(topic: topic, update: update)
     }
 
     func send(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) -> ReplyDelivery {

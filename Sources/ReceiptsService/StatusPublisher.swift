@@ -75,7 +75,6 @@ public final class StatusPublisher {
         var entry = conversations[status.conversation] ?? (0, Array(Partitioning.topic(for: status.conversation).utf8))
         entry.sequence += 1
         conversations[status.conversation] = entry
-        let update = StatusUpdate(epoch: epoch, sequence: entry.sequence, status: status)
-        sink.publish(topic: entry.topic, update: update.encode())
+        sink.publish(topic: entry.topic, update: StatusUpdate(epoch: epoch, sequence: entry.sequence, status: status))
     }
 }

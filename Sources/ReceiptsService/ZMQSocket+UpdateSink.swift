@@ -1,11 +1,12 @@
+public import ReceiptsWire
 public import ZeroMQ
 
 /// A bound PUB socket takes status updates as two-frame messages.
 extension ZMQSocket: UpdateSink {
-    public func publish(topic: [UInt8], update: [UInt8]) {
+    public func publish(topic: [UInt8], update: StatusUpdate) {
         // PUB never blocks: past the high-water mark libzmq drops, and the sequence gap tells subscribers.
         _ = try? topic.withUnsafeBytes { topic in
-            try update.withUnsafeBytes { update in
+            try update.encode().withUnsafeBytes { update in
                 if try send(frame: topic, more: true, dontWait: true) {
                     _ = try send(frame: update, more: false, dontWait: true)
                 }

@@ -14,19 +14,20 @@ final class RecordingSink: PipelineSink {
     }
 
     private(set) var outputs: [Output] = []
-    /// Updates that did not decode, or came under another conversation's topic.
+    /// Updates that did not survive their encoding, or came under another conversation's topic.
     private(set) var malformedUpdates = 0
     /// The pipeline's log, set once it is open.
     var log: ReceiptLog?
 
-    func publish(topic: [UInt8], update: [UInt8]) {
-        guard let decoded = try? StatusUpdate.decode(update),
-            topic == Array(Partitioning.topic(for: decoded.status.conversation).utf8)
+    func publish(topic: [UInt8], update: StatusUpdate) {
+        // Through the wire encoding, as subscribers get it.
+        guard let decoded = try? StatusUpdate.decode(update.encode()), decoded == update,
+            topic == Array(Partitioning.topic(for: update.status.conversation).utf8)
         else {
             malformedUpdates += 1
             return
         }
-        outputs.append(.update(decoded, durable: durablePosition))
+        outputs.append(.update(update, durable: durablePosition))
     }
 
     func send(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) -> ReplyDelivery {
