@@ -36,6 +36,8 @@ final class ReceiptPipeline {
     /// Past this many batches waiting for the log, ingest is not read (ZeroMQ's high-water
     /// marks then push back on gateways) until the log catches up.
     static let maxAwaiting = 65_536
+    /// How often a long drain stops to publish and acknowledge what became durable meanwhile.
+    static let completionIntervalNanoseconds: UInt64 = 1_000_000
 
     let configuration: ServiceConfiguration
     let logger: Logger
@@ -56,6 +58,8 @@ final class ReceiptPipeline {
     var clock = ServiceClock()
     var awaiting = AwaitingQueue()
     var compaction = CompactionSchedule()
+    /// When `completeDurable` last ran (monotonic nanoseconds).
+    var completedNanoseconds: UInt64 = 0
     let startedMonotonic: Int64
 
     /// Opens the log and recovers the engine from it.
@@ -224,6 +228,7 @@ final class ReceiptPipeline {
         guard signals.fatalError == nil else { return }
         let durable = log.durablePosition
         let nowNanoseconds = ServiceClock.monotonicNanoseconds()
+        completedNanoseconds = nowNanoseconds
         while let item = awaiting.first, item.position <= durable {
             _ = awaiting.popFirst()
             if !item.changes.isEmpty {
@@ -236,6 +241,21 @@ final class ReceiptPipeline {
                 metrics.ackLatency.recordNanoseconds(nowNanoseconds - item.receivedNanoseconds)
             }
         }
+    }
+
+    /// Called between received frames: publishes and answers what became durable meanwhile,
+    /// at most every `completionIntervalNanoseconds`.
+    ///
+    /// A turn of queued frames takes far longer than a group commit; holding the updates and
+    /// replies until its end delayed them by the rest of the turn and filled the gateways'
+    /// in-flight windows, so their next frames came in a burst that made the next turn longer.
+    /// Completing after every frame cut the latency as much but sent updates and replies a
+    /// frame at a time, for about a quarter more CPU at saturation.
+    func completeDurableIfDue() {
+        guard let oldest = awaiting.first, oldest.position <= log.durablePosition else { return }
+        let now = ServiceClock.monotonicNanoseconds()
+        guard now &- completedNanoseconds >= Self.completionIntervalNanoseconds else { return }
+        completeDurable(now: Int64(now / 1_000_000))
     }
 
     /// Sends a reply now, counting one that could not be delivered.

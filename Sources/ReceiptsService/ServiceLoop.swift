@@ -146,7 +146,8 @@ final class ServiceLoop {
         try pipeline.shutDown()
     }
 
-    /// Hands up to `framesPerTurn` ingest messages to the pipeline, while it takes them.
+    /// Hands up to `framesPerTurn` ingest messages to the pipeline, while it takes them, and
+    /// lets it complete what became durable meanwhile.
     private func drain(_ socket: ZMQSocket, acknowledged: Bool) throws(ServiceError) {
         for _ in 0..<Self.framesPerTurn where pipeline.acceptsIngest {
             let received: Void?
@@ -159,6 +160,7 @@ final class ServiceLoop {
                 throw ServiceError(.transport, "ingest receive failed", cause: error)
             }
             if received == nil { return }
+            pipeline.completeDurableIfDue()
         }
     }
 

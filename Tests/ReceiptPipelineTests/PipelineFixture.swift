@@ -149,6 +149,16 @@ final class PipelineFixture {
         }
     }
 
+    /// Waits (without advancing the pipeline) until the log made everything appended durable; at most 5 seconds.
+    func waitUntilDurable() async throws {
+        let appended = pipeline.log.appendedPosition
+        let deadline = ContinuousClock.now + .seconds(5)
+        while pipeline.log.durablePosition < appended {
+            guard ContinuousClock.now < deadline else { throw PipelineTestError("\(appended) not durable after 5 s") }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
     /// Advances the pipeline at `now` until no compaction runs; at most 5 seconds.
     func awaitCompaction(now: Int64) async throws {
         let deadline = ContinuousClock.now + .seconds(5)

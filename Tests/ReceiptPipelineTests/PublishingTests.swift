@@ -127,6 +127,19 @@ import Testing
         #expect(edited.sequence == 2)
     }
 
+    @Test func betweenFramesWhatBecameDurableIsCompletedWithoutWaitingForTheTurnToEnd() async throws {
+        let fixture = try PipelineFixture()
+        fixture.ingest(Self.setup)
+        fixture.ingest([.messageSent(conversation: "c2", message: "m1", sender: "ann", isSystem: false)])
+        try await fixture.waitUntilDurable()
+        try await Task.sleep(for: .milliseconds(2))
+        // What the socket loop calls after each received frame, without `advance`.
+        fixture.pipeline.completeDurableIfDue()
+        #expect(try fixture.sink.ingestReplies().count == 2)
+        #expect(fixture.sink.updates.map(\.status.message) == ["m1"])
+        #expect(fixture.pipeline.awaiting.isEmpty)
+    }
+
     @Test func shutDownPublishesHeldUpdatesAndAnswersEverything() async throws {
         let fixture = try PipelineFixture { $0.coalesceMilliseconds = 60_000 }
         fixture.ingest(Self.setup)
