@@ -130,5 +130,48 @@ extension BenchRun {
             baseline: "encode: " + ResultTable.seconds(encodeSeconds),
             target: ">= 5M receipts/s"
         )
+        let opened = try Self.openAndRestore(state, directory: directory + "-snapshots")
+        precondition(opened.messages == engine.counters.messages)
+        table.add(
+            "snapshot load through the log, in process (2 generations; open, check, decode)",
+            ours: ResultTable.rate(Double(receipts) / opened.seconds, "receipts/s"),
+            baseline: "decode alone: " + ResultTable.seconds(loadSeconds),
+            target: ">= 5M receipts/s"
+        )
+    }
+
+    /// Writes `state` as two snapshot generations (as after two compactions), then times what
+    /// receiptd's recovery does with them: open the log (which checks the snapshots) and
+    /// restore the engine from the newest.
+    private static func openAndRestore(_ state: [UInt8], directory: String) throws -> (seconds: Double, messages: Int) {
+        let configuration = LogConfiguration(directory: directory)
+        let log = try ReceiptLog(
+            configuration: configuration,
+            logger: Logger(label: "bench"),
+            onDurable: {},
+            onFatal: { _ in }
+        )
+        _ = try log.writeSnapshot(state, covering: .zero)
+        let record = Self.batchRecord(time: Timestamp(milliseconds: 1), frame: [])
+        let end = try record.withUnsafeBytes {
+            try log.append(type: LogRecord.Kind.acknowledgedBatch.rawValue, payload: $0)
+        }
+        try log.flush()
+        _ = try log.writeSnapshot(state, covering: end)
+        try log.close()
+
+        let start = Monotonic.now()
+        let reopened = try ReceiptLog(
+            configuration: configuration,
+            logger: Logger(label: "bench"),
+            onDurable: {},
+            onFatal: { _ in }
+        )
+        defer { try? reopened.close() }
+        guard let snapshot = reopened.latestSnapshot else {
+            throw LoadgenError(.protocolViolation, "the log reopened without its snapshot")
+        }
+        let engine = try ReceiptEngine(restoringFrom: snapshot.payload, configuration: EngineConfiguration())
+        return (Monotonic.seconds(from: start, to: Monotonic.now()), engine.counters.messages)
     }
 }
