@@ -22,6 +22,8 @@ struct LogInspection {
         var name: String
         var position: UInt64
         var fileSize: UInt64
+        /// False once the file failed its check; an older file that recovery had no need to
+        /// check stays true.
         var isValid: Bool
     }
 
@@ -38,8 +40,6 @@ struct LogInspection {
     var snapshots: [Snapshot] = []
     /// The newest valid snapshot, where recovery starts.
     var recoverySnapshot: Snapshot?
-    /// Its payload, when asked for.
-    var snapshotPayload: [UInt8]?
     var temporaryFiles: [String] = []
     /// The first problem in log order.
     var damage: LogDamage?
@@ -51,14 +51,20 @@ struct LogInspection {
     }
 
     /// Reads every segment and snapshot in `directory` and checks them.
-    init(directory: String, loadSnapshotPayload: Bool) throws(LogError) {
+    ///
+    /// - Parameters:
+    ///   - directory: The log directory.
+    ///   - checkingEverySnapshot: Check every snapshot file (`verify`). Otherwise (opening)
+    ///     only the newest is checked, and an older one only when every newer one failed:
+    ///     each check reads the whole file, and only the snapshot recovery starts from is used.
+    init(directory: String, checkingEverySnapshot: Bool) throws(LogError) {
         self.directory = directory
         var segmentStarts: [(name: String, start: UInt64)] = []
         for name in try FileIO.list(directory) {
             switch LogFileName.parse(name) {
             case .segment(let start): segmentStarts.append((name, start))
             case .snapshot(let position):
-                self.snapshots.append(Snapshot(name: name, position: position, fileSize: 0, isValid: false))
+                self.snapshots.append(Snapshot(name: name, position: position, fileSize: 0, isValid: true))
             case .snapshotTemporary: self.temporaryFiles.append(name)
             case nil: break
             }
@@ -69,19 +75,17 @@ struct LogInspection {
 
         for index in self.snapshots.indices.reversed() {
             let snapshot = self.snapshots[index]
-            let wanted = loadSnapshotPayload && self.recoverySnapshot == nil
-            let (size, payload): (UInt64, [UInt8]?) = try FileIO.withMappedFile(self.path(snapshot.name)) { bytes in
-                guard let payload = SnapshotFile.payload(in: bytes, position: snapshot.position) else {
-                    return (UInt64(bytes.count), nil)
-                }
-                return (UInt64(bytes.count), wanted ? Array(payload) : [])
+            let path = self.path(snapshot.name)
+            guard checkingEverySnapshot || self.recoverySnapshot == nil else {
+                self.snapshots[index].fileSize = try FileIO.size(ofFile: path)
+                continue
+            }
+            let (size, isValid) = try FileIO.withMappedFile(path) { bytes in
+                (UInt64(bytes.count), SnapshotFile.payload(in: bytes, position: snapshot.position) != nil)
             }
             self.snapshots[index].fileSize = size
-            self.snapshots[index].isValid = payload != nil
-            if payload != nil && self.recoverySnapshot == nil {
-                self.recoverySnapshot = self.snapshots[index]
-                if wanted { self.snapshotPayload = payload }
-            }
+            self.snapshots[index].isValid = isValid
+            if isValid && self.recoverySnapshot == nil { self.recoverySnapshot = self.snapshots[index] }
         }
 
         let start = self.replayStart

@@ -12,7 +12,8 @@ extension ReceiptLog {
     /// What recovery hands to the new log.
     struct Recovered {
         var report: RecoveryReport
-        var snapshot: (position: LogPosition, payload: [UInt8])?
+        /// The snapshot to start from and its file (checked).
+        var snapshot: (position: LogPosition, path: String)?
         var replayStart: UInt64
         var replaySegments: [ReplaySegment]
         var segments: [UInt64]
@@ -25,7 +26,7 @@ extension ReceiptLog {
     /// opens the segment to append to.
     static func recover(_ configuration: LogConfiguration, logger: Logger) throws(LogError) -> Recovered {
         let directory = configuration.directory
-        let inspection = try LogInspection(directory: directory, loadSnapshotPayload: true)
+        let inspection = try LogInspection(directory: directory, checkingEverySnapshot: false)
         var report = RecoveryReport()
         report.snapshotPosition = inspection.recoverySnapshot.map { LogPosition(offset: $0.position) }
 
@@ -103,7 +104,7 @@ extension ReceiptLog {
         report.recordsToReplay = inspection.recordsToReplay
         report.endPosition = LogPosition(offset: end)
         let snapshot = inspection.recoverySnapshot.map {
-            (position: LogPosition(offset: $0.position), payload: inspection.snapshotPayload ?? [])
+            (position: LogPosition(offset: $0.position), path: inspection.path($0.name))
         }
         return Recovered(
             report: report,

@@ -1,6 +1,24 @@
 import Glibc
 
 extension ReceiptLog {
+    /// Calls `body` with the snapshot recovery starts from, read in place from a mapping of its
+    /// file: no copy, and no second check (opening checked it).
+    ///
+    /// Available until the first ``writeSnapshot(_:covering:)`` or ``close()``, which let go of
+    /// the mapping (so that a later compaction can free the file's disk space); a call already
+    /// running keeps it until it returns.
+    ///
+    /// - Parameter body: Receives the snapshot's position and payload; the payload is valid
+    ///   only during the call.
+    /// - Returns: What `body` returns, or nil when there is no snapshot (or no longer).
+    /// - Throws: What `body` throws.
+    public func withLatestSnapshot<Result, Failure: Error>(
+        _ body: (_ position: LogPosition, _ payload: UnsafeRawBufferPointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result? {
+        guard let snapshot = self.recoverySnapshot.withLock({ $0 }) else { return nil }
+        return try body(snapshot.position, snapshot.payload)
+    }
+
     /// Writes the engine's live state as a snapshot covering the log up to `position`, then
     /// deletes what the previous snapshot made redundant. Call it on a background thread:
     /// appends keep flowing while it runs.
@@ -23,7 +41,8 @@ extension ReceiptLog {
     ///   newest snapshot; `.closed` when the log stopped; `.io`/`.fsyncFailed` when writing
     ///   failed (a failed sync is fatal for the log, as for segments).
     public func writeSnapshot(_ payload: [UInt8], covering position: LogPosition) throws(LogError) -> CompactionReport {
-        try self.compaction.withLock { _ throws(LogError) -> CompactionReport in
+        self.releaseRecoverySnapshot()
+        return try self.compaction.withLock { _ throws(LogError) -> CompactionReport in
             let target = position.offset
             let (appended, newest) = self.writer.state.withLock { ($0.appended, $0.snapshots.last) }
             guard target <= appended, target >= newest ?? 0 else {

@@ -22,12 +22,35 @@ public final class ReceiptLog: Sendable {
     /// What opening the log found and repaired.
     public let recovery: RecoveryReport
 
-    /// The snapshot recovery starts from: the newest one that checks out.
+    /// The snapshot recovery starts from, mapped until the first compaction or ``close()``.
+    let recoverySnapshot: Mutex<MappedSnapshot?>
+    /// ``latestSnapshot``'s copy of its payload, made on first use and kept as long as the mapping.
+    let recoverySnapshotCopy = Mutex<[UInt8]?>(nil)
+
+    /// The snapshot recovery starts from (the newest one that checks out), copied out of its
+    /// file; ``withLatestSnapshot(_:)`` reads it in place instead.
     ///
     /// When the newest snapshot file is corrupt this is the older one, and
     /// ``RecoveryReport/invalidSnapshots`` names the file set aside. It is the snapshot found at
-    /// open; later ``writeSnapshot(_:covering:)`` calls do not change it.
-    public let latestSnapshot: (position: LogPosition, payload: [UInt8])?
+    /// open, available until the first ``writeSnapshot(_:covering:)`` (nil after it) or
+    /// ``close()``. The first access copies the payload; later ones share that copy.
+    public var latestSnapshot: (position: LogPosition, payload: [UInt8])? {
+        self.withLatestSnapshot { position, payload in
+            let copy = self.recoverySnapshotCopy.withLock { copy in
+                if let copy { return copy }
+                let made = Array(payload)
+                copy = made
+                return made
+            }
+            return (position, copy)
+        }
+    }
+
+    /// Lets go of the recovery snapshot's mapping and copy.
+    func releaseRecoverySnapshot() {
+        self.recoverySnapshot.withLock { $0 = nil }
+        self.recoverySnapshotCopy.withLock { $0 = nil }
+    }
 
     /// Opens or creates the log and recovers it, then starts the writer thread.
     ///
@@ -66,8 +89,18 @@ public final class ReceiptLog: Sendable {
             FileIO.close(lockDescriptor)
             throw error
         }
+        let snapshot: MappedSnapshot?
+        do throws(LogError) {
+            snapshot = try recovered.snapshot.map { (position, path) throws(LogError) in
+                try MappedSnapshot(path: path, position: position)
+            }
+        } catch {
+            FileIO.close(recovered.active.fd)
+            FileIO.close(lockDescriptor)
+            throw error
+        }
         self.recovery = recovered.report
-        self.latestSnapshot = recovered.snapshot
+        self.recoverySnapshot = Mutex(snapshot)
         self.replaySegments = recovered.replaySegments
         self.replayStart = recovered.replayStart
         self.lockDescriptor = Mutex(lockDescriptor)
@@ -170,6 +203,7 @@ public final class ReceiptLog: Sendable {
             return thread
         }
         guard let thread else { return }
+        self.releaseRecoverySnapshot()
         self.writer.requestClose()
         if pthread_equal(thread, pthread_self()) != 0 {
             pthread_detach(thread)

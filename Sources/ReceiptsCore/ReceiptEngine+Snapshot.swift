@@ -209,9 +209,30 @@ extension ReceiptEngine {
     /// - Throws: `SnapshotDecodingError` for anything but a complete, intact snapshot of a
     ///   version this build reads; never crashes.
     public init(restoringFrom bytes: [UInt8], configuration: EngineConfiguration) throws(SnapshotDecodingError) {
-        self.init(configuration: configuration)
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(SnapshotDecodingError) in
+                try ReceiptEngine(restoringFrom: raw, configuration: configuration)
+            }
+        }
+        self = try result.get()
+    }
+
+    /// Restores an engine from `encodedState()` bytes anywhere in memory, such as a mapping of
+    /// the snapshot file (no copy of the payload is made).
+    ///
+    /// - Parameters:
+    ///   - bytes: The snapshot payload; only read during the call.
+    ///   - configuration: Placement and bounds for the restored engine (not part of the snapshot).
+    /// - Throws: `SnapshotDecodingError` for anything but a complete, intact snapshot of a
+    ///   version this build reads; never crashes.
+    public init(
+        restoringFrom bytes: UnsafeRawBufferPointer,
+        configuration: EngineConfiguration
+    )
+        throws(SnapshotDecodingError)
+    {
         let magic = Self.snapshotMagic
-        guard bytes.count >= magic.count, Array(bytes[0..<magic.count]) == magic else {
+        guard bytes.count >= magic.count, bytes.prefix(magic.count).elementsEqual(magic) else {
             throw SnapshotDecodingError(.badMagic, "the bytes do not start with the receipt engine snapshot magic")
         }
         guard bytes.count >= magic.count + 2 + 8 else {
@@ -225,28 +246,18 @@ extension ReceiptEngine {
                     + "\(Self.oldestReadableSnapshotVersion) to \(Self.snapshotVersion)"
             )
         }
-        let result: Result<ReceiptEngine, SnapshotDecodingError> = bytes.withUnsafeBytes { raw in
-            let body = UnsafeRawBufferPointer(rebasing: raw[0..<raw.count - 8])
-            let stored = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: raw.count - 8, as: UInt64.self))
-            guard SnapshotWriter.checksum(body) == stored else {
-                return .failure(
-                    SnapshotDecodingError(.corrupt, "the snapshot checksum does not match: torn or damaged bytes")
-                )
-            }
-            var reader = SnapshotReader(body)
-            do throws(SnapshotDecodingError) {
-                for _ in 0..<magic.count + 2 { _ = try reader.read(UInt8.self) }
-                var engine = ReceiptEngine(configuration: configuration)
-                try engine.decode(&reader, version: version)
-                guard reader.remaining == 0 else {
-                    throw reader.corrupt("\(reader.remaining) unexpected bytes after the state")
-                }
-                return .success(engine)
-            } catch {
-                return .failure(error)
-            }
+        let body = UnsafeRawBufferPointer(rebasing: bytes[0..<bytes.count - 8])
+        let stored = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
+        guard SnapshotWriter.checksum(body) == stored else {
+            throw SnapshotDecodingError(.corrupt, "the snapshot checksum does not match: torn or damaged bytes")
         }
-        self = try result.get()
+        var reader = SnapshotReader(body)
+        for _ in 0..<magic.count + 2 { _ = try reader.read(UInt8.self) }
+        self.init(configuration: configuration)
+        try self.decode(&reader, version: version)
+        guard reader.remaining == 0 else {
+            throw reader.corrupt("\(reader.remaining) unexpected bytes after the state")
+        }
     }
 
     private mutating func decode(_ r: inout SnapshotReader, version: UInt16) throws(SnapshotDecodingError) {

@@ -168,10 +168,12 @@ extension BenchRun {
             onFatal: { _ in }
         )
         defer { try? reopened.close() }
-        guard let snapshot = reopened.latestSnapshot else {
+        let restored = try reopened.withLatestSnapshot { _, payload in
+            try ReceiptEngine(restoringFrom: payload, configuration: EngineConfiguration())
+        }
+        guard let engine = restored else {
             throw LoadgenError(.protocolViolation, "the log reopened without its snapshot")
         }
-        let engine = try ReceiptEngine(restoringFrom: snapshot.payload, configuration: EngineConfiguration())
         return (Monotonic.seconds(from: start, to: Monotonic.now()), engine.counters.messages)
     }
 }

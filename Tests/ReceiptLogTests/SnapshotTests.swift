@@ -105,6 +105,43 @@ struct SnapshotTests {
         #expect(try ReceiptLog.verify(directory: rounds.fixture.directory).isClean)
     }
 
+    @Test func openingChecksOnlyTheSnapshotItStartsFrom() throws {
+        let rounds = try Rounds()
+        let older = LogFileName.snapshot(position: rounds.snapshots[2].offset)
+        var bytes = try rounds.fixture.read(older)
+        bytes[bytes.count - 1] ^= 0x08
+        try rounds.fixture.write(older, bytes)
+
+        let reopened = try rounds.fixture.open()
+        #expect(reopened.log.latestSnapshot?.payload == Self.state(3))
+        #expect(reopened.log.recovery.invalidSnapshots.isEmpty)
+        try reopened.log.close()
+        #expect(try rounds.fixture.snapshots().contains(older))
+        let report = try ReceiptLog.verify(directory: rounds.fixture.directory)
+        #expect(report.snapshots.filter { !$0.isValid }.map(\.file) == [older])
+        #expect(report.recoverySnapshot == rounds.snapshots[3])
+    }
+
+    @Test func newestSnapshotIsReadInPlaceUntilTheNextCompaction() throws {
+        let rounds = try Rounds()
+        let reopened = try rounds.fixture.open()
+        defer { try? reopened.log.close() }
+        let read = reopened.log.withLatestSnapshot { position, payload in (position, Array(payload)) }
+        #expect(read?.0 == rounds.snapshots[3])
+        #expect(read?.1 == Self.state(3))
+        #expect(reopened.log.latestSnapshot?.payload == Self.state(3))
+        _ = try reopened.log.writeSnapshot(Self.state(4), covering: rounds.ends[160])
+        #expect(reopened.log.withLatestSnapshot { _, _ in true } == nil)
+        #expect(reopened.log.latestSnapshot == nil)
+    }
+
+    @Test func noSnapshotReadsAsNil() throws {
+        let fixture = try LogFixture()
+        let log = try fixture.open()
+        defer { try? log.log.close() }
+        #expect(log.log.withLatestSnapshot { _, _ in true } == nil)
+    }
+
     @Test func leftoverTemporarySnapshotIsIgnoredAndRemoved() throws {
         let rounds = try Rounds()
         let leftover = LogFileName.temporary(forSnapshot: LogFileName.snapshot(position: rounds.ends[160].offset))

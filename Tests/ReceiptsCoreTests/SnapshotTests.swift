@@ -30,6 +30,20 @@ struct SnapshotTests {
         return h
     }
 
+    @Test func restoresFromBytesInPlaceAsFromAnArray() throws {
+        let bytes = Self.richHarness().engine.encodedState()
+        let restored = try bytes.withUnsafeBytes { raw in
+            try ReceiptEngine(restoringFrom: raw, configuration: .init())
+        }
+        #expect(restored.encodedState() == bytes)
+        var damaged = bytes
+        damaged[damaged.count / 2] ^= 0x01
+        let error = #expect(throws: SnapshotDecodingError.self) {
+            try damaged.withUnsafeBytes { try ReceiptEngine(restoringFrom: $0, configuration: .init()) }
+        }
+        #expect(error?.code == .corrupt)
+    }
+
     @Test func snapshotRoundTripAnswersIdentically() throws {
         let h = Self.richHarness()
         let bytes = h.engine.encodedState()
