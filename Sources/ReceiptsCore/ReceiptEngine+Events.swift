@@ -166,11 +166,14 @@ extension ReceiptEngine {
         now: Int64,
         changes: inout ChangeSet
     ) -> EventOutcome {
+        // Hashing each id into a fresh `Set` cost a third of an upsert; scanning the handful of
+        // members a conversation usually has is cheaper. Large member lists still hash.
         var distinct: [String] = []
-        var seen = Set<String>()
+        distinct.reserveCapacity(members.count)
+        var seen: Set<String>? = members.count > 16 ? Set(minimumCapacity: members.count) : nil
         for member in members {
             guard !member.isEmpty else { return reject(.invalidEvent, "a member id is empty") }
-            if seen.insert(member).inserted { distinct.append(member) }
+            if seen != nil ? seen!.insert(member).inserted : !distinct.contains(member) { distinct.append(member) }
         }
         if kind == .direct && distinct.count != 2 {
             return reject(
@@ -202,7 +205,7 @@ extension ReceiptEngine {
         changes.conversation = c
         for slot in conversations[Int(c)].members.indices where conversations[Int(c)].members[slot].isMember {
             let user = users[Int(conversations[Int(c)].members[slot].user)].id
-            if !seen.contains(user) {
+            if !(seen?.contains(user) ?? distinct.contains(user)) {
                 conversations[Int(c)].leave(slot: UInt32(slot), byDeletion: false, time: now, changes: &changes)
             }
         }

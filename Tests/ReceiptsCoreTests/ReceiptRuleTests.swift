@@ -82,6 +82,22 @@ struct ReceiptRuleTests {
         )
     }
 
+    /// Member lists of more than 16 ids are de-duplicated by hashing, shorter ones by a scan:
+    /// both keep the first occurrence's order and derive the same joins and leaves.
+    @Test(arguments: [4, 17, 40])
+    func upsertDeduplicatesMembersOfAnyCount(count: Int) {
+        var h = EngineHarness()
+        let members = (0..<count).map { "u\($0)" }
+        h.group("g", members + members.reversed())
+        #expect(h.engine.snapshot(conversation: "g", limit: 0)?.members == members)
+        let kept = Array(members.dropFirst(2)) + ["new"]
+        h.accept(.conversationUpserted(conversation: "g", kind: .group, members: kept + kept))
+        #expect(h.engine.snapshot(conversation: "g", limit: 0)?.members == kept)
+        #expect(
+            h.rejection(.conversationUpserted(conversation: "g", kind: .group, members: kept + [""])) == .invalidEvent
+        )
+    }
+
     @Test func messageSentRules() {
         var h = EngineHarness()
         h.group("g", ["A", "B"])
