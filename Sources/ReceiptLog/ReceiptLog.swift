@@ -116,25 +116,14 @@ public final class ReceiptLog: Sendable {
         )
         self.writer = writer
         let active = recovered.active
-        let body = ThreadBody { writer.run(active) }
-        var thread = pthread_t()
-        let started = pthread_create(
-            &thread,
-            nil,
-            { context in
-                Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue().run()
-                return nil
-            },
-            Unmanaged.passRetained(body).toOpaque()
-        )
-        guard started == 0 else {
+        let thread: pthread_t
+        switch ThreadBody({ writer.run(active) }).start() {
+        case .success(let started):
+            thread = started
+        case .failure(let failure):
             FileIO.close(active.fd)
             FileIO.close(lockDescriptor)
-            throw LogError(
-                code: .io,
-                message: "cannot start the writer thread",
-                cause: SystemCallError(call: "pthread_create", errno: started)
-            )
+            throw LogError(code: .io, message: "cannot start the writer thread", cause: failure)
         }
         self.thread = Mutex(thread)
         logger.debug(

@@ -42,7 +42,8 @@ enum SnapshotFile {
             bytes.littleEndian(at: 20, as: UInt64.self) == UInt64(bytes.count - headerSize)
         else { return nil }
         let payload = UnsafeRawBufferPointer(rebasing: bytes[headerSize...])
-        guard !checkingPayload || RecordFormat.crc32(payload) == bytes.littleEndian(at: 28, as: UInt32.self) else {
+        guard !checkingPayload || RecordFormat.crc32OnTwoThreads(payload) == bytes.littleEndian(at: 28, as: UInt32.self)
+        else {
             return nil
         }
         return payload
