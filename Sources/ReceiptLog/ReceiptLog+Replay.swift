@@ -1,3 +1,5 @@
+import Glibc
+
 extension ReceiptLog {
     /// Calls `body` for every record after the recovery snapshot's position, in log order.
     ///
@@ -45,6 +47,55 @@ extension ReceiptLog {
                     LogPosition(offset: segment.start + UInt64(offset - headerSize))
                 )
             }
+        }
+    }
+}
+
+extension ReceiptLog {
+    /// Replays like ``replay(_:)``, on two threads: `prepare` runs on a helper thread for each
+    /// record (decoding it, say) while `apply` runs on the calling thread with what `prepare`
+    /// returned for earlier records, in log order.
+    ///
+    /// With a second core free, replay then takes about as long as the slower of the two
+    /// halves instead of their sum.
+    ///
+    /// - Parameters:
+    ///   - depth: How many prepared records may wait for `apply`.
+    ///   - prepare: Receives the record's type, payload and end position, as in ``replay(_:)``
+    ///     (the payload is valid only during the call); runs on the helper thread.
+    ///   - apply: Receives each prepared record, in log order, on the calling thread.
+    /// - Throws: The first error of `prepare` (after applying every record before it), of
+    ///   `apply` (the helper stops), or ``LogError`` as ``replay(_:)`` does.
+    public func replay<Prepared: Sendable>(
+        depth: Int = 16,
+        preparing prepare:
+            @escaping @Sendable (_ type: UInt8, _ payload: UnsafeRawBufferPointer, _ end: LogPosition)
+            throws -> Prepared,
+        applying apply: (Prepared) throws -> Void
+    ) throws {
+        let queue = ReplayQueue<Prepared>(depth: depth)
+        let helper = ThreadBody {
+            do {
+                try self.replay { type, payload, end in
+                    guard queue.push(try prepare(type, payload, end)) else { throw CancellationError() }
+                }
+                queue.finish(nil)
+            } catch {
+                queue.finish(error)
+            }
+        }
+        let thread: pthread_t
+        switch helper.start() {
+        case .success(let started): thread = started
+        case .failure(let failure):
+            throw LogError(code: .io, message: "cannot start the replay thread", cause: failure)
+        }
+        defer { pthread_join(thread, nil) }
+        do {
+            while let prepared = try queue.pop() { try apply(prepared) }
+        } catch {
+            queue.cancel()
+            throw error
         }
     }
 }
