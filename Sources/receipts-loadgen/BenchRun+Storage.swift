@@ -116,6 +116,26 @@ extension BenchRun {
                 + String(format: ", %.0f MB/s (read + crc only)", Double(bytes) / rawSeconds / 1e6),
             target: ">= 1M events/s"
         )
+        var pipelined = ReceiptEngine()
+        var pipelinedApplied = 0
+        let pipelinedStart = Monotonic.now()
+        try log.replay { type, payload, _ in
+            guard case .acknowledgedBatch(let time, let frame) = try LogRecord(type: type, payload: payload) else {
+                throw LoadgenError(.protocolViolation, "the log holds a record other than a batch")
+            }
+            return (time, try EventBatchCodec.decode(frame))
+        } applying: { (time: Timestamp, events: [Event]) in
+            for event in events { _ = pipelined.replay(event, at: time) }
+            pipelinedApplied += events.count
+        }
+        let pipelinedSeconds = Monotonic.seconds(from: pipelinedStart, to: Monotonic.now())
+        precondition(pipelinedApplied == applied && pipelined.counters == engine.counters)
+        table.add(
+            "log replay, decoding on a second thread, in process (\(Self.count(applied)) events)",
+            ours: ResultTable.rate(Double(applied) / pipelinedSeconds),
+            baseline: "one thread: " + ResultTable.rate(Double(applied) / seconds),
+            target: ">= 1M events/s"
+        )
         let encodeStart = Monotonic.now()
         let state = engine.encodedState()
         let encodeSeconds = Monotonic.seconds(from: encodeStart, to: Monotonic.now())
