@@ -19,21 +19,25 @@ extension ReceiptPipeline {
             counters.increment("receiptd.log.dropped_records", by: report.droppedRecords)
         }
         var engine = ReceiptEngine(configuration: configuration)
-        if let snapshot = log.latestSnapshot {
-            do {
-                engine = try ReceiptEngine(restoringFrom: snapshot.payload, configuration: configuration)
-            } catch {
-                throw ServiceError(
-                    .recovery,
-                    "snapshot at log position \(snapshot.position.offset) cannot be decoded",
-                    cause: error
-                )
+        do {
+            if let restored = try log.withLatestSnapshot({ _, payload in
+                try ReceiptEngine(restoringFrom: payload, configuration: configuration)
+            }) {
+                engine = restored
             }
+        } catch {
+            throw ServiceError(
+                .recovery,
+                "snapshot at log position \(report.snapshotPosition?.offset ?? 0) cannot be decoded",
+                cause: error
+            )
         }
         var replayed = 0
         let started = ServiceClock.monotonicMilliseconds()
         do {
-            try log.replay { type, payload, end in
+            // Records are parsed and batches decoded on a helper thread; the engine applies them
+            // here, in log order.
+            try log.replay { type, payload, end -> RecoveredRecord in
                 let record: LogRecord
                 do {
                     record = try LogRecord(type: type, payload: payload)
@@ -42,17 +46,28 @@ extension ReceiptPipeline {
                 }
                 switch record {
                 case .acknowledgedBatch(let time, let frame), .unacknowledgedBatch(let time, let frame):
-                    let events = try EventBatchCodec.decode(frame)
+                    return .batch(time: time, events: try EventBatchCodec.decode(frame))
+                default:
+                    return .other(type: type, payload: Array(payload), end: end)
+                }
+            } applying: { recovered in
+                switch recovered {
+                case .batch(let time, let events):
                     for event in events { _ = engine.replay(event, at: time) }
                     clock.advance(to: time)
                     replayed += events.count
-                case .retention(let cutoff):
-                    _ = engine.expireMessages(sentBefore: cutoff)
-                case .movePrepared, .moveFrozen, .moveImported, .moveReleased, .moveCommitted:
-                    do {
-                        _ = try applyMove(record, to: &engine)
-                    } catch {
-                        throw ServiceError(.recovery, "move record ending at \(end.offset): \(error)")
+                case .other(let type, let payload, let end):
+                    try payload.withUnsafeBytes { payload in
+                        switch try LogRecord(type: type, payload: payload) {
+                        case .retention(let cutoff):
+                            _ = engine.expireMessages(sentBefore: cutoff)
+                        case let record:
+                            do {
+                                _ = try applyMove(record, to: &engine)
+                            } catch {
+                                throw ServiceError(.recovery, "move record ending at \(end.offset): \(error)")
+                            }
+                        }
                     }
                 }
             }
@@ -64,7 +79,7 @@ extension ReceiptPipeline {
         logger.info(
             "recovered",
             metadata: [
-                "recovery.snapshot_position": "\(log.latestSnapshot?.position.offset ?? 0)",
+                "recovery.snapshot_position": "\(report.snapshotPosition?.offset ?? 0)",
                 "recovery.replayed_events": "\(replayed)",
                 "recovery.milliseconds": "\(ServiceClock.monotonicMilliseconds() - started)",
                 "recovery.truncated_bytes": "\(report.truncatedBytes)",
