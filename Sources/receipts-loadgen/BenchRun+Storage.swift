@@ -100,13 +100,9 @@ extension BenchRun {
         var applied = 0
         let start = Monotonic.now()
         try log.replay { type, payload, _ in
-            guard case .acknowledgedBatch(let time, let frame) = try LogRecord(type: type, payload: payload) else {
-                throw LoadgenError(.protocolViolation, "the log holds a record other than a batch")
-            }
-            for event in try EventBatchCodec.decode(frame) {
-                _ = engine.replay(event, at: time)
-                applied += 1
-            }
+            let (time, events) = try Self.decodedBatch(type: type, payload: payload)
+            for event in events { _ = engine.replay(event, at: time) }
+            applied += events.count
         }
         let seconds = Monotonic.seconds(from: start, to: Monotonic.now())
         table.add(
@@ -120,10 +116,7 @@ extension BenchRun {
         var pipelinedApplied = 0
         let pipelinedStart = Monotonic.now()
         try log.replay { type, payload, _ in
-            guard case .acknowledgedBatch(let time, let frame) = try LogRecord(type: type, payload: payload) else {
-                throw LoadgenError(.protocolViolation, "the log holds a record other than a batch")
-            }
-            return (time, try EventBatchCodec.decode(frame))
+            try Self.decodedBatch(type: type, payload: payload)
         } applying: { (time: Timestamp, events: [Event]) in
             for event in events { _ = pipelined.replay(event, at: time) }
             pipelinedApplied += events.count
@@ -163,6 +156,14 @@ extension BenchRun {
     /// Writes `state` as two snapshot generations (as after two compactions), then times what
     /// receiptd's recovery does with them: open the log (which checks the snapshots) and
     /// restore the engine from the newest.
+    /// The time and events of a batch record; the storage rows' logs hold nothing else.
+    private static func decodedBatch(type: UInt8, payload: UnsafeRawBufferPointer) throws -> (Timestamp, [Event]) {
+        guard case .acknowledgedBatch(let time, let frame) = try LogRecord(type: type, payload: payload) else {
+            throw LoadgenError(.protocolViolation, "the log holds a record other than a batch")
+        }
+        return (time, try EventBatchCodec.decode(frame))
+    }
+
     private static func openAndRestore(_ state: [UInt8], directory: String) throws -> (seconds: Double, messages: Int) {
         let configuration = LogConfiguration(directory: directory)
         let log = try ReceiptLog(
