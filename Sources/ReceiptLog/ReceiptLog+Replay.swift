@@ -74,7 +74,7 @@ extension ReceiptLog {
         applying apply: (Prepared) throws -> Void
     ) throws {
         let queue = ReplayQueue<Prepared>(depth: depth)
-        let helper = ThreadBody {
+        let helper = ThreadBody(name: "log-replay") {
             do {
                 try self.replay { type, payload, end in
                     guard queue.push(try prepare(type, payload, end)) else { throw CancellationError() }

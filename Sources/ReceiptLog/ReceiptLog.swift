@@ -117,7 +117,7 @@ public final class ReceiptLog: Sendable {
         self.writer = writer
         let active = recovered.active
         let thread: pthread_t
-        switch ThreadBody({ writer.run(active) }).start() {
+        switch ThreadBody(name: "log-writer", { writer.run(active) }).start() {
         case .success(let started):
             thread = started
         case .failure(let failure):

@@ -11,7 +11,9 @@ extension RecordFormat {
         let half = bytes.count / 2
         guard half >= 1 << 20 else { return crc32(bytes) }
         let first = HalfChecksum(UnsafeRawBufferPointer(rebasing: bytes[..<half]))
-        guard case .success(let thread) = ThreadBody({ first.run() }).start() else { return crc32(bytes) }
+        guard case .success(let thread) = ThreadBody(name: "log-crc32", { first.run() }).start() else {
+            return crc32(bytes)
+        }
         let second = crc32(UnsafeRawBufferPointer(rebasing: bytes[half...]))
         pthread_join(thread, nil)
         return UInt32(truncatingIfNeeded: crc32_combine(UInt(first.crc), UInt(second), .init(bytes.count - half)))

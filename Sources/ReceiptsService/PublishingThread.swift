@@ -32,8 +32,10 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
     func start() {
         guard !isRunning else { return }
         isRunning = true
-        let thread = Thread { [self] in run() }
-        thread.name = "receiptd-publish"
+        let thread = Thread { [self] in
+            Thread.current.name = "receiptd-pub"
+            run()
+        }
         thread.start()
     }
 

@@ -31,6 +31,8 @@ struct WorkerService: Service {
     private func runOnThread() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let thread = Thread { [service, readiness] in
+                // Named from inside: a name set before `start()` never reaches the kernel on Linux.
+                Thread.current.name = "receiptd-worker"
                 do {
                     try service.run(onReady: { readiness.workerReady() })
                     continuation.resume()
@@ -38,7 +40,6 @@ struct WorkerService: Service {
                     continuation.resume(throwing: error)
                 }
             }
-            thread.name = "receiptd-worker"
             thread.stackSize = 8 << 20
             thread.start()
         }
