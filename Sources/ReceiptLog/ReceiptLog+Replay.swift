@@ -62,7 +62,8 @@ extension ReceiptLog {
     /// - Parameters:
     ///   - depth: How many prepared records may wait for `apply`.
     ///   - prepare: Receives the record's type, payload and end position, as in ``replay(_:)``
-    ///     (the payload is valid only during the call); runs on the helper thread.
+    ///     (the payload is valid only during the call); runs on the helper thread (on the
+    ///     calling thread, before `apply`, when no thread can be started).
     ///   - apply: Receives each prepared record, in log order, on the calling thread.
     /// - Throws: The first error of `prepare` (after applying every record before it), of
     ///   `apply` (the helper stops), or ``LogError`` as ``replay(_:)`` does.
@@ -87,8 +88,9 @@ extension ReceiptLog {
         let thread: pthread_t
         switch helper.start() {
         case .success(let started): thread = started
-        case .failure(let failure):
-            throw LogError(code: .io, message: "cannot start the replay thread", cause: failure)
+        case .failure:
+            // No second thread to be had: replay on this one.
+            return try replay { type, payload, end in try apply(prepare(type, payload, end)) }
         }
         defer { pthread_join(thread, nil) }
         do {

@@ -16,7 +16,10 @@ extension ReceiptLog {
         _ body: (_ position: LogPosition, _ payload: UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result? {
         guard let snapshot = self.recoverySnapshot.withLock({ $0 }) else { return nil }
-        return try body(snapshot.position, snapshot.payload)
+        // Holds the mapping through `body`, whatever a concurrent release does meanwhile.
+        return try withExtendedLifetime(snapshot) { () throws(Failure) in
+            try body(snapshot.position, snapshot.payload)
+        }
     }
 
     /// Writes the engine's live state as a snapshot covering the log up to `position`, then

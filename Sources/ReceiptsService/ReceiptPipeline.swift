@@ -204,9 +204,11 @@ final class ReceiptPipeline {
     // MARK: - Durability
 
     /// Queues a reply to go out once everything appended so far is durable (at once if it is).
+    ///
+    /// After a log failure nothing goes out: the engine may hold a batch whose append failed.
     func reply(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) {
         let position = log.appendedPosition
-        if awaiting.isEmpty, position <= log.durablePosition {
+        if awaiting.isEmpty, signals.fatalError == nil, position <= log.durablePosition {
             send(frames, on: endpoint)
         } else {
             awaiting.append(
