@@ -9,7 +9,6 @@ final class ThreadBody {
     ///   - name: The thread's name in `top -H`, `ps -L` and debuggers (at most 15 bytes).
     ///   - run: What the thread runs, once.
     init(name: String, _ run: @escaping () -> Void) {
-        precondition(name.utf8.count <= 15, "a Linux thread name has at most 15 bytes")
         self.name = name
         self.run = run
     }
@@ -24,7 +23,7 @@ final class ThreadBody {
             nil,
             { context in
                 let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
-                body.nameThisThread()
+                nameCurrentThread(body.name)
                 body.run()
                 return nil
             },
@@ -35,14 +34,5 @@ final class ThreadBody {
             return .failure(SystemCallError(call: "pthread_create", errno: started))
         }
         return .success(thread)
-    }
-
-    /// Names the calling thread (`pthread_setname_np` is not visible from Swift's Glibc):
-    /// best effort, a thread without its name still runs.
-    private func nameThisThread() {
-        let descriptor = open("/proc/thread-self/comm", O_WRONLY)
-        guard descriptor >= 0 else { return }
-        _ = name.withCString { write(descriptor, $0, strlen($0)) }
-        close(descriptor)
     }
 }

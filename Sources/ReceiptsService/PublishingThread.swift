@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptLog
 import ReceiptsWire
 import Synchronization
 import ZeroMQ
@@ -33,7 +34,7 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
         guard !isRunning else { return }
         isRunning = true
         let thread = Thread { [self] in
-            Thread.current.name = "receiptd-pub"
+            nameCurrentThread("receiptd-pub")
             run()
         }
         thread.start()

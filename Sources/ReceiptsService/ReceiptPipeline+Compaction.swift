@@ -45,7 +45,7 @@ extension ReceiptPipeline {
             metadata: ["compaction.reason": "\(reason)", "compaction.position": "\(position.offset)"]
         )
         let thread = Thread {
-            Thread.current.name = "receiptd-snap"
+            nameCurrentThread("receiptd-snap")
             let started = ContinuousClock.now
             let payload = state.encodedState()
             let result = Result { () throws(LogError) in try log.writeSnapshot(payload, covering: position) }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ReceiptLog
 import ReceiptsService
 import ServiceLifecycle
 
@@ -31,8 +32,7 @@ struct WorkerService: Service {
     private func runOnThread() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let thread = Thread { [service, readiness] in
-                // Named from inside: a name set before `start()` never reaches the kernel on Linux.
-                Thread.current.name = "receiptd-worker"
+                nameCurrentThread("receiptd-worker")
                 do {
                     try service.run(onReady: { readiness.workerReady() })
                     continuation.resume()
