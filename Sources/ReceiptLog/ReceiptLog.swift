@@ -24,8 +24,6 @@ public final class ReceiptLog: Sendable {
 
     /// The snapshot recovery starts from, mapped until the first compaction or ``close()``.
     let recoverySnapshot: Mutex<MappedSnapshot?>
-    /// ``latestSnapshot``'s copy of its payload, made on first use and kept as long as the mapping.
-    let recoverySnapshotCopy = Mutex<[UInt8]?>(nil)
 
     /// The snapshot recovery starts from (the newest one that checks out), copied out of its
     /// file; ``withLatestSnapshot(_:)`` reads it in place instead.
@@ -33,23 +31,14 @@ public final class ReceiptLog: Sendable {
     /// When the newest snapshot file is corrupt this is the older one, and
     /// ``RecoveryReport/invalidSnapshots`` names the file set aside. It is the snapshot found at
     /// open, available until the first ``writeSnapshot(_:covering:)`` (nil after it) or
-    /// ``close()``. The first access copies the payload; later ones share that copy.
+    /// ``close()``. Each access copies the payload.
     public var latestSnapshot: (position: LogPosition, payload: [UInt8])? {
-        self.withLatestSnapshot { position, payload in
-            let copy = self.recoverySnapshotCopy.withLock { copy in
-                if let copy { return copy }
-                let made = Array(payload)
-                copy = made
-                return made
-            }
-            return (position, copy)
-        }
+        self.withLatestSnapshot { position, payload in (position, Array(payload)) }
     }
 
-    /// Lets go of the recovery snapshot's mapping and copy.
+    /// Lets go of the recovery snapshot's mapping.
     func releaseRecoverySnapshot() {
         self.recoverySnapshot.withLock { $0 = nil }
-        self.recoverySnapshotCopy.withLock { $0 = nil }
     }
 
     /// Opens or creates the log and recovers it, then starts the writer thread.

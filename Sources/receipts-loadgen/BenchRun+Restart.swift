@@ -23,6 +23,12 @@ extension BenchRun {
             }
         )
         let emptyBaseline = "empty log: " + ResultTable.seconds(emptySeconds)
+        /// A restart's time and rate, and its rate once the empty-log restart is taken off.
+        func restartCell(seconds: Double, count: Int, unit: String) -> String {
+            let beyond = ResultTable.rate(Double(count) / max(seconds - emptySeconds, 1e-3), unit)
+            return ResultTable.seconds(seconds) + ", " + ResultTable.rate(Double(count) / seconds, unit)
+                + " (\(beyond) beyond the baseline)"
+        }
         let split = set.frames.count * 9 / 10
         let first = set.slice(0..<split)
         let options = DriveOptions(window: 4)
@@ -37,8 +43,7 @@ extension BenchRun {
         let replaySeconds = try daemon.start()
         table.add(
             "restart after kill -9: replay \(Self.count(replayed)) events from the log (launch → health answers)",
-            ours: ResultTable.seconds(replaySeconds) + ", " + ResultTable.rate(Double(replayed) / replaySeconds)
-                + " (\(ResultTable.rate(Double(replayed) / max(replaySeconds - emptySeconds, 1e-3))) beyond the baseline)",
+            ours: restartCell(seconds: replaySeconds, count: replayed, unit: "events/s"),
             baseline: emptyBaseline,
             target: ">= 1M events/s"
         )
@@ -58,10 +63,7 @@ extension BenchRun {
         table.add(
             "restart from snapshot: \(Self.count(set.receiptCount)) receipts, "
                 + "\(ResultTable.bytes(Double(compaction.snapshotBytes))) (launch → health)",
-            ours: ResultTable.seconds(snapshotSeconds) + ", "
-                + ResultTable.rate(Double(set.receiptCount) / snapshotSeconds, "receipts/s") + " ("
-                + ResultTable.rate(Double(set.receiptCount) / max(snapshotSeconds - emptySeconds, 1e-3), "receipts/s")
-                + " beyond the baseline)",
+            ours: restartCell(seconds: snapshotSeconds, count: set.receiptCount, unit: "receipts/s"),
             baseline: emptyBaseline,
             target: ">= 5M receipts/s"
         )
@@ -76,7 +78,8 @@ extension BenchRun {
         table.note(
             "Restart: receiptd killed with SIGKILL after loading 90% of the workload, started again on the same "
                 + "directory; the time runs from launching the process to its first health answer, so it includes "
-                + "process start; the baseline is the same restart with an empty log. Then: compaction, the last 10%, compaction, SIGKILL, start from the snapshot. "
+                + "process start; the baseline is the same restart with an empty log. Then: compaction, the last "
+                + "10%, compaction, SIGKILL, start from the snapshot. "
                 + "Receipts are (message, recipient) pairs of every message in the state. A compaction deletes the "
                 + "segments the previous snapshot covers (one older generation stays as a fallback) and never the "
                 + "active segment (64 MiB), so disk = two snapshots + the log since the older one."

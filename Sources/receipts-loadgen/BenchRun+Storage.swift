@@ -60,12 +60,7 @@ extension BenchRun {
 
     /// Appends every record and waits until the last is durable; returns the seconds taken.
     private static func append(_ records: [[UInt8]], directory: String, policy: FsyncPolicy) throws -> Double {
-        let log = try ReceiptLog(
-            configuration: LogConfiguration(directory: directory, fsyncPolicy: policy),
-            logger: Logger(label: "bench"),
-            onDurable: {},
-            onFatal: { _ in }
-        )
+        let log = try Self.openLog(LogConfiguration(directory: directory, fsyncPolicy: policy))
         let start = Monotonic.now()
         for record in records {
             _ = try record.withUnsafeBytes {
@@ -81,12 +76,7 @@ extension BenchRun {
     /// Replays the batched log through the engine (as receiptd's recovery does: `replay`, no
     /// statuses), then encodes the state and loads it back.
     private mutating func replayAndSnapshot(directory: String, receipts: Int) throws {
-        let log = try ReceiptLog(
-            configuration: LogConfiguration(directory: directory),
-            logger: Logger(label: "bench"),
-            onDurable: {},
-            onFatal: { _ in }
-        )
+        let log = try Self.openLog(LogConfiguration(directory: directory))
         defer { try? log.close() }
         var bytes = 0
         var records = 0
@@ -153,9 +143,11 @@ extension BenchRun {
         )
     }
 
-    /// Writes `state` as two snapshot generations (as after two compactions), then times what
-    /// receiptd's recovery does with them: open the log (which checks the snapshots) and
-    /// restore the engine from the newest.
+    /// Opens a log for a storage row: nobody waits on its durability callbacks.
+    private static func openLog(_ configuration: LogConfiguration) throws -> ReceiptLog {
+        try ReceiptLog(configuration: configuration, logger: Logger(label: "bench"), onDurable: {}, onFatal: { _ in })
+    }
+
     /// The time and events of a batch record; the storage rows' logs hold nothing else.
     private static func decodedBatch(type: UInt8, payload: UnsafeRawBufferPointer) throws -> (Timestamp, [Event]) {
         guard case .acknowledgedBatch(let time, let frame) = try LogRecord(type: type, payload: payload) else {
@@ -164,14 +156,12 @@ extension BenchRun {
         return (time, try EventBatchCodec.decode(frame))
     }
 
+    /// Writes `state` as two snapshot generations (as after two compactions), then times what
+    /// receiptd's recovery does with them: open the log (which checks the snapshots) and
+    /// restore the engine from the newest.
     private static func openAndRestore(_ state: [UInt8], directory: String) throws -> (seconds: Double, messages: Int) {
         let configuration = LogConfiguration(directory: directory)
-        let log = try ReceiptLog(
-            configuration: configuration,
-            logger: Logger(label: "bench"),
-            onDurable: {},
-            onFatal: { _ in }
-        )
+        let log = try Self.openLog(configuration)
         _ = try log.writeSnapshot(state, covering: .zero)
         let record = Self.batchRecord(time: Timestamp(milliseconds: 1), frame: [])
         let end = try record.withUnsafeBytes {
@@ -182,12 +172,7 @@ extension BenchRun {
         try log.close()
 
         let start = Monotonic.now()
-        let reopened = try ReceiptLog(
-            configuration: configuration,
-            logger: Logger(label: "bench"),
-            onDurable: {},
-            onFatal: { _ in }
-        )
+        let reopened = try Self.openLog(configuration)
         defer { try? reopened.close() }
         let restored = try reopened.withLatestSnapshot { _, payload in
             try ReceiptEngine(restoringFrom: payload, configuration: EngineConfiguration())

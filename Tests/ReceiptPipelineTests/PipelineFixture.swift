@@ -102,10 +102,7 @@ final class PipelineFixture {
         let before = sink.outputs.count
         send(query)
         try await settle()
-        for output in sink.outputs[before...] {
-            if case .reply(.queries, let body, _) = output { return try QueryReply.decode(body) }
-        }
-        throw PipelineTestError("no reply to \(query.kindName)")
+        return try firstQueryReply(after: before, to: query)
     }
 
     /// Asks for a compaction and returns its answer, once it has finished.
@@ -114,10 +111,15 @@ final class PipelineFixture {
         send(.compact)
         try await awaitCompaction(now: ServiceClock.monotonicMilliseconds())
         try await settle()
-        for output in sink.outputs[before...] {
+        return try firstQueryReply(after: before, to: .compact)
+    }
+
+    /// The first query reply among the outputs from index `start` on.
+    private func firstQueryReply(after start: Int, to query: Query) throws -> QueryReply {
+        for output in sink.outputs[start...] {
             if case .reply(.queries, let body, _) = output { return try QueryReply.decode(body) }
         }
-        throw PipelineTestError("no reply to compact")
+        throw PipelineTestError("no reply to \(query.kindName)")
     }
 
     /// Makes the next snapshot fail to be written: a directory sits where its temporary file

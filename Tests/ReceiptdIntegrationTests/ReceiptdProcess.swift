@@ -345,8 +345,6 @@ final class ReceiptdProcess {
     /// The daemon process is alive.
     var isRunning: Bool { process?.isRunning ?? false }
 
-    /// Sends a signal to the daemon, leaving the test's clients connected.
-    ///
     /// The names of the running process's threads (`/proc/<pid>/task/*/comm`), as `top -H` shows them.
     func threadNames() throws -> [String] {
         guard let process, process.isRunning else { throw IntegrationError("receiptd is not running") }
@@ -357,6 +355,8 @@ final class ReceiptdProcess {
         }
     }
 
+    /// Sends a signal to the daemon, leaving the test's clients connected.
+    ///
     /// SIGSTOP returns once the kernel reports the process stopped (state `T` in
     /// `/proc/<pid>/stat`, within 2 s): on a loaded machine the stop can lag the signal, and a
     /// test that pauses a worker must not send it anything before it is paused.
