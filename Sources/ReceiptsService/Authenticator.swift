@@ -7,8 +7,9 @@ import ZeroMQ
 /// handshake on the four endpoints, and it admits a client key only if the allowlist gives it
 /// a role for that endpoint (the ZAP domain). The role goes back as the connection's
 /// `User-Id`, which the query handler reads. Handshakes that fail before ZAP is asked (a
-/// plaintext client, a wrong server key) are seen through socket monitors. Both kinds of
-/// refusal are counted per endpoint and logged with the key's fingerprint, never the key.
+/// plaintext client, a wrong server key) are seen through the `ConnectionMonitors`, which hand
+/// them to `count(_:on:)`. Both kinds of refusal are counted per endpoint and logged with the
+/// key's fingerprint, never the key.
 final class Authenticator {
     /// Where libzmq sends ZAP requests (RFC 27).
     static let zapEndpoint = "inproc://zeromq.zap.01"
@@ -17,8 +18,8 @@ final class Authenticator {
 
     private let settings: CurveSettings
     private var allowlist: KeyAllowlist
-    private let handler: ZMQSocket
-    private var monitors: [(endpoint: ServiceEndpoint, socket: ZMQSocket)] = []
+    /// The ZAP handler's socket, to poll.
+    let handler: ZMQSocket
     private let counters: ServiceCounters
     private let logger: Logger
     /// When each kind of refusal was last logged (monotonic ms). A client with a refused key
@@ -45,28 +46,15 @@ final class Authenticator {
         logger.info("CURVE on every endpoint", metadata: Self.metadata(allowlist))
     }
 
-    /// Every socket to poll: the ZAP handler and the monitors.
-    var sockets: [ZMQSocket] { [handler] + monitors.map(\.socket) }
-
-    /// Makes `socket` a CURVE server for `endpoint` (its ZAP domain) and monitors its failed handshakes.
+    /// Makes `socket` a CURVE server for `endpoint` (its ZAP domain).
     func secure(_ socket: ZMQSocket, as endpoint: ServiceEndpoint) throws(ZMQError) {
         try socket.setCurveServer(secretKey: settings.secretKey, zapDomain: endpoint.rawValue)
-        let address = "inproc://receiptd.monitor.\(endpoint.rawValue)"
-        try socket.monitor(address, events: .handshakeFailures)
-        let monitor = try ZMQSocket(context: socket.context, type: .pair)
-        try monitor.connect(address)
-        monitors.append((endpoint, monitor))
     }
 
-    /// Answers every queued ZAP request and counts every queued monitor event, without waiting.
+    /// Answers every queued ZAP request, without waiting.
     func drain() throws(ZMQError) {
         while let request = try handler.receiveMultipart(dontWait: true) {
             _ = try handler.send(answer(request))
-        }
-        for (endpoint, monitor) in monitors {
-            while let frames = try monitor.receiveMultipart(dontWait: true) {
-                if let event = MonitorEvent(frames: frames) { count(event, on: endpoint) }
-            }
         }
     }
 
@@ -87,7 +75,7 @@ final class Authenticator {
     }
 
     func close() {
-        for socket in sockets { socket.close() }
+        handler.close()
     }
 
     // MARK: - ZAP
@@ -145,7 +133,8 @@ final class Authenticator {
 
     // MARK: - Monitors
 
-    private func count(_ event: MonitorEvent, on endpoint: ServiceEndpoint) {
+    /// Counts and logs a failed handshake that a socket monitor reported.
+    func count(_ event: MonitorEvent, on endpoint: ServiceEndpoint) {
         // A ZAP refusal was counted and logged, with its key, when it was answered.
         guard event.event != .handshakeFailedAuth else { return }
         counters.increment("receiptd.auth.handshake_failures", label: endpoint.rawValue)

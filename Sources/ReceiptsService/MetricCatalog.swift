@@ -45,7 +45,19 @@ public enum MetricCatalog {
     static let updatesPublished = Family("receiptd_updates_published_total", "Status updates published.")
     static let repliesDropped = Family(
         "receiptd_replies_dropped_total",
-        "Replies not delivered, by reason (would_block, unroutable)."
+        "Replies not delivered, by reason (unroutable: the peer went away; shutdown: still held when the worker stopped)."
+    )
+    static let repliesHeld = Family(
+        "receiptd_replies_held_total",
+        "Replies that waited inside receiptd because the peer's ROUTER queue was full (sent once it took them)."
+    )
+    static let connectionsClosed = Family(
+        "receiptd_connections_closed_total",
+        "Connections closed, by endpoint: by the peer, or by libzmq for a message over the transport bound."
+    )
+    static let requestsDiscarded = Family(
+        "receiptd_requests_discarded_total",
+        "Requests discarded unread, by endpoint, from peers that read none of their held replies (nothing applied)."
     )
     static let queries = Family("receiptd_queries_total", "Queries answered, by kind.")
     static let compactions = Family("receiptd_compactions_total", "Compactions by result (ok, failed).")
@@ -148,7 +160,8 @@ public enum MetricCatalog {
     /// Every family, by name.
     public static let families: [String: Family] = Dictionary(
         uniqueKeysWithValues: [
-            events, eventsHeld, frames, framesInvalid, limitRefusals, updatesPublished, repliesDropped, queries,
+            events, eventsHeld, frames, framesInvalid, limitRefusals, updatesPublished, repliesDropped, repliesHeld,
+            requestsDiscarded, connectionsClosed, queries,
             compactions,
             messagesExpired, recoveryTruncatedBytes, recoveryDroppedRecords, fsyncErrors, pendingReceiptsDropped,
             ackLatency, fsyncDuration, eventsPerFrame, framesPerGroupCommit, awaitingDurability, pendingReceipts,
@@ -175,6 +188,9 @@ public enum MetricCatalog {
         case "receiptd.limits.refused": (limitRefusals.name, [("limit", label)])
         case "receiptd.updates.published": (updatesPublished.name, [])
         case "receiptd.replies.dropped": (repliesDropped.name, [("reason", label)])
+        case "receiptd.replies.held": (repliesHeld.name, [])
+        case "receiptd.requests.discarded": (requestsDiscarded.name, [("endpoint", label)])
+        case "receiptd.connections.closed": (connectionsClosed.name, [("endpoint", label)])
         case "receiptd.queries.served": (queries.name, [("kind", label)])
         case "receiptd.compactions": (compactions.name, [("result", "ok")])
         case "receiptd.compactions.failed": (compactions.name, [("result", "failed")])

@@ -24,7 +24,7 @@ enum ReplyEndpoint {
 /// What became of a reply.
 enum ReplyDelivery {
     case sent
-    /// The peer's queue is full; the reply is dropped (the peer's timeout re-sends).
+    /// The peer's queue is full; the pipeline holds the reply and offers it again.
     case wouldBlock
     /// The peer went away before its reply was ready.
     case unroutable(any Error)

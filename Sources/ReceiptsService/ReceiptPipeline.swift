@@ -38,6 +38,10 @@ final class ReceiptPipeline {
     static let maxAwaiting = 65_536
     /// How often a long drain stops to publish and acknowledge what became durable meanwhile.
     static let completionIntervalNanoseconds: UInt64 = 1_000_000
+    /// How often held replies are offered to their ROUTER again.
+    static let heldReplyRetryMilliseconds: Int64 = 1
+    /// How long shutdown waits for held replies to leave (the sockets' linger).
+    static let heldReplyShutdownMilliseconds: Int64 = 2000
 
     let configuration: ServiceConfiguration
     let logger: Logger
@@ -54,10 +58,18 @@ final class ReceiptPipeline {
     var gaugesSampledMonotonic: Int64 = 0
     /// The engine's dropped-receipt total at the last gauge sample.
     var droppedPendingReceiptsSampled = 0
+    /// Told the worker count the log holds, at start-up and whenever a rebalance changes it.
+    let onWorkerCount: (Int) -> Void
+    /// The worker count last reported to `onWorkerCount` and the metrics.
+    var reportedWorkerCount = 0
     var engine: ReceiptEngine
     var clock = ServiceClock()
     var awaiting = AwaitingQueue()
     var compaction = CompactionSchedule()
+    /// Replies their ROUTER could not take yet; a peer holds at most its in-flight limit.
+    var heldReplies: HeldReplies
+    /// When a discarded request was last logged (monotonic milliseconds), to log one a second.
+    var discardLoggedMonotonic: Int64?
     /// When `completeDurable` last ran (monotonic nanoseconds).
     var completedNanoseconds: UInt64 = 0
     let startedMonotonic: Int64
@@ -69,6 +81,8 @@ final class ReceiptPipeline {
     ///   - wake: Called from other threads (the log's, the compaction's) when the pipeline has
     ///     work: something became durable, a compaction finished, the log failed.
     ///   - awaitingLimit: Batches waiting for the log past which `acceptsIngest` is false.
+    ///   - onWorkerCount: Told the worker count the log holds, once recovered and after each
+    ///     change (on the pipeline's thread).
     /// - Throws: `ServiceError` if the log cannot be opened or replayed.
     init(
         configuration: ServiceConfiguration,
@@ -76,19 +90,27 @@ final class ReceiptPipeline {
         counters: ServiceCounters,
         sink: any PipelineSink,
         wake: @escaping @Sendable () -> Void,
-        awaitingLimit: Int = ReceiptPipeline.maxAwaiting
+        awaitingLimit: Int = ReceiptPipeline.maxAwaiting,
+        onWorkerCount: @escaping (Int) -> Void = { _ in }
     ) throws(ServiceError) {
         self.configuration = configuration
         self.logger = logger
         self.counters = counters
         self.sink = sink
         self.awaitingLimit = awaitingLimit
+        self.onWorkerCount = onWorkerCount
+        heldReplies = HeldReplies(limit: configuration.gatewayLimits.maxFramesInFlight)
         let signals = PipelineSignals(wake: wake)
         self.signals = signals
         hot = HotCounters(counters)
         // Registered up front so that they are exported (and alertable) at 0.
-        for name in ["receiptd.log.fsync_errors", "receiptd.compactions", "receiptd.compactions.failed"] {
+        for name in [
+            "receiptd.log.fsync_errors", "receiptd.compactions", "receiptd.compactions.failed", "receiptd.replies.held",
+        ] {
             _ = counters.handle(name)
+        }
+        for endpoint in [ReplyEndpoint.ingest, .queries] {
+            _ = counters.handle("receiptd.requests.discarded", label: "\(endpoint)")
         }
         for code in [ErrorReply.Code.malformedFrame, .unknownKind, .frameTooLarge, .wrongFrameCount] {
             _ = counters.handle("receiptd.frames.invalid", label: "\(code)")
@@ -102,7 +124,7 @@ final class ReceiptPipeline {
         for limit in GatewayLimits.Limit.allCases {
             _ = counters.handle("receiptd.limits.refused", label: "\(limit)")
         }
-        let metrics = ServiceMetrics(workerIndex: configuration.workerIndex, workerCount: configuration.workerCount)
+        let metrics = ServiceMetrics()
         self.metrics = metrics
         startedMonotonic = ServiceClock.monotonicMilliseconds()
         compaction.lastStartedMonotonic = startedMonotonic
@@ -163,6 +185,7 @@ final class ReceiptPipeline {
                 counters.increment(updatesPublished, by: count)
             }
         )
+        reportWorkerCountIfChanged()
     }
 
     // MARK: - Driving
@@ -173,9 +196,32 @@ final class ReceiptPipeline {
         awaiting.count < awaitingLimit && signals.fatalError == nil
     }
 
-    /// Milliseconds until a coalescing window closes, or nil if no update is held.
+    /// Milliseconds until a coalescing window closes or held replies are tried again, or nil
+    /// if nothing waits for a time.
     func millisecondsUntilDue(now: Int64) -> Int64? {
-        statusPublisher.millisecondsUntilDue(now: now)
+        let publishing = statusPublisher.millisecondsUntilDue(now: now)
+        guard !heldReplies.isEmpty else { return publishing }
+        return min(publishing ?? Self.heldReplyRetryMilliseconds, Self.heldReplyRetryMilliseconds)
+    }
+
+    /// Whether to take a request from a ROUTER peer (`frames` starts with its routing id): not
+    /// while the peer has its limit of replies held, since it reads none of them and the
+    /// answer could not be held too. Nothing of a discarded request is applied; the peer's
+    /// re-send is answered once it reads again. Counted, and logged at most once a second.
+    func admits(_ frames: [UnsafeRawBufferPointer], on endpoint: ReplyEndpoint) -> Bool {
+        guard !heldReplies.isEmpty, let routingID = frames.first else { return true }
+        let peer = HeldReplies.Peer(endpoint: endpoint, routingID: Array(routingID))
+        guard heldReplies.count(for: peer) >= heldReplies.limit else { return true }
+        counters.increment("receiptd.requests.discarded", label: "\(endpoint)")
+        let now = ServiceClock.monotonicMilliseconds()
+        if discardLoggedMonotonic.map({ now - $0 >= 1000 }) ?? true {
+            discardLoggedMonotonic = now
+            logger.warning(
+                "request discarded unread: the peer reads none of its replies",
+                metadata: ["endpoint": "\(endpoint)", "replies.held": "\(heldReplies.count(for: peer))"]
+            )
+        }
+        return false
     }
 
     /// Does everything that is due: publishes and answers what became durable, takes a
@@ -185,6 +231,7 @@ final class ReceiptPipeline {
     /// - Throws: `ServiceError` once the log has failed: the worker must stop.
     func advance(now: Int64) throws(ServiceError) {
         try stopIfLogFailed()
+        sendHeldReplies()
         completeDurable(now: now)
         finishCompactionIfDone(now: now)
         statusPublisher.flushDue(now: now)
@@ -260,16 +307,33 @@ final class ReceiptPipeline {
         completeDurable(now: Int64(now / 1_000_000))
     }
 
-    /// Sends a reply now, counting one that could not be delivered.
+    /// Sends a reply now, or holds it while its ROUTER cannot take it (or holds earlier replies
+    /// to the same peer); counts one whose peer went away.
     func send(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) {
+        let peer = HeldReplies.Peer(endpoint: endpoint, routingID: frames[0])
+        if !heldReplies.isEmpty, heldReplies.count(for: peer) > 0 {
+            counters.increment("receiptd.replies.held")
+            heldReplies.hold(frames, for: peer)
+            return
+        }
         switch sink.send(frames, on: endpoint) {
         case .sent:
             break
         case .wouldBlock:
-            counters.increment("receiptd.replies.dropped", label: "would_block")
+            counters.increment("receiptd.replies.held")
+            heldReplies.hold(frames, for: peer)
         case .unroutable(let error):
             counters.increment("receiptd.replies.dropped", label: "unroutable")
             logger.debug("reply not delivered", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Offers the held replies to their ROUTERs again.
+    func sendHeldReplies() {
+        guard !heldReplies.isEmpty else { return }
+        let gone = heldReplies.retry { peer, frames in sink.send(frames, on: peer.endpoint) }
+        if gone > 0 {
+            counters.increment("receiptd.replies.dropped", label: "unroutable", by: gone)
         }
     }
 
@@ -285,6 +349,16 @@ final class ReceiptPipeline {
             log: log
         )
         droppedPendingReceiptsSampled = engineCounters.droppedPendingReceipts
+        reportWorkerCountIfChanged()
+    }
+
+    /// Reports the log's worker count (metrics, `onWorkerCount`) if it changed since last time.
+    private func reportWorkerCountIfChanged() {
+        let count = engine.topology.workerCount
+        guard count != reportedWorkerCount else { return }
+        reportedWorkerCount = count
+        metrics.recordWorkerInfo(index: configuration.workerIndex, count: count)
+        onWorkerCount(count)
     }
 
     // MARK: - Shutdown
@@ -301,6 +375,19 @@ final class ReceiptPipeline {
         let now = ServiceClock.monotonicMilliseconds()
         completeDurable(now: now)
         statusPublisher.flushDue(now: nil)
+        let deadline = ServiceClock.monotonicMilliseconds() + Self.heldReplyShutdownMilliseconds
+        while !heldReplies.isEmpty, ServiceClock.monotonicMilliseconds() < deadline {
+            usleep(1000)
+            sendHeldReplies()
+        }
+        let undelivered = heldReplies.dropAll()
+        if undelivered > 0 {
+            counters.increment("receiptd.replies.dropped", label: "shutdown", by: undelivered)
+            logger.warning(
+                "replies not delivered at shutdown: their peers read none",
+                metadata: ["replies": "\(undelivered)"]
+            )
+        }
         while compaction.isRunning {
             usleep(10_000)
             finishCompactionIfDone(now: ServiceClock.monotonicMilliseconds())

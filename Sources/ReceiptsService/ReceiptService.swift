@@ -39,6 +39,12 @@ public final class ReceiptService: Sendable {
         try loop.run(onReady: onReady)
     }
 
+    /// The worker count the log holds (the one the worker serves by, and after a rebalance the
+    /// new one); nil until recovery has ended. Safe from any thread.
+    public var workerCount: Int? {
+        control.workerCount
+    }
+
     /// Asks the running worker to re-read its CURVE allowlist files (receiptd does on SIGHUP).
     /// Admitted connections stay open; a list that fails to load leaves the previous one in force.
     /// Safe from any thread; does nothing without CURVE.

@@ -23,6 +23,11 @@ public struct ServiceConfiguration: Sendable {
     public var fsyncPolicy: FsyncPolicy
     /// Larger frames are refused with FRAME_TOO_LARGE.
     public var maxFrameBytes: Int
+
+    /// The transport bound on any one message read (libzmq's `ZMQ_MAXMSGSIZE`): twice
+    /// `maxFrameBytes` plus 4 KiB. A larger message is not read at all (memory stays bounded
+    /// whatever size a peer announces) and libzmq closes its connection, with no reply.
+    public var transportMaxMessageBytes: Int64 { Int64(maxFrameBytes) * 2 + 4096 }
     /// Acknowledged frames one ingest connection may have waiting for durability; more are
     /// refused with UNAVAILABLE at once (the gateway re-sends them later).
     public var maxFramesInFlight: Int

@@ -19,8 +19,10 @@ final class ServiceLoop {
     let queries: ZMQSocket
     /// Encodes and sends the status updates on `publisher`, once it is bound.
     let publishing: PublishingThread
-    /// The ZAP handler and handshake monitors, with CURVE on.
+    /// The ZAP handler, with CURVE on.
     let authenticator: Authenticator?
+    /// Disconnections and failed handshakes, per endpoint.
+    let monitors: ConnectionMonitors
     let pipeline: ReceiptPipeline
 
     init(configuration: ServiceConfiguration, logger: Logger, control: ServiceControl) throws(ServiceError) {
@@ -46,6 +48,11 @@ final class ServiceLoop {
             throw ServiceError(.transport, "cannot create ZeroMQ sockets", cause: error)
         }
         publishing = PublishingThread(socket: publisher)
+        monitors = ConnectionMonitors(
+            counters: counters,
+            logger: logger,
+            maxMessageBytes: configuration.transportMaxMessageBytes
+        )
         if let curve = configuration.curve {
             authenticator = try Authenticator(context: context, settings: curve, counters: counters, logger: logger)
         } else {
@@ -57,7 +64,8 @@ final class ServiceLoop {
                 logger: logger,
                 counters: counters,
                 sink: SocketSink(updates: publishing, ingest: ingest, queries: queries),
-                wake: { [doorbell = control.doorbell] in doorbell.ring() }
+                wake: { [doorbell = control.doorbell] in doorbell.ring() },
+                onWorkerCount: { [control] count in control.workerCount = count }
             )
         } catch {
             authenticator?.close()
@@ -88,7 +96,7 @@ final class ServiceLoop {
 
         // Two pollers: while too many batches wait for the log, ingest is left unread (and
         // unpolled, so the loop sleeps instead of spinning on readable sockets).
-        // The authenticator's sockets (ZAP and monitors) come last in both, from `firstSecurityItem` on.
+        // The monitors and the ZAP handler come last in both, from `firstSecurityItem` on.
         var everything = ZMQPoller()
         everything.add(fileDescriptor: control.doorbell.fileDescriptor)
         everything.add(queries)
@@ -98,7 +106,7 @@ final class ServiceLoop {
         queriesOnly.add(fileDescriptor: control.doorbell.fileDescriptor)
         queriesOnly.add(queries)
         let (doorbellItem, queryItem) = (0, 1)
-        let securitySockets = authenticator?.sockets ?? []
+        let securitySockets = monitors.sockets + (authenticator.map { [$0.handler] } ?? [])
         let firstSecurityItem = (everything.count, queriesOnly.count)
         for socket in securitySockets {
             everything.add(socket)
@@ -126,11 +134,12 @@ final class ServiceLoop {
                 authenticator?.reload()
             }
             let firstSecurity = readsIngest ? firstSecurityItem.0 : firstSecurityItem.1
-            if let authenticator, securitySockets.indices.contains(where: { poller.isReadable(firstSecurity + $0) }) {
+            if securitySockets.indices.contains(where: { poller.isReadable(firstSecurity + $0) }) {
                 do {
-                    try authenticator.drain()
+                    try authenticator?.drain()
+                    try monitors.drain(authenticator: authenticator)
                 } catch {
-                    throw ServiceError(.transport, "ZAP handler failed", cause: error)
+                    throw ServiceError(.transport, "ZAP handler or socket monitor failed", cause: error)
                 }
             }
             try pipeline.advance(now: ServiceClock.monotonicMilliseconds())
@@ -154,6 +163,7 @@ final class ServiceLoop {
             do {
                 // Frames are borrowed from libzmq for the duration of the call: no copy before decoding.
                 received = try socket.receiveMultipart(dontWait: true) { frames in
+                    guard !acknowledged || pipeline.admits(frames, on: .ingest) else { return }
                     pipeline.receiveIngest(frames, acknowledged: acknowledged)
                 }
             } catch {
@@ -172,6 +182,7 @@ final class ServiceLoop {
             let received: Void?
             do {
                 received = try queries.receiveMultipart(dontWait: true, property: property) { frames, role in
+                    guard pipeline.admits(frames, on: .queries) else { return }
                     pipeline.receiveQuery(frames, role: role.flatMap(ClientRole.init))
                 }
             } catch {
@@ -182,7 +193,6 @@ final class ServiceLoop {
     }
 
     private func bindEndpoints() throws(ServiceError) {
-        let maxMessageSize = Int64(configuration.maxFrameBytes) * 2 + 4096
         let bindings: [(ZMQSocket, String)] = [
             (ingest, configuration.ingestEndpoint),
             (ingestSubscriber, configuration.ingestSubscribeEndpoint),
@@ -192,18 +202,29 @@ final class ServiceLoop {
         let endpoints: [ServiceEndpoint] = [.ingest, .ingestSubscribe, .publish, .query]
         do {
             for (socket, _) in bindings { try socket.setLinger(milliseconds: 2000) }
-            if let authenticator {
-                for ((socket, _), endpoint) in zip(bindings, endpoints) {
-                    try authenticator.secure(socket, as: endpoint)
-                }
+            for ((socket, _), endpoint) in zip(bindings, endpoints) {
+                try authenticator?.secure(socket, as: endpoint)
+                try monitors.watch(
+                    socket,
+                    as: endpoint,
+                    disconnections: endpoint != .publish,
+                    handshakes: authenticator != nil
+                )
             }
-            // Beyond twice the application limit libzmq drops the connection outright; up to
-            // that, the frame arrives and gets a FRAME_TOO_LARGE reply.
+            // Beyond the transport bound libzmq drops the connection outright (counted and
+            // logged by the monitors); up to it, the frame arrives and gets a FRAME_TOO_LARGE reply.
+            let maxMessageSize = configuration.transportMaxMessageBytes
             try ingest.setMaxMessageSize(maxMessageSize)
             try ingestSubscriber.setMaxMessageSize(maxMessageSize)
             try queries.setMaxMessageSize(maxMessageSize)
             try ingest.setRouterMandatory(true)
             try queries.setRouterMandatory(true)
+            // Room for a connection's whole in-flight window twice over (libzmq learns of read
+            // replies in steps of half its mark): a gateway within the limit is answered at
+            // once; a reply that finds the queue full anyway is held (`HeldReplies`).
+            let replyHighWaterMark = Int32(clamping: max(1000, 2 * configuration.gatewayLimits.maxFramesInFlight))
+            try ingest.setSendHighWaterMark(replyHighWaterMark)
+            try queries.setSendHighWaterMark(replyHighWaterMark)
             try publisher.setSendHighWaterMark(configuration.publishHighWaterMark)
             try ingestSubscriber.subscribe("")
         } catch {
@@ -223,6 +244,7 @@ final class ServiceLoop {
     private func closeEverything() {
         // Sends what the pipeline handed over (on shutdown, everything durable) before the PUB closes.
         publishing.stop()
+        monitors.close()
         authenticator?.close()
         ingest.close()
         ingestSubscriber.close()

@@ -2,6 +2,7 @@ import Foundation
 import Metrics
 import ReceiptLog
 import ReceiptsCore
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -33,12 +34,24 @@ final class ServiceMetrics: Sendable {
     private let logBytes = Gauge(label: MetricCatalog.logBytes.name)
     private let residentMemory = Gauge(label: MetricCatalog.residentMemory.name)
 
-    /// Registers every metric (so each is exported from the start, at 0) and the worker's info.
-    init(workerIndex: Int, workerCount: Int) {
-        Gauge(
+    /// The one `receiptd_worker_info` series: this worker's ordinal and the worker count.
+    private let workerInfo = Mutex<Gauge?>(nil)
+
+    /// Registers every metric, so each is exported from the start, at 0.
+    init() {}
+
+    /// Sets the worker's info to the worker count its log holds (at start-up, and after a
+    /// rebalance changed it): the previous series is removed, so exactly one is exported.
+    func recordWorkerInfo(index: Int, count: Int) {
+        let gauge = Gauge(
             label: MetricCatalog.workerInfo.name,
-            dimensions: [("worker", "\(workerIndex)"), ("workers", "\(workerCount)")]
-        ).record(1)
+            dimensions: [("worker", "\(index)"), ("workers", "\(count)")]
+        )
+        gauge.record(1)
+        workerInfo.withLock { current in
+            current?.destroy()
+            current = gauge
+        }
     }
 
     /// Records one step of the log's writer thread.

@@ -1,6 +1,7 @@
 import CZeroMQ
 
-/// Connection events a socket monitor reports (libzmq's `ZMQ_EVENT_*`, the handshake ones).
+/// Connection events a socket monitor reports (libzmq's `ZMQ_EVENT_*`: disconnections and the
+/// handshake ones).
 public struct MonitorEvents: OptionSet, Sendable, Hashable {
     public let rawValue: Int32
 
@@ -8,6 +9,9 @@ public struct MonitorEvents: OptionSet, Sendable, Hashable {
         self.rawValue = rawValue
     }
 
+    /// A connection closed: the peer closed it, or libzmq did (a message over `ZMQ_MAXMSGSIZE`,
+    /// a protocol error). libzmq does not say which.
+    public static let disconnected = MonitorEvents(rawValue: ZMQ_EVENT_DISCONNECTED)
     /// The handshake failed for a reason libzmq does not detail (e.g. the peer went away).
     public static let handshakeFailedNoDetail = MonitorEvents(rawValue: ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
     /// The security handshake completed.
@@ -27,7 +31,8 @@ public struct MonitorEvents: OptionSet, Sendable, Hashable {
 public struct MonitorEvent: Sendable, Hashable {
     /// Which event (one flag).
     public var event: MonitorEvents
-    /// The event's value: for handshake failures, libzmq's protocol error code or the ZAP status code.
+    /// The event's value: for handshake failures, libzmq's protocol error code or the ZAP status
+    /// code; for a disconnection, the connection's file descriptor.
     public var value: UInt32
     /// The endpoint the event concerns.
     public var address: String

@@ -12,14 +12,16 @@ enum HTTPServer {
     ///   - port: The port to bind; 0 picks a free one (reported through `readiness`).
     ///   - registry: The Prometheus registry swift-metrics reports to.
     ///   - readiness: What `/readyz` reports, and where the bound address goes.
-    ///   - worker: This worker's index and the worker count, for `/readyz`.
+    ///   - workerIndex: This worker's ordinal, for `/readyz`.
+    ///   - workerCount: The worker count the log holds (nil before recovery), for `/readyz`.
     ///   - logger: The server's logger.
     static func make(
         host: String,
         port: Int,
         registry: PrometheusCollectorRegistry,
         readiness: Readiness,
-        worker: (index: Int, count: Int),
+        workerIndex: Int,
+        workerCount: @escaping @Sendable () -> Int?,
         logger: Logger
     ) -> some ApplicationProtocol {
         let router = Router()
@@ -29,9 +31,10 @@ enum HTTPServer {
         router.get("readyz") { _, _ in
             switch readiness.phase {
             case .ready:
-                json(.ok, #"{"status":"ready","worker":\#(worker.index),"workers":\#(worker.count)}"#)
-            case .recovering, .stopping:
-                json(.serviceUnavailable, #"{"status":"\#(readiness.phase.rawValue)"}"#)
+                let count = workerCount().map(String.init) ?? "null"
+                return json(.ok, #"{"status":"ready","worker":\#(workerIndex),"workers":\#(count)}"#)
+            case .recovering, .stopping, .failed:
+                return json(.serviceUnavailable, #"{"status":"\#(readiness.phase.rawValue)"}"#)
             }
         }
         router.get("metrics") { _, _ in

@@ -10,6 +10,8 @@ final class Readiness: Sendable {
     /// The phases `/readyz` reports.
     enum Phase: String, Sendable {
         case recovering, ready, stopping
+        /// The worker stopped on a fatal log error; receiptd exits after its grace period.
+        case failed
     }
 
     private struct State {
@@ -45,7 +47,12 @@ final class Readiness: Sendable {
 
     /// Graceful shutdown began: `/readyz` answers 503 from now on.
     func stopping() {
-        update { $0.phase = .stopping }
+        update { if $0.phase != .failed { $0.phase = .stopping } }
+    }
+
+    /// The worker stopped on a fatal log error: `/readyz` answers 503 "failed" from now on.
+    func failed() {
+        update { $0.phase = .failed }
     }
 
     private func update(_ change: (inout State) -> Void) {

@@ -108,6 +108,15 @@ struct Receiptd: AsyncParsableCommand {
 
     @Option(
         help: """
+            After a fatal log error (a failed write or fdatasync) the worker stops at once, but /metrics stays \
+            up this many seconds before receiptd exits 74, so that Prometheus scrapes the error \
+            (RECEIPTD_FATAL_GRACE_S; default 30).
+            """
+    )
+    var fatalGraceS: Int?
+
+    @Option(
+        help: """
             HTTP address for /metrics, /healthz and /readyz: host:port (port 0 picks a free one, logged \
             in the "ready" line as http.address) or off (RECEIPTD_HTTP; default 127.0.0.1:7080, loopback so \
             that a quick-start daemon exposes nothing to the network).
@@ -157,6 +166,10 @@ struct Receiptd: AsyncParsableCommand {
         }
         let logger = Logger(label: "receiptd")
         let httpAddress = try Settings.httpAddress(settings.value(http, "RECEIPTD_HTTP", "127.0.0.1:7080"))
+        let fatalGraceSeconds = try settings.number(fatalGraceS, "RECEIPTD_FATAL_GRACE_S", 30)
+        guard fatalGraceSeconds >= 0 else {
+            throw ValidationError("fatal grace must not be negative, got \(fatalGraceSeconds)")
+        }
         // Metrics only where someone can read them: with --http off, swift-metrics keeps its
         // no-op handlers (the stats query's counters count regardless).
         let registry = PrometheusCollectorRegistry()
@@ -241,7 +254,8 @@ struct Receiptd: AsyncParsableCommand {
                 port: httpAddress.port,
                 registry: registry,
                 readiness: readiness,
-                worker: (configuration.workerIndex, configuration.workerCount),
+                workerIndex: configuration.workerIndex,
+                workerCount: { service.workerCount },
                 logger: Logger(label: "receiptd.http")
             )
             services.append(.init(service: server))
@@ -261,7 +275,13 @@ struct Receiptd: AsyncParsableCommand {
         // /readyz already answers "stopping"; the HTTP server stops once the worker is done.
         services.append(
             .init(
-                service: WorkerService(service: service, readiness: readiness, logger: logger),
+                service: WorkerService(
+                    service: service,
+                    readiness: readiness,
+                    // Without HTTP nobody scrapes: no reason to wait.
+                    fatalGrace: httpAddress == nil ? .zero : .seconds(fatalGraceSeconds),
+                    logger: logger
+                ),
                 successTerminationBehavior: .gracefullyShutdownGroup
             )
         )

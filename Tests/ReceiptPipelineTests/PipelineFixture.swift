@@ -85,10 +85,14 @@ final class PipelineFixture {
         }
     }
 
-    /// Hands one acknowledged batch to the pipeline as from the ingest ROUTER.
+    /// Hands one acknowledged batch to the pipeline as from the ingest ROUTER, if the pipeline
+    /// admits it (as the socket loop does).
     func ingest(_ kinds: [EventKind], peer: String = "gateway-a") {
         let frames = [Array(peer.utf8), [], EventBatchCodec.encode(events(kinds))]
-        frames.withUnsafeBufferPointers { pipeline.receiveIngest($0, acknowledged: true) }
+        frames.withUnsafeBufferPointers { frames in
+            guard pipeline.admits(frames, on: .ingest) else { return }
+            pipeline.receiveIngest(frames, acknowledged: true)
+        }
     }
 
     /// Hands one query to the pipeline as from the query ROUTER.

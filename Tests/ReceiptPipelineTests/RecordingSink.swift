@@ -18,6 +18,8 @@ final class RecordingSink: PipelineSink {
     private(set) var malformedUpdates = 0
     /// The pipeline's log, set once it is open.
     var log: ReceiptLog?
+    /// Routing ids of peers whose ROUTER queue is full: replies to them are refused (EAGAIN).
+    var fullPeers: Set<String> = []
 
     func publish(topic: [UInt8], update: StatusUpdate) {
         // Through the wire encoding, as subscribers get it.
@@ -31,6 +33,7 @@ final class RecordingSink: PipelineSink {
     }
 
     func send(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) -> ReplyDelivery {
+        if fullPeers.contains(String(decoding: frames[0], as: UTF8.self)) { return .wouldBlock }
         outputs.append(.reply(endpoint, body: frames.last ?? [], durable: durablePosition))
         return .sent
     }

@@ -1,6 +1,8 @@
 import Foundation
 import ReceiptsCore
+import ReceiptsWire
 import Testing
+import ZeroMQ
 
 /// receiptd's HTTP endpoint: probes, `/metrics` against what was sent, promtool's lint, and a
 /// real Prometheus scraping it.
@@ -33,6 +35,69 @@ struct HTTPEndpointTests {
         #expect(ready.status == 200)
         #expect(ready.body == #"{"status":"ready","worker":1,"workers":2}"#)
         #expect(try await daemon.health().workerIndex == 1, "the ZeroMQ health query still answers")
+    }
+
+    /// A restart with another `--worker-count` serves by the log's count (the configured one is
+    /// only warned about), and says so: `/readyz` and `receiptd_worker_info` show the log's.
+    @Test func readinessAndWorkerInfoShowTheLogsWorkerCount() async throws {
+        let first = try ReceiptdProcess(arguments: ["--worker-count", "2"])
+        #expect(try first.terminate() == 0)
+
+        let daemon = try ReceiptdProcess(dataDirectory: first.dataDirectory, arguments: ["--worker-count", "3"])
+        let address = try #require(daemon.httpAddress)
+        let ready = try await HTTPProbe.get(address, "/readyz")
+        #expect(ready.body == #"{"status":"ready","worker":0,"workers":2}"#)
+        let text = try await HTTPProbe.get(address, "/metrics").body
+        #expect(Self.sample(#"receiptd_worker_info{worker="0",workers="2"}"#, in: text) == 1)
+        #expect(!text.contains(#"workers="3""#), "the configured count is not the one served by")
+        withExtendedLifetime(first) {}  // it owns the data directory
+    }
+
+    /// A fatal log error (here a write past the file-size limit, as on a full disk) stops the
+    /// worker at once, but `/metrics` stays up for the grace period, so that the error is
+    /// scraped and `ReceiptdFsyncErrors` can fire; then receiptd exits 74.
+    @Test(.timeLimit(.minutes(1)))
+    func aFatalLogErrorIsScrapedBeforeTheExit() async throws {
+        let daemon = try ReceiptdProcess(arguments: ["--fatal-grace-s", "5"], fileSizeLimitBytes: 1 << 20)
+        let address = try #require(daemon.httpAddress)
+        let dealer = try ZMQSocket(context: daemon.context, type: .dealer)
+        defer { dealer.close() }
+        try dealer.setLinger(milliseconds: 0)
+        try dealer.connect(daemon.ingestEndpoint)
+        var events = EventFactory()
+        _ = try dealer.send([
+            [],
+            EventBatchCodec.encode([
+                events.make(.conversationUpserted(conversation: "full-disk", kind: .group, members: ["a", "b"]))
+            ]),
+        ])
+        // About 2 MiB of log, twice the limit.
+        for frame in 0..<60 {
+            let batch = (0..<500).map { index in
+                events.make(
+                    .messageSent(
+                        conversation: "full-disk",
+                        message: "m-\(frame)-\(index)",
+                        sender: "a",
+                        isSystem: false
+                    )
+                )
+            }
+            _ = try dealer.send([[], EventBatchCodec.encode(batch)])
+        }
+
+        var errors: Double?
+        let deadline = Date().addingTimeInterval(10)
+        while errors != 1, Date() < deadline {
+            let text = try? await HTTPProbe.get(address, "/metrics").body
+            errors = text.flatMap { Self.sample("receiptd_fsync_errors_total", in: $0) }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(errors == 1, "the log failure was never scraped: \(daemon.standardError().suffix(1500))")
+        let ready = try await HTTPProbe.get(address, "/readyz")
+        #expect(ready.status == 503)
+        #expect(ready.body == #"{"status":"failed"}"#)
+        #expect(try daemon.waitForExit() == 74)
     }
 
     /// The HTTP server is up before recovery ends: `/readyz` answers 503 "recovering" while the

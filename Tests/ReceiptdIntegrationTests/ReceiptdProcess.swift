@@ -43,6 +43,9 @@ final class ReceiptdProcess {
     let environment: [String: String]
     /// The keys of ``client`` (and of ``makeClient(source:curve:)`` by default), with CURVE on.
     let curve: CurveClientKeys?
+    /// The largest file the daemon may write (`RLIMIT_FSIZE`, with `SIGXFSZ` ignored, so a write
+    /// past it fails with EFBIG: a full disk as far as the log can tell); nil for no limit.
+    let fileSizeLimitBytes: Int?
     var context: ZMQContext { Self.sharedContext }
     /// This worker's ordinal and the worker count, from its health reply.
     private(set) var worker = (index: 0, count: 1)
@@ -63,11 +66,13 @@ final class ReceiptdProcess {
     ///   - environment: variables for receiptd, on top of the runner's (see `start`).
     ///   - curve: the keys of the process's own client when receiptd runs with CURVE (an
     ///     operator's, to ask health and stats); nil for plaintext.
+    ///   - fileSizeLimitBytes: the largest file the daemon may write; nil for no limit.
     init(
         dataDirectory: String? = nil,
         arguments: [String] = [],
         environment: [String: String] = [:],
-        curve: CurveClientKeys? = nil
+        curve: CurveClientKeys? = nil,
+        fileSizeLimitBytes: Int? = nil
     ) throws {
         if let dataDirectory {
             self.dataDirectory = dataDirectory
@@ -82,6 +87,7 @@ final class ReceiptdProcess {
         self.arguments = arguments
         self.environment = environment
         self.curve = curve
+        self.fileSizeLimitBytes = fileSizeLimitBytes
         try start()
     }
 
@@ -110,11 +116,21 @@ final class ReceiptdProcess {
     func start() throws {
         stopClients()
         let process = Process()
-        process.executableURL = Self.binaryDirectory.appendingPathComponent("receiptd")
+        let binary = Self.binaryDirectory.appendingPathComponent("receiptd")
         // Info level for the "ready" line with the HTTP address; port 0 so that daemons running
         // in parallel never collide (a test's own --http comes later and wins).
-        process.arguments =
+        let daemonArguments =
             ["--data-dir", dataDirectory, "--log-level", "info", "--http", "127.0.0.1:0"] + arguments
+        if let fileSizeLimitBytes {
+            // An ignored signal stays ignored across exec; bash's ulimit -f counts KiB.
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments =
+                ["-c", #"trap "" XFSZ; ulimit -f \#(fileSizeLimitBytes / 1024); exec "$0" "$@""#, binary.path]
+                + daemonArguments
+        } else {
+            process.executableURL = binary
+            process.arguments = daemonArguments
+        }
         process.environment = ProcessInfo.processInfo.environment
             .filter { $0.key != "HOSTNAME" && !$0.key.hasPrefix("RECEIPTD_") }
             .merging(environment) { $1 }
