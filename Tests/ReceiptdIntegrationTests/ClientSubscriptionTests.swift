@@ -156,35 +156,3 @@ struct ClientSubscriptionTests {
         await client.shutdown()
     }
 }
-
-/// The Swift gateway quick start in README.md, line for line but for the data directory.
-struct ReadmeQuickStartTests {
-    @Test func gatewayQuickStart() async throws {
-        let daemon = try ReceiptdProcess()
-        let dataDirectory = daemon.dataDirectory
-        try await within(20, "the quick start") {
-            let client = try ReceiptsClient(
-                .init(cluster: Cluster(workers: [.init(dataDirectory: dataDirectory)])),
-                logger: Logger(label: "gateway")
-            )
-            let updates = client.subscribe(to: .conversation("c1"))  // snapshot first, then live, gaps repaired
-            _ = try await client.send([
-                .conversationUpserted(conversation: "c1", kind: .group, members: ["alice", "bob", "carol"]),
-                .messageSent(conversation: "c1", message: "m1", sender: "alice", isSystem: false),
-            ])
-            for reader in ["bob", "carol"] {
-                _ = try await client.send(.read(conversation: "c1", user: reader, message: "m1"))
-            }
-            let text = try await client.status(of: "m1", in: "c1", viewer: Viewer(user: "alice")).displayText
-            #expect(text == "Read by all users")
-            var sawReadByAll = false
-            for await update in updates where update.status.status == .readByAll {
-                sawReadByAll = update.status.message == "m1"
-                break
-            }
-            #expect(sawReadByAll)
-            await client.shutdown()
-        }
-        #expect(daemon.isRunning)  // keeps the daemon alive until here
-    }
-}
