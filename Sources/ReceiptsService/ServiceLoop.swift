@@ -94,47 +94,31 @@ final class ServiceLoop {
         )
         onReady()
 
-        // Two pollers: while too many batches wait for the log, ingest is left unread (and
+        // Two poll sets: while too many batches wait for the log, ingest is left unread (and
         // unpolled, so the loop sleeps instead of spinning on readable sockets).
-        // The monitors and the ZAP handler come last in both, from `firstSecurityItem` on.
-        var everything = ZMQPoller()
-        everything.add(fileDescriptor: control.doorbell.fileDescriptor)
-        everything.add(queries)
-        let ingestItem = everything.add(ingest)
-        let subscriberItem = everything.add(ingestSubscriber)
-        var queriesOnly = ZMQPoller()
-        queriesOnly.add(fileDescriptor: control.doorbell.fileDescriptor)
-        queriesOnly.add(queries)
-        let (doorbellItem, queryItem) = (0, 1)
-        let securitySockets = monitors.sockets + (authenticator.map { [$0.handler] } ?? [])
-        let firstSecurityItem = (everything.count, queriesOnly.count)
-        for socket in securitySockets {
-            everything.add(socket)
-            queriesOnly.add(socket)
-        }
+        var everything = makePollSet(readingIngest: true)
+        var queriesOnly = makePollSet(readingIngest: false)
 
         while true {
             let now = ServiceClock.monotonicMilliseconds()
             let timeout = pipeline.millisecondsUntilDue(now: now).map { min($0, 1000) } ?? 1000
             let readsIngest = pipeline.acceptsIngest
+            let readable: PollSources
             do {
-                if readsIngest {
-                    _ = try everything.poll(timeoutMilliseconds: Int(timeout))
-                } else {
-                    _ = try queriesOnly.poll(timeoutMilliseconds: Int(timeout))
-                }
+                readable =
+                    readsIngest
+                    ? try everything.poll(timeoutMilliseconds: Int(timeout))
+                    : try queriesOnly.poll(timeoutMilliseconds: Int(timeout))
             } catch {
                 throw ServiceError(.transport, "poll failed", cause: error)
             }
-            let poller = readsIngest ? everything : queriesOnly
-            if poller.isReadable(doorbellItem) {
+            if readable.contains(.doorbell) {
                 control.doorbell.drain()
             }
             if control.takeKeyReload() {
                 authenticator?.reload()
             }
-            let firstSecurity = readsIngest ? firstSecurityItem.0 : firstSecurityItem.1
-            if securitySockets.indices.contains(where: { poller.isReadable(firstSecurity + $0) }) {
+            if readable.contains(.security) {
                 do {
                     try authenticator?.drain()
                     try monitors.drain(authenticator: authenticator)
@@ -144,15 +128,65 @@ final class ServiceLoop {
             }
             try pipeline.advance(now: ServiceClock.monotonicMilliseconds())
             if control.isStopRequested { break }
-            if readsIngest, poller.isReadable(ingestItem) { try drain(ingest, acknowledged: true) }
-            if readsIngest, poller.isReadable(subscriberItem) { try drain(ingestSubscriber, acknowledged: false) }
-            if poller.isReadable(queryItem) { try drainQueries() }
+            if readable.contains(.ingest) { try drain(ingest, acknowledged: true) }
+            if readable.contains(.ingestSubscriber) { try drain(ingestSubscriber, acknowledged: false) }
+            if readable.contains(.queries) { try drainQueries() }
             // Batches that appended nothing (all duplicates or rejections) may already be durable.
             try pipeline.advance(now: ServiceClock.monotonicMilliseconds())
         }
         // Intake stops here: the loop no longer reads ingest; replies still go out.
         ingestSubscriber.close()
         try pipeline.shutDown()
+    }
+
+    /// What poll items are: one flag per item, and the union of the readable ones.
+    private struct PollSources: OptionSet {
+        let rawValue: UInt8
+        static let doorbell = PollSources(rawValue: 1 << 0)
+        static let queries = PollSources(rawValue: 1 << 1)
+        static let ingest = PollSources(rawValue: 1 << 2)
+        static let ingestSubscriber = PollSources(rawValue: 1 << 3)
+        /// The socket monitors and the ZAP handler, drained together.
+        static let security = PollSources(rawValue: 1 << 4)
+    }
+
+    /// A poller and what each of its items is.
+    private struct PollSet {
+        var poller = ZMQPoller()
+        var sources: [PollSources] = []
+
+        mutating func add(_ socket: ZMQSocket, as source: PollSources) {
+            poller.add(socket)
+            sources.append(source)
+        }
+
+        /// Waits as `ZMQPoller.poll` does.
+        /// - Returns: the sources of the readable items.
+        mutating func poll(timeoutMilliseconds: Int) throws(ZMQError) -> PollSources {
+            guard try poller.poll(timeoutMilliseconds: timeoutMilliseconds) > 0 else { return [] }
+            var readable: PollSources = []
+            for (index, source) in sources.enumerated() where poller.isReadable(index) {
+                readable.formUnion(source)
+            }
+            return readable
+        }
+    }
+
+    /// The doorbell, the queries, both ingest sockets if `readingIngest`, then the socket
+    /// monitors and the ZAP handler.
+    private func makePollSet(readingIngest: Bool) -> PollSet {
+        var set = PollSet()
+        set.poller.add(fileDescriptor: control.doorbell.fileDescriptor)
+        set.sources.append(.doorbell)
+        set.add(queries, as: .queries)
+        if readingIngest {
+            set.add(ingest, as: .ingest)
+            set.add(ingestSubscriber, as: .ingestSubscriber)
+        }
+        for socket in monitors.sockets + (authenticator.map { [$0.handler] } ?? []) {
+            set.add(socket, as: .security)
+        }
+        return set
     }
 
     /// Hands up to `framesPerTurn` ingest messages to the pipeline, while it takes them, and
