@@ -169,11 +169,11 @@ extension ReceiptEngine {
     /// Reads replay windows written by `write(_:to:)`.
     private static func readWindows(_ r: inout SnapshotReader) throws(SnapshotDecodingError) -> ReplayWindowTable {
         var table = ReplayWindowTable()
-        let sourceCount = try r.readCount(itemSize: 16)
+        let sourceCount = try r.readCount(itemSize: SnapshotItemSize.replayWindow)
         for _ in 0..<sourceCount {
             let source = try r.readString()
             let highest = try r.read(UInt64.self)
-            let words = try r.readCount(itemSize: 8)
+            let words = try r.readCount(itemSize: SnapshotItemSize.replayWindowWord)
             guard words >= 1, words <= 1 << 20 else { throw r.corrupt("a replay window of \(words) words") }
             var bits: [UInt64] = []
             bits.reserveCapacity(words)
@@ -269,7 +269,7 @@ extension ReceiptEngine {
         discardedHeldReceipts = Int(totals[1])
         expiredMessageTotal = Int(totals[2])
 
-        let userCount = try r.readCount(itemSize: 10)
+        let userCount = try r.readCount(itemSize: SnapshotItemSize.user)
         guard userCount <= MemberRecord.userLimit else { throw r.corrupt("\(userCount) users") }
         users.reserveCapacity(userCount)
         // Every user's conversation list in one flat array, `listEnds[u]` the end of user u's:
@@ -290,7 +290,7 @@ extension ReceiptEngine {
             throw r.corrupt("user \(user.id) appears twice")
         }
 
-        let conversationCount = try r.readCount(itemSize: 30)
+        let conversationCount = try r.readCount(itemSize: SnapshotItemSize.conversation)
         conversations.reserveCapacity(conversationCount)
         for _ in 0..<conversationCount {
             var state = try decodeConversation(&r)
@@ -332,7 +332,7 @@ extension ReceiptEngine {
 
         let nextSerial = try r.read(UInt64.self)
         guard nextSerial < 1 << 62 else { throw r.corrupt("the next held-receipt serial is out of range") }
-        let heldCount = try r.readCount(itemSize: 37)
+        let heldCount = try r.readCount(itemSize: SnapshotItemSize.heldReceipt)
         var held: [PendingReceipts.Receipt] = []
         held.reserveCapacity(heldCount)
         var lastSerial: UInt64 = 0
@@ -378,7 +378,7 @@ extension ReceiptEngine {
         topology.epoch = epoch
         topology.targetCount = targetCount == 0 ? nil : Int(targetCount)
         topology.completedSenders = Set(completed.map(Int.init))
-        let placedCount = try r.readCount(itemSize: 9)
+        let placedCount = try r.readCount(itemSize: SnapshotItemSize.placement)
         for _ in 0..<placedCount {
             let c = try r.read(UInt32.self)
             let placement = Placement(rawValue: try r.read(UInt8.self))
@@ -389,7 +389,7 @@ extension ReceiptEngine {
             conversations[Int(c)].placement = placement
             conversations[Int(c)].importedFrom = importedFrom
         }
-        let frozenCount = try r.readCount(itemSize: 8)
+        let frozenCount = try r.readCount(itemSize: SnapshotItemSize.frozenWindows)
         for _ in 0..<frozenCount {
             let sender = try r.read(UInt32.self)
             let windows = try Self.readWindows(&r)
@@ -408,7 +408,7 @@ extension ReceiptEngine {
         var state = ConversationState(id: id, kind: kind)
         state.base = try r.read(UInt32.self)
         state.lastSequence = try r.read(UInt32.self)
-        let messageCount = try r.readCount(itemSize: 42)
+        let messageCount = try r.readCount(itemSize: SnapshotItemSize.message)
         guard state.base >= 1, state.lastSequence <= ConversationState.sequenceLimit,
             UInt64(state.base) + UInt64(messageCount) == UInt64(state.lastSequence) + 1
         else {
@@ -450,7 +450,7 @@ extension ReceiptEngine {
         else { throw r.corrupt("the message ids of conversation \(id) are inconsistent") }
         state.messageIDs = IDTable(bytes: idBytes, ends: ends)
 
-        let memberCount = try r.readCount(itemSize: 33)
+        let memberCount = try r.readCount(itemSize: SnapshotItemSize.member)
         state.members.reserveCapacity(memberCount)
         for _ in 0..<memberCount {
             let user: UInt32 = try r.read()
@@ -489,7 +489,7 @@ extension ReceiptEngine {
             throw r.corrupt("a message of conversation \(id) has an unknown sender")
         }
 
-        let advanceCount = try r.readCount(itemSize: 16)
+        let advanceCount = try r.readCount(itemSize: SnapshotItemSize.advance)
         state.advances.reserveCapacity(advanceCount)
         for i in 0..<advanceCount {
             let advance = ReceiptAdvance(upTo: try r.read(), previous: try r.read(), time: try r.read())
@@ -503,7 +503,7 @@ extension ReceiptEngine {
             throw r.corrupt("a member of conversation \(id) points past the receipt advances")
         }
 
-        let formerCount = try r.readCount(itemSize: 21)
+        let formerCount = try r.readCount(itemSize: SnapshotItemSize.formerMembership)
         for _ in 0..<formerCount {
             let former = FormerMembership(
                 member: try r.read(),

@@ -36,14 +36,14 @@ struct SnapshotReader: ~Copyable {
     }
 
     mutating func readString() throws(SnapshotDecodingError) -> String {
-        let count = try readCount(itemSize: 1)
+        let count = try readCount(itemSize: SnapshotItemSize.byte)
         let string = String(decoding: UnsafeRawBufferPointer(rebasing: raw[offset..<offset + count]), as: UTF8.self)
         offset += count
         return string
     }
 
     mutating func readBytes() throws(SnapshotDecodingError) -> [UInt8] {
-        let count = try readCount(itemSize: 1)
+        let count = try readCount(itemSize: SnapshotItemSize.byte)
         let bytes = [UInt8](UnsafeRawBufferPointer(rebasing: raw[offset..<offset + count]))
         offset += count
         return bytes
@@ -58,7 +58,7 @@ struct SnapshotReader: ~Copyable {
     /// Appends a length-prefixed array of `UInt32` to `values`: many short arrays decoded into
     /// one allocation.
     mutating func appendUInt32s(to values: inout [UInt32]) throws(SnapshotDecodingError) {
-        let count = try readCount(itemSize: 4)
+        let count = try readCount(itemSize: SnapshotItemSize.uint32)
         // The count is checked against what remains, so the loop reads without a bounds check
         // per value.
         values.reserveGently(count)
