@@ -5651,7 +5651,7 @@ const ProtobufCEnumDescriptor receipts__v1__event_outcome__descriptor =
   receipts__v1__event_outcome__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue receipts__v1__reject_reason__enum_values_by_number[13] =
+static const ProtobufCEnumValue receipts__v1__reject_reason__enum_values_by_number[14] =
 {
   { "REJECT_REASON_UNSPECIFIED", "RECEIPTS__V1__REJECT_REASON__REJECT_REASON_UNSPECIFIED", 0 },
   { "REJECT_REASON_UNKNOWN_EVENT_KIND", "RECEIPTS__V1__REJECT_REASON__REJECT_REASON_UNKNOWN_EVENT_KIND", 1 },
@@ -5666,11 +5666,12 @@ static const ProtobufCEnumValue receipts__v1__reject_reason__enum_values_by_numb
   { "REJECT_REASON_INVALID_EVENT_ID", "RECEIPTS__V1__REJECT_REASON__REJECT_REASON_INVALID_EVENT_ID", 10 },
   { "REJECT_REASON_UNKNOWN_MESSAGE", "RECEIPTS__V1__REJECT_REASON__REJECT_REASON_UNKNOWN_MESSAGE", 11 },
   { "REJECT_REASON_MOVING", "RECEIPTS__V1__REJECT_REASON__REJECT_REASON_MOVING", 12 },
+  { "REJECT_REASON_OUTSIDE_REPLAY_WINDOW", "RECEIPTS__V1__REJECT_REASON__REJECT_REASON_OUTSIDE_REPLAY_WINDOW", 13 },
 };
 static const ProtobufCIntRange receipts__v1__reject_reason__value_ranges[] = {
-{0, 0},{0, 13}
+{0, 0},{0, 14}
 };
-static const ProtobufCEnumValueIndex receipts__v1__reject_reason__enum_values_by_name[13] =
+static const ProtobufCEnumValueIndex receipts__v1__reject_reason__enum_values_by_name[14] =
 {
   { "REJECT_REASON_INVALID_EVENT", 2 },
   { "REJECT_REASON_INVALID_EVENT_ID", 10 },
@@ -5679,6 +5680,7 @@ static const ProtobufCEnumValueIndex receipts__v1__reject_reason__enum_values_by
   { "REJECT_REASON_NOT_A_MEMBER", 5 },
   { "REJECT_REASON_NOT_A_RECIPIENT", 6 },
   { "REJECT_REASON_NOT_OWNER", 3 },
+  { "REJECT_REASON_OUTSIDE_REPLAY_WINDOW", 13 },
   { "REJECT_REASON_PENDING_FULL", 9 },
   { "REJECT_REASON_UNKNOWN_CONVERSATION", 4 },
   { "REJECT_REASON_UNKNOWN_EVENT_KIND", 1 },
@@ -5693,9 +5695,9 @@ const ProtobufCEnumDescriptor receipts__v1__reject_reason__descriptor =
   "RejectReason",
   "Receipts__V1__RejectReason",
   "receipts.v1",
-  13,
+  14,
   receipts__v1__reject_reason__enum_values_by_number,
-  13,
+  14,
   receipts__v1__reject_reason__enum_values_by_name,
   1,
   receipts__v1__reject_reason__value_ranges,

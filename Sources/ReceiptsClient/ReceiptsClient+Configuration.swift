@@ -53,8 +53,9 @@ extension ReceiptsClient {
         public var queryTimeoutMilliseconds: Int = 5000
         /// The workers' anti-replay window per source (`EngineConfiguration.duplicateWindow`,
         /// 4096 in receiptd). A re-sent event older than the newest one a worker has seen from the same
-        /// source by this much would be taken for a duplicate, so the client never has events
-        /// this far apart in flight to one worker.
+        /// source by this much would be rejected as `outsideReplayWindow` (the worker cannot tell
+        /// whether it applied it), so the client never has events this far apart in flight to
+        /// one worker.
         public var replayWindow: UInt64 = 4096
         /// Updates a subscription buffers for a slow consumer. Past that, updates are not queued
         /// but their conversations are repaired from a snapshot once the consumer has room: it

@@ -164,6 +164,11 @@ public final class ReceiptsClient: Sendable {
     }
 
     /// Sends events whose ids the caller chose (re-sending a stored event, tools); see ``send(_:)``.
+    ///
+    /// The caller keeps the ids within the workers' anti-replay window (see
+    /// ``Configuration/replayWindow``): an id below its source's window is answered
+    /// `rejected` with reason `outsideReplayWindow`, since the worker cannot tell whether it
+    /// applied that event; it is never reported as `duplicate` or as a success.
     public func send(identified events: [Event]) async throws(ReceiptsClientError) -> [EventOutcome] {
         try await request { id, reply in .send(id: id, events: events, outboxPosition: nil, reply: reply) }
     }
@@ -173,7 +178,7 @@ public final class ReceiptsClient: Sendable {
     /// (``ClientInbox/post(_:)``), so events reach the loop, and each worker's queue, in the
     /// order they were numbered: otherwise a caller could post events numbered more than
     /// ``Configuration/replayWindow`` after those of a caller still on its way, which a worker
-    /// would then take for replays and never apply.
+    /// would then refuse as outside its anti-replay window.
     /// - Returns: The numbered events and where their outbox record ends.
     /// - Throws: ``ReceiptsClientError`` `.unavailable` if the outbox refused them.
     private func takeIn(

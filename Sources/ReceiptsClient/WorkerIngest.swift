@@ -58,7 +58,7 @@ struct WorkerIngest {
 
     /// Per source, the lowest sequence in flight or waiting to be sent again: no event may
     /// leave that is `replayWindow` or more above it, or a re-send of the lower one could come
-    /// after the worker's anti-replay window has moved past it and be taken for a duplicate.
+    /// after the worker's anti-replay window has moved past it and be refused as outside it.
     func sequenceFloors() -> [String: UInt64] {
         var floors: [String: UInt64] = [:]
         for frame in inFlight {

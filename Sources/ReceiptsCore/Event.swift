@@ -59,6 +59,9 @@ public enum EventKind: Hashable, Sendable {
     case markedUnread(conversation: String, user: String)
     /// A kind this build does not know (e.g. from a newer gateway); always rejected.
     case unknown
+    /// A kind this build knows with a field value it cannot take (a conversation kind that is
+    /// neither direct nor group); always rejected as invalid, `detail` naming the field.
+    case invalid(detail: String)
 
     /// The conversation the event belongs to, or nil for user-wide events.
     public var conversation: String? {
@@ -69,7 +72,7 @@ public enum EventKind: Hashable, Sendable {
             .messageEdited(let conversation, _), .messageDeleted(let conversation, _),
             .markedUnread(let conversation, _):
             return conversation
-        case .userDeleted, .receiptPrivacy, .unknown:
+        case .userDeleted, .receiptPrivacy, .unknown, .invalid:
             return nil
         }
     }

@@ -2,7 +2,7 @@
 public enum EventOutcome: Hashable, Sendable {
     /// Applied; `held` when it is a receipt waiting for its message.
     case accepted(held: Bool)
-    /// Seen before (same event id); nothing changed.
+    /// Applied before (same event id, inside its source's anti-replay window); nothing changed.
     case duplicate
     /// Not applied.
     case rejected(Rejection)
@@ -51,6 +51,10 @@ public enum RejectReason: UInt8, Hashable, Sendable, CaseIterable {
     /// The conversation is moving between workers: the same event, sent again after a short
     /// pause, is applied once by whichever worker owns it then.
     case moving = 12
+    /// The event id is below its source's anti-replay window: whether it was applied cannot
+    /// be told, so it is not applied now, and not answered `duplicate` ("applied before"),
+    /// which would lose a never-seen event silently.
+    case outsideReplayWindow = 13
 
     /// A stable lowercase name for counters and logs, e.g. `not_a_recipient`.
     public var name: String {
@@ -67,6 +71,7 @@ public enum RejectReason: UInt8, Hashable, Sendable, CaseIterable {
         case .invalidEventID: "invalid_event_id"
         case .unknownMessage: "unknown_message"
         case .moving: "moving"
+        case .outsideReplayWindow: "outside_replay_window"
         }
     }
 }

@@ -106,9 +106,9 @@ public struct ConversationSnapshot: Hashable, Sendable {
 public struct Viewer: Hashable, Sendable {
     /// The viewing user; display text is empty unless they sent the message.
     public var user: String
-    /// IANA time zone identifier, e.g. "Europe/Paris"; empty = UTC.
+    /// IANA time zone identifier, e.g. "Europe/Paris"; empty = UTC (see `DisplayText.isKnownTimeZone`).
     public var timeZone: String
-    /// Locale identifier, e.g. "en_US"; empty = "en_US".
+    /// Locale identifier, e.g. "en_US"; empty = "en_US" (see `DisplayText.isKnownLocale`).
     public var locale: String
     /// Group style: false = "Read by some users", true = "Read by 2 of 5".
     public var prefersCounts: Bool

@@ -8,6 +8,8 @@ extension ReceiptEngine {
         switch event.kind {
         case .unknown:
             return reject(.unknownEventKind, "the event has no kind this build knows")
+        case .invalid(let detail):
+            return reject(.invalidEvent, detail)
         case .userDeleted(let user):
             return deleteUser(user, now: now, changes: &changes)
         case .receiptPrivacy(let user, let shareReads):
@@ -80,6 +82,28 @@ extension ReceiptEngine {
             let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             return markUnread(conversation, c, user: user)
+        }
+    }
+
+    /// The answer to an event that its source's replay window settles before any rule: a
+    /// duplicate if the window recorded its id, a rejection if the id is older than the
+    /// window; nil if the event is to be evaluated.
+    ///
+    /// An id older than the window is not called a duplicate: the window no longer knows
+    /// whether it saw it, and "duplicate" tells the gateway the event was applied, which would
+    /// lose a never-seen event silently. Neither answer records anything, so replaying the log
+    /// decides the same id the same way.
+    ///
+    /// - Parameters:
+    ///   - id: The event's id.
+    ///   - window: The position of its source's window (from `replayWindows.find`); nil if the
+    ///     source has none yet.
+    @inline(__always)
+    func screen(_ id: EventID, at window: Int?) -> EventOutcome? {
+        switch replayWindows.verdict(id.sequence, at: window) {
+        case .new: nil
+        case .seen: .duplicate
+        case .belowWindow: window.map { Self.outsideReplayWindow(id, replayWindows.windows[$0]) }
         }
     }
 
@@ -448,5 +472,15 @@ extension ReceiptEngine {
 
     private func unknownConversation(_ conversation: String) -> EventOutcome {
         reject(.unknownConversation, "conversation \(conversation) is unknown")
+    }
+
+    private static func outsideReplayWindow(_ id: EventID, _ window: ReplayWindow) -> EventOutcome {
+        .rejected(
+            Rejection(
+                .outsideReplayWindow,
+                "event id \(id.source)#\(id.sequence) is below its source's anti-replay window on this worker "
+                    + "(\(window.highest - window.size + 1)...\(window.highest)): cannot tell whether it was applied"
+            )
+        )
     }
 }

@@ -10,7 +10,8 @@
 /// ACCEPTED events are recorded in it. A rejected event leaves no trace, so when a gateway
 /// re-sends it, it is evaluated again against the state at that time (typically rejected
 /// again for the same reason; accepted if, say, its conversation has since been created).
-/// A sequence older than the window counts as a duplicate even if it was never seen.
+/// A sequence older than the window cannot be told apart: it is rejected as
+/// `outsideReplayWindow`, never called a duplicate.
 ///
 /// Choices where SPEC §4 leaves room (each one is tested):
 /// - Receipts are per-(conversation, member) watermarks on message sequences plus the log of
@@ -75,7 +76,7 @@ public struct ReceiptEngine: Sendable {
 
     /// Applies one event at server time `now`.
     ///
-    /// Order of checks: event id validity, duplicate, kind, ownership, then the rules of the
+    /// Order of checks: event id validity, replay window, kind, ownership, then the rules of the
     /// kind. Held receipts older than `pendingReceiptLifetime` at `now` are dropped first.
     ///
     /// - Parameters:
@@ -110,8 +111,8 @@ public struct ReceiptEngine: Sendable {
             return .rejected(Rejection(.invalidEventID, "an event id needs a non-empty source and a sequence from 1"))
         }
         let window = replayWindows.find(event.id.source)
-        if replayWindows.isDuplicate(event.id.sequence, at: window) {
-            return .duplicate
+        if let answer = screen(event.id, at: window) {
+            return answer
         }
         var changes = ChangeSet()
         swap(&changes, &scratchChanges)

@@ -2,8 +2,18 @@
 /// a bitmap of the `size` sequences below it.
 ///
 /// Memory stays bounded per source however many events it sends; the price is that a
-/// sequence older than the window is treated as a duplicate even if it was never seen.
+/// sequence older than the window cannot be told apart: it may or may not have been seen.
 struct ReplayWindow: Sendable, Hashable {
+    /// What the window knows of a sequence.
+    enum Verdict: Sendable, Hashable {
+        /// Not seen: above the highest, or within the window and not recorded.
+        case new
+        /// Within the window and recorded.
+        case seen
+        /// Older than the window: whether it was seen is no longer known.
+        case belowWindow
+    }
+
     /// The highest accepted sequence (0 before the first).
     var highest: UInt64 = 0
     /// Ring bitmap: bit `s % size` is set when sequence `s` (within the window) was accepted.
@@ -21,7 +31,8 @@ struct ReplayWindow: Sendable, Hashable {
         self.bits = bits
     }
 
-    private var size: UInt64 { UInt64(bits.count) * 64 }
+    /// How many sequences it remembers, the highest included.
+    var size: UInt64 { UInt64(bits.count) * 64 }
 
     /// The bit of `sequence` in the ring (a mask instead of a division for the usual
     /// power-of-two sizes such as the default 4096).
@@ -31,23 +42,16 @@ struct ReplayWindow: Sendable, Hashable {
         return size & (size - 1) == 0 ? sequence & (size - 1) : sequence % size
     }
 
-    /// Whether `sequence` must be treated as already seen.
-    func isDuplicate(_ sequence: UInt64) -> Bool {
-        if sequence > highest { return false }
-        if highest - sequence >= size { return true }
+    /// What the window knows of `sequence`.
+    @inline(__always)
+    func verdict(_ sequence: UInt64) -> Verdict {
+        if sequence > highest { return .new }
+        if highest - sequence >= size { return .belowWindow }
         let bit = bit(sequence)
-        return bits[Int(bit / 64)] & (1 << (bit % 64)) != 0
+        return bits[Int(bit / 64)] & (1 << (bit % 64)) != 0 ? .seen : .new
     }
 
-    /// Whether `sequence` is one the window saw: within it and recorded. Unlike
-    /// `isDuplicate`, a sequence older than the window counts as not seen.
-    func hasSeen(_ sequence: UInt64) -> Bool {
-        guard sequence <= highest, highest - sequence < size else { return false }
-        let bit = bit(sequence)
-        return bits[Int(bit / 64)] & (1 << (bit % 64)) != 0
-    }
-
-    /// Records an accepted sequence (which `isDuplicate` said was new).
+    /// Records an accepted sequence (whose verdict was `.new`).
     mutating func record(_ sequence: UInt64) {
         if sequence > highest {
             if sequence - highest >= size {

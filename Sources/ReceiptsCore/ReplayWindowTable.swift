@@ -30,15 +30,17 @@ struct ReplayWindowTable: Sendable {
         return found
     }
 
-    /// Whether `sequence` must be treated as already seen from the source at `position`.
+    /// What the window of the source at `position` (from `find`) knows of `sequence`; a
+    /// source without a window (nil) has seen nothing.
     @inline(__always)
-    func isDuplicate(_ sequence: UInt64, at position: Int?) -> Bool {
-        position.map { windows[$0].isDuplicate(sequence) } ?? false
+    func verdict(_ sequence: UInt64, at position: Int?) -> ReplayWindow.Verdict {
+        position.map { windows[$0].verdict(sequence) } ?? .new
     }
 
-    /// Whether the source's window saw `sequence` (see ``ReplayWindow/hasSeen(_:)``).
+    /// Whether the source's window saw `sequence`: within it and recorded (a sequence older
+    /// than the window counts as not seen).
     mutating func hasSeen(_ sequence: UInt64, from source: String) -> Bool {
-        find(source).map { windows[$0].hasSeen(sequence) } ?? false
+        verdict(sequence, at: find(source)) == .seen
     }
 
     /// Records an accepted sequence of a source (`position` from `find`, nil for a new source,

@@ -10,3 +10,19 @@ struct FrameRefusal: Error {
     /// The error reply that tells the peer.
     var errorReply: ErrorReply { ErrorReply(code: code, message: message) }
 }
+
+extension FrameRefusal {
+    /// The refusal of a frame that did not decode: its code as ``ErrorReply/init(_:)`` maps
+    /// it (MALFORMED_FRAME, UNKNOWN_KIND, or INVALID_ARGUMENT for a field no request may hold).
+    /// - Parameters:
+    ///   - error: Why the frame did not decode.
+    ///   - message: The message type the frame should hold, for frames that are not one.
+    init(_ error: WireError, decoding message: String) {
+        let reply = ErrorReply(error)
+        // An invalid field's message already names the event (or query) and the field.
+        self.init(
+            code: reply.code,
+            message: error.code == .invalidField ? error.message : "undecodable \(message): \(error.message)"
+        )
+    }
+}

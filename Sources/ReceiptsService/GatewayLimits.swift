@@ -110,7 +110,7 @@ struct GatewayLimits {
             overLong("conversation_id", conversation) ?? overLong("message_id", message)
         case .userDeleted(let user), .receiptPrivacy(let user, _):
             overLong("user_id", user)
-        case .unknown:
+        case .unknown, .invalid:
             nil
         }
     }

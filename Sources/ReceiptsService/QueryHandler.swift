@@ -9,7 +9,8 @@ struct QueryHandler {
 
     /// The status of one message, with display text for `viewer`.
     func messageStatus(conversation: String, message: String, viewer: Viewer) -> QueryReply {
-        owned(conversation) {
+        if let refusal = unknownSetting(of: viewer) { return refusal }
+        return owned(conversation) {
             guard let status = engine.status(conversation: conversation, message: message) else {
                 return notFound("message \(message) in conversation \(conversation)")
             }
@@ -29,7 +30,8 @@ struct QueryHandler {
 
     /// The status of the viewer's latest normal message in a conversation.
     func lastSent(conversation: String, viewer: Viewer) -> QueryReply {
-        owned(conversation) {
+        if let refusal = unknownSetting(of: viewer) { return refusal }
+        return owned(conversation) {
             guard let status = engine.lastSent(conversation: conversation, sender: viewer.user) else {
                 return notFound("a message from \(viewer.user) in conversation \(conversation)")
             }
@@ -71,6 +73,29 @@ struct QueryHandler {
                 ErrorReply(code: .unavailable, message: "conversation \(conversation) is moving between workers")
             )
         }
+    }
+
+    /// INVALID_ARGUMENT naming a viewer's time zone or locale that Foundation does not know:
+    /// shown in UTC or the root locale instead, the text would be silently wrong.
+    private func unknownSetting(of viewer: Viewer) -> QueryReply? {
+        let problem: String
+        if !DisplayText.isKnownTimeZone(viewer.timeZone) {
+            problem =
+                "viewer.time_zone \(quoted(viewer.timeZone)) is not a time zone this worker knows "
+                + "(an IANA name such as \"Europe/Paris\"; empty means UTC)"
+        } else if !DisplayText.isKnownLocale(viewer.locale) {
+            problem =
+                "viewer.locale \(quoted(viewer.locale)) is not a locale this worker knows "
+                + "(an ISO 639 language with an optional region, such as \"fr\" or \"fr_FR\"; empty means en_US)"
+        } else {
+            return nil
+        }
+        return .error(ErrorReply(code: .invalidArgument, message: problem))
+    }
+
+    /// A setting in quotes, or its length when it is too long to be known (and to repeat).
+    private func quoted(_ setting: String) -> String {
+        setting.utf8.count <= DisplayText.maxSettingBytes ? "\"\(setting)\"" : "of \(setting.utf8.count) bytes"
     }
 
     private func notFound(_ what: String) -> QueryReply {

@@ -91,7 +91,9 @@ extension ReceiptPipeline {
         do {
             events = try EventBatchCodec.decode(frame)
         } catch {
-            return .failure(FrameRefusal(code: .malformedFrame, message: "undecodable EventBatch: \(error.message)"))
+            // MALFORMED_FRAME when protobuf-c cannot parse it; INVALID_ARGUMENT naming the event
+            // and the field when an id is not UTF-8, as for an id over the length limit.
+            return .failure(FrameRefusal(error, decoding: "EventBatch"))
         }
         if let refusal = configuration.gatewayLimits.check(events) {
             return .failure(refusal)

@@ -43,8 +43,7 @@ extension ReceiptPipeline {
         do {
             query = try Query.decode(frame)
         } catch {
-            let code: ErrorReply.Code = error.code == .unknownKind ? .unknownKind : .malformedFrame
-            return refuse(FrameRefusal(code: code, message: "undecodable Query: \(error.message)"))
+            return refuse(FrameRefusal(error, decoding: "Query"))
         }
         if let refusal = configuration.gatewayLimits.check(query) {
             return refuse(refusal)

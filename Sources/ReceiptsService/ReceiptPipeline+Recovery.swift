@@ -46,7 +46,8 @@ extension ReceiptPipeline {
                 }
                 switch record {
                 case .acknowledgedBatch(let time, let frame), .unacknowledgedBatch(let time, let frame):
-                    return .batch(time: time, events: try EventBatchCodec.decode(frame))
+                    // Repairing: a log may hold ids that are not UTF-8 from before intake refused them.
+                    return .batch(time: time, events: try EventBatchCodec.decode(frame, invalidUTF8: .repair))
                 default:
                     return .other(type: type, payload: Array(payload), end: end)
                 }

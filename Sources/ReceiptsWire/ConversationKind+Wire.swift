@@ -11,6 +11,13 @@ extension ConversationKind {
         }
     }
 
+    /// Why a `conversation_upserted` with a kind that ``init(wire:)`` does not take is invalid.
+    static func refusal(of wire: Receipts__V1__ConversationKind) -> String {
+        wire == RECEIPTS__V1__CONVERSATION_KIND__CONVERSATION_KIND_UNSPECIFIED
+            ? "conversation_upserted.kind is UNSPECIFIED: a conversation is DIRECT or GROUP"
+            : "conversation_upserted.kind \(wire.rawValue) is not a kind this build knows: a conversation is DIRECT or GROUP"
+    }
+
     var wire: Receipts__V1__ConversationKind {
         switch self {
         case .direct: RECEIPTS__V1__CONVERSATION_KIND__CONVERSATION_KIND_DIRECT

@@ -2,15 +2,19 @@ import CReceiptsProto
 import ReceiptsCore
 
 extension Event {
-    /// The event from an unpacked `receipts.v1.Event`. Never fails: whatever the engine
-    /// cannot apply (no kind, an unknown conversation kind, an empty id) it rejects per
-    /// event, so the rest of the batch proceeds.
-    init(wire event: Receipts__V1__Event) {
-        let id = event.id.map { EventID(source: String(wire: $0.pointee.source), sequence: $0.pointee.sequence) }
+    /// The event from an unpacked `receipts.v1.Event`. Whatever the engine cannot apply (no
+    /// kind, a conversation kind that is neither direct nor group, an empty id) it rejects per
+    /// event, so the rest of the batch proceeds; only an id that is not UTF-8 refuses the frame.
+    /// - Throws: `WireError` `.invalidField` from `strings`, naming the event and the field.
+    init(wire event: Receipts__V1__Event, strings: RequestStrings) throws(WireError) {
+        let id =
+            try event.id.map { (id) throws(WireError) in
+                EventID(source: try strings.string(id.pointee.source, "id.source"), sequence: id.pointee.sequence)
+            } ?? EventID(source: "", sequence: 0)
         self.init(
-            id: id ?? EventID(source: "", sequence: 0),
+            id: id,
             clientTime: Timestamp?(wire: event.client_time_ms),
-            kind: EventKind(wire: event)
+            kind: try EventKind(wire: event, strings: strings)
         )
     }
 
@@ -27,41 +31,50 @@ extension Event {
 }
 
 extension EventKind {
-    /// The kind set in the event's oneof. None set (a newer gateway's kind), or a
-    /// conversation kind this build does not know, is `.unknown`.
-    init(wire event: Receipts__V1__Event) {
+    /// The kind set in the event's oneof. None set (a newer gateway's kind) is `.unknown`; a
+    /// conversation kind that is neither direct nor group is `.invalid`, naming the field.
+    /// - Throws: `WireError` `.invalidField` from `strings`, naming the event and the field.
+    init(wire event: Receipts__V1__Event, strings: RequestStrings) throws(WireError) {
         switch event.kind_case {
         case RECEIPTS__V1__EVENT__KIND_CONVERSATION_UPSERTED:
-            guard let m = event.conversation_upserted?.pointee, let kind = ConversationKind(wire: m.kind) else {
+            guard let m = event.conversation_upserted?.pointee else {
                 self = .unknown
                 return
             }
-            self = .conversationUpserted(
-                conversation: String(wire: m.conversation_id),
-                kind: kind,
-                members: String.array(wire: m.member_ids, count: m.n_member_ids)
-            )
+            let conversation = try strings.string(m.conversation_id, "conversation_id")
+            let members = try strings.strings(m.member_ids, count: m.n_member_ids, "member_ids")
+            guard let kind = ConversationKind(wire: m.kind) else {
+                self = .invalid(detail: ConversationKind.refusal(of: m.kind))
+                return
+            }
+            self = .conversationUpserted(conversation: conversation, kind: kind, members: members)
         case RECEIPTS__V1__EVENT__KIND_MEMBER_JOINED:
             guard let m = event.member_joined?.pointee else {
                 self = .unknown
                 return
             }
-            self = .memberJoined(conversation: String(wire: m.conversation_id), user: String(wire: m.user_id))
+            self = .memberJoined(
+                conversation: try strings.string(m.conversation_id, "conversation_id"),
+                user: try strings.string(m.user_id, "user_id")
+            )
         case RECEIPTS__V1__EVENT__KIND_MEMBER_LEFT:
             guard let m = event.member_left?.pointee else {
                 self = .unknown
                 return
             }
-            self = .memberLeft(conversation: String(wire: m.conversation_id), user: String(wire: m.user_id))
+            self = .memberLeft(
+                conversation: try strings.string(m.conversation_id, "conversation_id"),
+                user: try strings.string(m.user_id, "user_id")
+            )
         case RECEIPTS__V1__EVENT__KIND_MESSAGE_SENT:
             guard let m = event.message_sent?.pointee else {
                 self = .unknown
                 return
             }
             self = .messageSent(
-                conversation: String(wire: m.conversation_id),
-                message: String(wire: m.message_id),
-                sender: String(wire: m.sender_id),
+                conversation: try strings.string(m.conversation_id, "conversation_id"),
+                message: try strings.string(m.message_id, "message_id"),
+                sender: try strings.string(m.sender_id, "sender_id"),
                 isSystem: m.system != 0
             )
         case RECEIPTS__V1__EVENT__KIND_DELIVERED:
@@ -70,57 +83,65 @@ extension EventKind {
                 return
             }
             self = .delivered(
-                conversation: String(wire: m.conversation_id),
-                user: String(wire: m.user_id),
-                message: String(wire: m.message_id)
+                conversation: try strings.string(m.conversation_id, "conversation_id"),
+                user: try strings.string(m.user_id, "user_id"),
+                message: try strings.string(m.message_id, "message_id")
             )
         case RECEIPTS__V1__EVENT__KIND_READ:
             guard let m = event.read?.pointee else {
                 self = .unknown
                 return
             }
-            let message = String(wire: m.message_id)
-            self = .read(
-                conversation: String(wire: m.conversation_id),
-                user: String(wire: m.user_id),
-                message: message.isEmpty ? nil : message
-            )
+            let conversation = try strings.string(m.conversation_id, "conversation_id")
+            let user = try strings.string(m.user_id, "user_id")
+            let message = try strings.string(m.message_id, "message_id")
+            self = .read(conversation: conversation, user: user, message: message.isEmpty ? nil : message)
         case RECEIPTS__V1__EVENT__KIND_MESSAGE_EDITED:
             guard let m = event.message_edited?.pointee else {
                 self = .unknown
                 return
             }
-            self = .messageEdited(conversation: String(wire: m.conversation_id), message: String(wire: m.message_id))
+            self = .messageEdited(
+                conversation: try strings.string(m.conversation_id, "conversation_id"),
+                message: try strings.string(m.message_id, "message_id")
+            )
         case RECEIPTS__V1__EVENT__KIND_MESSAGE_DELETED:
             guard let m = event.message_deleted?.pointee else {
                 self = .unknown
                 return
             }
-            self = .messageDeleted(conversation: String(wire: m.conversation_id), message: String(wire: m.message_id))
+            self = .messageDeleted(
+                conversation: try strings.string(m.conversation_id, "conversation_id"),
+                message: try strings.string(m.message_id, "message_id")
+            )
         case RECEIPTS__V1__EVENT__KIND_USER_DELETED:
             guard let m = event.user_deleted?.pointee else {
                 self = .unknown
                 return
             }
-            self = .userDeleted(user: String(wire: m.user_id))
+            self = .userDeleted(user: try strings.string(m.user_id, "user_id"))
         case RECEIPTS__V1__EVENT__KIND_RECEIPT_PRIVACY:
             guard let m = event.receipt_privacy?.pointee else {
                 self = .unknown
                 return
             }
-            self = .receiptPrivacy(user: String(wire: m.user_id), shareReads: m.share_reads != 0)
+            self = .receiptPrivacy(user: try strings.string(m.user_id, "user_id"), shareReads: m.share_reads != 0)
         case RECEIPTS__V1__EVENT__KIND_MARKED_UNREAD:
             guard let m = event.marked_unread?.pointee else {
                 self = .unknown
                 return
             }
-            self = .markedUnread(conversation: String(wire: m.conversation_id), user: String(wire: m.user_id))
+            self = .markedUnread(
+                conversation: try strings.string(m.conversation_id, "conversation_id"),
+                user: try strings.string(m.user_id, "user_id")
+            )
         default:
             self = .unknown
         }
     }
 
-    /// Sets the event's oneof to this kind; `.unknown` leaves it unset.
+    /// Sets the event's oneof to this kind; `.unknown` and `.invalid` (whose field value the
+    /// wire cannot hold either) leave it unset.
     func build(into event: UnsafeMutablePointer<Receipts__V1__Event>, arena: inout Arena) {
         switch self {
         case .conversationUpserted(let conversation, let kind, let members):
@@ -193,7 +214,7 @@ extension EventKind {
             m.pointee.user_id = arena.cString(user)
             event.pointee.marked_unread = m
             event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_MARKED_UNREAD
-        case .unknown:
+        case .unknown, .invalid:
             event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND__NOT_SET
         }
     }

@@ -3,34 +3,59 @@ public import ReceiptsCore
 
 /// Ingest frames (`receipts.v1.EventBatch`) to and from events.
 public enum EventBatchCodec {
+    /// What ``decode(_:invalidUTF8:)-(UnsafeRawBufferPointer,_)`` does with a string field whose
+    /// bytes are not UTF-8 (protobuf-c does not check them, so a C gateway can send any).
+    public enum InvalidUTF8: Sendable {
+        /// Refuse the frame, naming the event and the field: frames from gateways, so that two
+        /// different ids never become one.
+        case refuse
+        /// Replace the bad bytes with U+FFFD: only frames a log took before receiptd refused
+        /// such ids, so that replaying them reaches the state they made then.
+        case repair
+    }
+
     /// Decodes an ingest frame into its events, in order.
     ///
-    /// The frame is not trusted: anything protobuf-c cannot parse throws; an event with no
-    /// kind set (or one this build does not know) decodes to `EventKind.unknown`, which the
-    /// engine rejects on its own while the rest of the batch proceeds. An empty frame is a
-    /// valid empty batch. There is no size limit here; the caller checks frame size first.
-    /// - Parameter frame: The frame body; only read during the call.
+    /// The frame is not trusted: anything protobuf-c cannot parse throws, and so does an id
+    /// that is not UTF-8 (unless repairing). An event with no kind set (or one this build does
+    /// not know) decodes to `EventKind.unknown`, and a conversation kind that is neither direct
+    /// nor group to `EventKind.invalid`, which the engine rejects on their own while the rest of
+    /// the batch proceeds. An empty frame is a valid empty batch. There is no size limit here;
+    /// the caller checks frame size first.
+    /// - Parameters:
+    ///   - frame: The frame body; only read during the call.
+    ///   - invalidUTF8: Refuse (the default) or repair string fields that are not UTF-8.
     /// - Returns: The batch's events.
-    /// - Throws: `WireError` with code `.malformedFrame` when the bytes are not an `EventBatch`.
-    public static func decode(_ frame: UnsafeRawBufferPointer) throws(WireError) -> [Event] {
+    /// - Throws: `WireError` with code `.malformedFrame` when the bytes are not an `EventBatch`,
+    ///   `.invalidField` naming the event and the field (`event 2: conversation_id is not valid
+    ///   UTF-8`) when refusing a string that is not UTF-8.
+    public static func decode(
+        _ frame: UnsafeRawBufferPointer,
+        invalidUTF8: InvalidUTF8 = .refuse
+    ) throws(WireError) -> [Event] {
         try ProtobufC.unpack(
             frame,
             as: "EventBatch",
             unpack: receipts__v1__event_batch__unpack
-        ) { batch in
-            [Event](wire: batch.events, count: batch.n_events) { Event(wire: $0) }
+        ) { (batch) throws(WireError) in
+            var index = 0
+            return try [Event](wire: batch.events, count: batch.n_events) { (event) throws(WireError) in
+                defer { index += 1 }
+                return try Event(wire: event, strings: RequestStrings(request: .event(index), invalidUTF8: invalidUTF8))
+            }
         }
     }
 
-    /// Decodes an ingest frame into its events; see ``decode(_:)-(UnsafeRawBufferPointer)``.
-    public static func decode(_ frame: [UInt8]) throws(WireError) -> [Event] {
-        try ProtobufC.withBytes(frame) { (bytes) throws(WireError) in try decode(bytes) }
+    /// Decodes an ingest frame into its events; see ``decode(_:invalidUTF8:)-(UnsafeRawBufferPointer,_)``.
+    public static func decode(_ frame: [UInt8], invalidUTF8: InvalidUTF8 = .refuse) throws(WireError) -> [Event] {
+        try ProtobufC.withBytes(frame) { (bytes) throws(WireError) in try decode(bytes, invalidUTF8: invalidUTF8) }
     }
 
     /// Encodes events as an ingest frame, for gateways, load generators and tests.
     ///
     /// A nil client time, a `Read` of the whole conversation (nil message) and `.unknown`
-    /// encode as the proto3 defaults (0, "", no kind) and decode back to the same values.
+    /// encode as the proto3 defaults (0, "", no kind) and decode back to the same values;
+    /// `.invalid` (decoded, never sent) encodes as no kind too.
     public static func encode(_ events: [Event]) -> [UInt8] {
         Arena.with(expectedBytes: 64 + events.count * 256) { arena in
             var batch = Receipts__V1__EventBatch()

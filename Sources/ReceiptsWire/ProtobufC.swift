@@ -109,8 +109,9 @@ enum ProtobufC {
 }
 
 extension String {
-    /// A Swift string from a protobuf-c string field; invalid UTF-8 is repaired with U+FFFD
-    /// (peers are not trusted to send valid UTF-8) and NULL reads as "".
+    /// A Swift string from a protobuf-c string field of a reply, whose strings receiptd made
+    /// from Swift strings; invalid UTF-8 is repaired with U+FFFD and NULL reads as "".
+    /// Requests read theirs through ``RequestStrings``, which refuses invalid UTF-8.
     @inline(__always)
     init(wire pointer: UnsafePointer<CChar>?) {
         if let pointer {

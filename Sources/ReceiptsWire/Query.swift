@@ -122,36 +122,52 @@ public enum Query: Hashable, Sendable {
 
     /// Decodes a query frame.
     /// - Throws: `WireError` `.malformedFrame` for bytes that are not a `Query`,
-    ///   `.unknownKind` when no kind this build knows is set (answer ERROR_CODE_UNKNOWN_KIND).
+    ///   `.unknownKind` when no kind this build knows is set (answer ERROR_CODE_UNKNOWN_KIND),
+    ///   `.invalidField` naming the field when a string is not UTF-8 (`query: conversation_id is
+    ///   not valid UTF-8`): repaired, it could name another conversation.
     public static func decode(_ frame: UnsafeRawBufferPointer) throws(WireError) -> Query {
         try ProtobufC.unpack(
             frame,
             as: "Query",
             unpack: receipts__v1__query__unpack
         ) { (query) throws(WireError) in
+            let strings = RequestStrings(request: .query, invalidUTF8: .refuse)
             switch query.kind_case {
             case RECEIPTS__V1__QUERY__KIND_MESSAGE_STATUS:
                 let m = query.message_status?.pointee
                 return .messageStatus(
-                    conversation: String(wire: m?.conversation_id),
-                    message: String(wire: m?.message_id),
-                    viewer: Viewer(wire: m?.viewer)
+                    conversation: try strings.string(m?.conversation_id, "conversation_id"),
+                    message: try strings.string(m?.message_id, "message_id"),
+                    viewer: try Viewer(wire: m?.viewer, strings: strings)
                 )
             case RECEIPTS__V1__QUERY__KIND_READ_DETAIL:
                 let m = query.read_detail?.pointee
-                return .readDetail(conversation: String(wire: m?.conversation_id), message: String(wire: m?.message_id))
+                return .readDetail(
+                    conversation: try strings.string(m?.conversation_id, "conversation_id"),
+                    message: try strings.string(m?.message_id, "message_id")
+                )
             case RECEIPTS__V1__QUERY__KIND_LAST_SENT:
                 let m = query.last_sent?.pointee
-                return .lastSent(conversation: String(wire: m?.conversation_id), viewer: Viewer(wire: m?.viewer))
+                return .lastSent(
+                    conversation: try strings.string(m?.conversation_id, "conversation_id"),
+                    viewer: try Viewer(wire: m?.viewer, strings: strings)
+                )
             case RECEIPTS__V1__QUERY__KIND_UNREAD_COUNTS:
                 let m = query.unread_counts?.pointee
                 return .unreadCounts(
-                    user: String(wire: m?.user_id),
-                    conversations: String.array(wire: m?.conversation_ids, count: m?.n_conversation_ids ?? 0)
+                    user: try strings.string(m?.user_id, "user_id"),
+                    conversations: try strings.strings(
+                        m?.conversation_ids,
+                        count: m?.n_conversation_ids ?? 0,
+                        "conversation_ids"
+                    )
                 )
             case RECEIPTS__V1__QUERY__KIND_SNAPSHOT:
                 let m = query.snapshot?.pointee
-                return .snapshot(conversation: String(wire: m?.conversation_id), limit: Int(m?.limit ?? 0))
+                return .snapshot(
+                    conversation: try strings.string(m?.conversation_id, "conversation_id"),
+                    limit: Int(m?.limit ?? 0)
+                )
             case RECEIPTS__V1__QUERY__KIND_HEALTH:
                 return .health
             case RECEIPTS__V1__QUERY__KIND_STATS:
@@ -187,7 +203,11 @@ public enum Query: Hashable, Sendable {
                 return .releaseConversations(
                     epoch: m?.epoch ?? 0,
                     destination: Int(m?.destination ?? 0),
-                    conversations: String.array(wire: m?.conversation_ids, count: m?.n_conversation_ids ?? 0)
+                    conversations: try strings.strings(
+                        m?.conversation_ids,
+                        count: m?.n_conversation_ids ?? 0,
+                        "conversation_ids"
+                    )
                 )
             case RECEIPTS__V1__QUERY__KIND_COMMIT_MOVE:
                 return .commitMove(epoch: query.commit_move?.pointee.epoch ?? 0)

@@ -17,6 +17,7 @@ extension RejectReason {
         case RECEIPTS__V1__REJECT_REASON__REJECT_REASON_INVALID_EVENT_ID: self = .invalidEventID
         case RECEIPTS__V1__REJECT_REASON__REJECT_REASON_UNKNOWN_MESSAGE: self = .unknownMessage
         case RECEIPTS__V1__REJECT_REASON__REJECT_REASON_MOVING: self = .moving
+        case RECEIPTS__V1__REJECT_REASON__REJECT_REASON_OUTSIDE_REPLAY_WINDOW: self = .outsideReplayWindow
         default: return nil
         }
     }
@@ -35,6 +36,7 @@ extension RejectReason {
         case .invalidEventID: RECEIPTS__V1__REJECT_REASON__REJECT_REASON_INVALID_EVENT_ID
         case .unknownMessage: RECEIPTS__V1__REJECT_REASON__REJECT_REASON_UNKNOWN_MESSAGE
         case .moving: RECEIPTS__V1__REJECT_REASON__REJECT_REASON_MOVING
+        case .outsideReplayWindow: RECEIPTS__V1__REJECT_REASON__REJECT_REASON_OUTSIDE_REPLAY_WINDOW
         }
     }
 }

@@ -3,15 +3,16 @@ import ReceiptsCore
 
 extension Viewer {
     /// The viewer from the wire; an absent one is the anonymous viewer (no display text).
-    init(wire pointer: UnsafeMutablePointer<Receipts__V1__Viewer>?) {
+    /// - Throws: `WireError` `.invalidField` from `strings`, naming the field (`viewer.locale`).
+    init(wire pointer: UnsafeMutablePointer<Receipts__V1__Viewer>?, strings: RequestStrings) throws(WireError) {
         guard let viewer = pointer?.pointee else {
             self.init(user: "")
             return
         }
         self.init(
-            user: String(wire: viewer.user_id),
-            timeZone: String(wire: viewer.time_zone),
-            locale: String(wire: viewer.locale),
+            user: try strings.string(viewer.user_id, "viewer.user_id"),
+            timeZone: try strings.string(viewer.time_zone, "viewer.time_zone"),
+            locale: try strings.string(viewer.locale, "viewer.locale"),
             prefersCounts: viewer.counts != 0
         )
     }

@@ -26,7 +26,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A query with none of the kinds this build knows (e.g. from a newer client).
         public static let unknownKind = Code(.unknownKind)
         /// A well-formed body holds a value this build cannot represent and has no safe
-        /// default for, e.g. an event outcome number from a newer server.
+        /// default for, e.g. an event outcome number from a newer server, or a request's
+        /// string that is not UTF-8 (answer ERROR_CODE_INVALID_ARGUMENT).
         public static let invalidField = Code(.invalidField)
 
         public var description: String {

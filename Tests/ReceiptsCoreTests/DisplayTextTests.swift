@@ -73,4 +73,31 @@ struct DisplayTextTests {
             #expect(unknown.hasPrefix("Read at 5:42"))
         }
     }
+
+    @Test(arguments: ["", "UTC", "Europe/Paris", "America/Argentina/Buenos_Aires", "GMT+5", "Etc/GMT-3"])
+    func knownTimeZones(identifier: String) {
+        #expect(DisplayText.isKnownTimeZone(identifier))
+    }
+
+    /// Unknown zones, a wrong case (IANA names are case-sensitive), and one too long to be a zone.
+    @Test(arguments: [
+        "Not/AZone", "Mars/Olympus", "europe/paris", "utc", "Europe/" + String(repeating: "x", count: 64),
+    ])
+    func unknownTimeZones(identifier: String) {
+        // Twice: the second answer comes from the cache.
+        #expect(!DisplayText.isKnownTimeZone(identifier))
+        #expect(!DisplayText.isKnownTimeZone(identifier))
+    }
+
+    @Test(arguments: ["", "en_US", "fr_FR", "fr", "en-GB", "zh-Hant-TW", "es_419", "sr_Latn_RS", "de_DE@euro"])
+    func knownLocales(identifier: String) {
+        #expect(DisplayText.isKnownLocale(identifier))
+    }
+
+    /// An unknown language or region, something that is not a locale, and one too long to be one.
+    @Test(arguments: ["xx_INVALID", "fr_XX", "english", "C", "POSIX", "_US", "en_" + String(repeating: "x", count: 64)])
+    func unknownLocales(identifier: String) {
+        #expect(!DisplayText.isKnownLocale(identifier))
+        #expect(!DisplayText.isKnownLocale(identifier))
+    }
 }

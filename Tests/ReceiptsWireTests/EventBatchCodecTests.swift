@@ -154,10 +154,16 @@ struct EventBatchCodecTests {
         )
     }
 
+    /// A conversation kind of UNSPECIFIED (0) or a number this build does not know is a known
+    /// event kind with an invalid field: INVALID_EVENT naming the field, not UNKNOWN_EVENT_KIND.
     @Test(arguments: [0, 3, 99, UInt64.max])
-    func unknownConversationKindDecodesAsUnknown(kind: UInt64) throws {
+    func conversationKindThatIsNotDirectOrGroupIsAnInvalidEvent(kind: UInt64) throws {
         let frame = ProtoWriter.build { batch in
             batch.message(field: 1) { event in
+                event.message(field: 1) { id in
+                    id.string(field: 1, "gw")
+                    id.varint(field: 2, 1)
+                }
                 event.message(field: 10) { upserted in
                     upserted.string(field: 1, "c")
                     upserted.varint(field: 2, kind)
@@ -165,16 +171,108 @@ struct EventBatchCodecTests {
                 }
             }
         }
-        #expect(try EventBatchCodec.decode(frame).map(\.kind) == [.unknown])
+        let events = try EventBatchCodec.decode(frame)
+        #expect(events.count == 1)
+        var engine = ReceiptEngine()
+        let outcome = try #require(events.first.map { engine.apply($0, at: Timestamp(milliseconds: 1)).outcome })
+        guard case .rejected(let rejection) = outcome else {
+            Issue.record("expected a rejection, got \(outcome)")
+            return
+        }
+        #expect(rejection.reason == .invalidEvent, "\(rejection)")
+        #expect(rejection.detail.contains("conversation_upserted.kind"), "\(rejection.detail)")
     }
 
-    @Test func invalidUTF8IsRepaired() throws {
+    /// An EventBatch of `count` events from gateway "gw" (user_deleted of "u"), whose event at
+    /// `index` is built by `change` instead: a protobuf-c gateway's frame, with any bytes in it.
+    static func batch(count: Int = 3, changing index: Int, _ change: (inout ProtoWriter) -> Void) -> [UInt8] {
+        ProtoWriter.build { batch in
+            for i in 0..<count {
+                batch.message(field: 1) { event in
+                    if i == index {
+                        change(&event)
+                    } else {
+                        event.message(field: 1) { id in
+                            id.string(field: 1, "gw")
+                            id.varint(field: 2, UInt64(i + 1))
+                        }
+                        event.message(field: 18) { $0.string(field: 1, "u") }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Bytes that are not UTF-8: a lone 0xFF, a lead byte without its continuation, an encoded surrogate.
+    static let notUTF8: [UInt8] = [0x6E, 0x78, 0x2D, 0xFF, 0xC3, 0x28, 0xED, 0xA0, 0x80]
+
+    /// Every id field of every event kind, each built with bytes that are not UTF-8, and the
+    /// field's protobuf name that the refusal must give.
+    static let badIDs: [(field: String, build: @Sendable (inout ProtoWriter) -> Void)] = [
+        ("id.source", { event in event.message(field: 1) { $0.bytes(field: 1, notUTF8) } }),
+        ("conversation_id", { event in event.message(field: 10) { $0.bytes(field: 1, notUTF8) } }),
+        (
+            "member_ids[1]",
+            { event in
+                event.message(field: 10) { upserted in
+                    upserted.string(field: 1, "c")
+                    upserted.varint(field: 2, 2)
+                    upserted.string(field: 3, "a")
+                    upserted.bytes(field: 3, notUTF8)
+                }
+            }
+        ),
+        ("user_id", { event in event.message(field: 11) { $0.bytes(field: 2, notUTF8) } }),
+        ("conversation_id", { event in event.message(field: 12) { $0.bytes(field: 1, notUTF8) } }),
+        ("message_id", { event in event.message(field: 13) { $0.bytes(field: 2, notUTF8) } }),
+        ("sender_id", { event in event.message(field: 13) { $0.bytes(field: 3, notUTF8) } }),
+        ("message_id", { event in event.message(field: 14) { $0.bytes(field: 3, notUTF8) } }),
+        ("user_id", { event in event.message(field: 15) { $0.bytes(field: 2, notUTF8) } }),
+        ("message_id", { event in event.message(field: 15) { $0.bytes(field: 3, notUTF8) } }),
+        ("message_id", { event in event.message(field: 16) { $0.bytes(field: 2, notUTF8) } }),
+        ("conversation_id", { event in event.message(field: 17) { $0.bytes(field: 1, notUTF8) } }),
+        ("user_id", { event in event.message(field: 18) { $0.bytes(field: 1, notUTF8) } }),
+        ("user_id", { event in event.message(field: 19) { $0.bytes(field: 1, notUTF8) } }),
+        ("user_id", { event in event.message(field: 20) { $0.bytes(field: 2, notUTF8) } }),
+    ]
+
+    /// protobuf-c does not check UTF-8, so a C gateway can send any bytes in a string field.
+    /// Repairing them would make different ids one ("nx-\xff" and "nx-\xfe" both "nx-\u{FFFD}"):
+    /// the frame is refused whole, naming the event and the field.
+    @Test(arguments: badIDs.indices)
+    func invalidUTF8IsRefusedNamingTheEventAndTheField(badID: Int) throws {
+        let (field, build) = Self.badIDs[badID]
+        #expect(throws: WireError(code: .invalidField, message: "event 1: \(field) is not valid UTF-8")) {
+            try EventBatchCodec.decode(Self.batch(changing: 1, build))
+        }
+        // Replaying a log repairs every one of them instead (see invalidUTF8IsRepairedWhenAsked).
+        #expect(try EventBatchCodec.decode(Self.batch(changing: 1, build), invalidUTF8: .repair).count == 3)
+    }
+
+    /// Ids that differ only in bytes that are not UTF-8 ("gw-\xff", "gw-\xfe") never decode as one id.
+    @Test(arguments: [UInt8(0xFF), 0xFE])
+    func idsThatDifferInBytesThatAreNotUTF8AreRefused(bad: UInt8) {
+        let frame = Self.batch(count: 1, changing: 0) { event in
+            event.message(field: 1) { id in
+                id.bytes(field: 1, Array("gw-".utf8) + [bad])
+                id.varint(field: 2, 1)
+            }
+            event.message(field: 10) { $0.bytes(field: 1, Array("nx-".utf8) + [bad]) }
+        }
+        #expect(throws: WireError(code: .invalidField, message: "event 0: id.source is not valid UTF-8")) {
+            try EventBatchCodec.decode(frame)
+        }
+    }
+
+    /// Frames a log took before intake refused ids that are not UTF-8 replay as they were
+    /// applied then: repaired with U+FFFD.
+    @Test func invalidUTF8IsRepairedWhenAsked() throws {
         let frame = ProtoWriter.build { batch in
             batch.message(field: 1) { event in
                 event.message(field: 18) { $0.bytes(field: 1, [0x61, 0xFF, 0xC3, 0x28, 0xED, 0xA0, 0x80, 0x62]) }
             }
         }
-        let events = try EventBatchCodec.decode(frame)
+        let events = try EventBatchCodec.decode(frame, invalidUTF8: .repair)
         guard case .userDeleted(let user) = events.first?.kind else {
             Issue.record("expected a userDeleted event, got \(events)")
             return

@@ -46,7 +46,7 @@ struct IngestReplyTests {
         }
     }
 
-    @Test(arguments: [0, 13, 1 << 31])
+    @Test(arguments: [0, 14, 1 << 31])
     func unknownRejectReasonReadsAsInvalidEvent(reason: UInt64) throws {
         let frame = ProtoWriter.build { reply in
             reply.message(field: 1) { result in

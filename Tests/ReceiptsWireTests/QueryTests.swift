@@ -69,6 +69,55 @@ struct QueryTests {
         }
     }
 
+    /// Bytes that are not UTF-8, as a protobuf-c client can send in any string field.
+    static let notUTF8: [UInt8] = [0x63, 0x2D, 0xFF]
+
+    /// Every string field of every query kind, each built with bytes that are not UTF-8, and
+    /// the field's protobuf name that the refusal must give.
+    static let badStrings: [(field: String, frame: [UInt8])] = [
+        ("conversation_id", ProtoWriter.build { $0.message(field: 1) { $0.bytes(field: 1, notUTF8) } }),
+        ("message_id", ProtoWriter.build { $0.message(field: 1) { $0.bytes(field: 2, notUTF8) } }),
+        (
+            "viewer.user_id",
+            ProtoWriter.build { $0.message(field: 1) { $0.message(field: 3) { $0.bytes(field: 1, notUTF8) } } }
+        ),
+        (
+            "viewer.time_zone",
+            ProtoWriter.build { $0.message(field: 1) { $0.message(field: 3) { $0.bytes(field: 2, notUTF8) } } }
+        ),
+        (
+            "viewer.locale",
+            ProtoWriter.build { $0.message(field: 1) { $0.message(field: 3) { $0.bytes(field: 3, notUTF8) } } }
+        ),
+        ("message_id", ProtoWriter.build { $0.message(field: 2) { $0.bytes(field: 2, notUTF8) } }),
+        (
+            "viewer.user_id",
+            ProtoWriter.build { $0.message(field: 3) { $0.message(field: 2) { $0.bytes(field: 1, notUTF8) } } }
+        ),
+        ("user_id", ProtoWriter.build { $0.message(field: 4) { $0.bytes(field: 1, notUTF8) } }),
+        (
+            "conversation_ids[1]",
+            ProtoWriter.build { query in
+                query.message(field: 4) { counts in
+                    counts.string(field: 2, "c")
+                    counts.bytes(field: 2, notUTF8)
+                }
+            }
+        ),
+        ("conversation_id", ProtoWriter.build { $0.message(field: 5) { $0.bytes(field: 1, notUTF8) } }),
+        ("conversation_ids[0]", ProtoWriter.build { $0.message(field: 13) { $0.bytes(field: 3, notUTF8) } }),
+    ]
+
+    /// A query whose strings are not UTF-8 is refused naming the field, never answered for a
+    /// repaired id (which could be another conversation's).
+    @Test(arguments: badStrings.indices)
+    func invalidUTF8IsRefusedNamingTheField(badString: Int) {
+        let (field, frame) = Self.badStrings[badString]
+        #expect(throws: WireError(code: .invalidField, message: "query: \(field) is not valid UTF-8")) {
+            try Query.decode(frame)
+        }
+    }
+
     @Test func hostileFramesNeverCrash() {
         var random = SeededGenerator(seed: 31)
         for query in Self.everyKind {

@@ -92,7 +92,8 @@ typedef enum _Receipts__V1__EventOutcome {
    */
   RECEIPTS__V1__EVENT_OUTCOME__EVENT_OUTCOME_ACCEPTED = 1,
   /*
-   * Seen before (same event id); nothing changed.
+   * Applied before (same event id, inside its source's anti-replay window: see EventId);
+   * nothing changed.
    */
   RECEIPTS__V1__EVENT_OUTCOME__EVENT_OUTCOME_DUPLICATE = 2,
   /*
@@ -154,7 +155,22 @@ typedef enum _Receipts__V1__RejectReason {
    * The conversation is moving between workers (a worker count change): send the same
    * event again after a short pause; the worker that answers next applies it once.
    */
-  RECEIPTS__V1__REJECT_REASON__REJECT_REASON_MOVING = 12
+  RECEIPTS__V1__REJECT_REASON__REJECT_REASON_MOVING = 12,
+  /*
+   * The event id is below its source's anti-replay window on this worker (see EventId): the
+   * worker cannot tell whether it applied the event, so it applies nothing and says so
+   * rather than answer DUPLICATE ("already applied"), which would lose the event silently.
+   * The same id gets the same answer again. The gateway broke the window rule; it may send
+   * the event again under a new id (its source's next sequence) where applying it a second
+   * time is harmless: a message that was applied is answered MESSAGE_EXISTS, and a delivery,
+   * an edit or a deletion applied twice changes nothing more; a membership change, a privacy
+   * setting, an unread mark or a read (which clears a later unread mark) re-applied after
+   * later events could undo them.
+   * A reason, not a new EventOutcome: like every rejection it means "not applied by this
+   * frame", and a gateway built before this value reads a rejection with an unknown reason,
+   * never a success, where an outcome it does not know could be taken for ACCEPTED.
+   */
+  RECEIPTS__V1__REJECT_REASON__REJECT_REASON_OUTSIDE_REPLAY_WINDOW = 13
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECEIPTS__V1__REJECT_REASON)
 } Receipts__V1__RejectReason;
 /*
@@ -263,6 +279,14 @@ typedef enum _Receipts__V1__ErrorCode {
 
 /*
  * Identifies an event so that a re-sent event is recognised as a duplicate.
+ * Each worker keeps an anti-replay window per source, as IPsec does (RFC 4303 §3.4.3): the
+ * highest sequence it accepted from the source and which of the 4096 sequences below that
+ * one it accepted. Inside the window an id is answered DUPLICATE if it was accepted and is
+ * evaluated if not, in any order. Below the window the worker cannot tell: such an id is
+ * answered REJECTED with REJECT_REASON_OUTSIDE_REPLAY_WINDOW, never DUPLICATE. So a gateway
+ * sends each worker the events of a source in the order it numbered them, and never has an
+ * event still to send or re-send 4096 or more sequences below the newest it sent that
+ * worker (ReceiptsClient keeps them within half of that).
  */
 struct  Receipts__V1__EventId
 {
@@ -292,7 +316,9 @@ struct  Receipts__V1__ConversationUpserted
    */
   char *conversation_id;
   /*
-   * Direct or group; a direct conversation must have exactly two members.
+   * Direct or group; a direct conversation must have exactly two members. UNSPECIFIED (or a
+   * number this build does not know) is rejected as REJECT_REASON_INVALID_EVENT, naming
+   * conversation_upserted.kind in the detail.
    */
   Receipts__V1__ConversationKind kind;
   /*
@@ -574,6 +600,11 @@ struct  Receipts__V1__Event
 
 /*
  * The body of an ingest frame: events applied in order.
+ * Every string is an id compared byte for byte, so it must be valid UTF-8 (protobuf-c does not
+ * check this; other runtimes refuse to encode such strings). A frame with one that is not is
+ * refused whole, nothing of it applied: ErrorReply ERROR_CODE_INVALID_ARGUMENT naming the
+ * event index and the field ("event 2: conversation_id is not valid UTF-8"), as for an id over
+ * the length limit. Its bytes are never replaced, which would make different ids one.
  */
 struct  Receipts__V1__EventBatch
 {
@@ -762,11 +793,14 @@ struct  Receipts__V1__Viewer
    */
   char *user_id;
   /*
-   * IANA time zone, e.g. "Europe/Paris"; empty = UTC.
+   * IANA time zone, e.g. "Europe/Paris"; empty = UTC. One the worker does not know
+   * ("Not/AZone") is answered ERROR_CODE_INVALID_ARGUMENT naming it, never shown as UTC.
    */
   char *time_zone;
   /*
-   * Locale identifier, e.g. "en_US"; empty = "en_US".
+   * Locale identifier, e.g. "en_US", "fr", "zh-Hant-TW"; empty = "en_US". Known means: its
+   * language is an ISO 639 code and its region, if any, an ISO 3166 or UN M.49 code; any other
+   * ("xx_INVALID", "fr_XX") is answered ERROR_CODE_INVALID_ARGUMENT naming it.
    */
   char *locale;
   /*
@@ -942,7 +976,9 @@ typedef enum {
 } Receipts__V1__Query__KindCase;
 
 /*
- * The body of a query frame.
+ * The body of a query frame. Its strings must be valid UTF-8, as in EventBatch: a query with
+ * one that is not is answered ERROR_CODE_INVALID_ARGUMENT naming the field
+ * ("query: conversation_id is not valid UTF-8").
  */
 struct  Receipts__V1__Query
 {
