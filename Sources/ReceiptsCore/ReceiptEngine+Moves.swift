@@ -76,23 +76,30 @@ extension ReceiptEngine {
 
     /// Records that the cluster goes from `from` to `to` workers under `epoch`.
     ///
-    /// - Throws: `MoveError` `.staleEpoch` for an epoch not above the last one (unless it is
-    ///   that same move again), `.moveUnderWay` while another move is not committed,
-    ///   `.wrongCount` when `from` is not this worker's count or `to` is out of range.
+    /// A move is known by its epoch: each driver that starts one picks an epoch of its own, so
+    /// of two drivers starting a move at once, the first to prepare a worker gets it and the
+    /// other is refused there (drivers prepare worker 0 first, so it is refused before it
+    /// changes anything); a driver resuming a move repeats its epoch.
+    ///
+    /// - Throws: `MoveError` `.moveUnderWay` while another move (another epoch or count) is
+    ///   not committed, `.staleEpoch` for an epoch not above the last one (unless it is that
+    ///   same move again), `.wrongCount` when `from` is not this worker's count or `to` is out
+    ///   of range.
     public mutating func prepareMove(epoch: UInt64, from: Int, to: Int) throws(MoveError) {
         if epoch == topology.epoch,
             topology.targetCount == to || (topology.targetCount == nil && topology.workerCount == to)
         {
             return  // the same move again: prepared, or already committed
         }
-        guard epoch > topology.epoch else {
-            throw MoveError(.staleEpoch, "epoch \(epoch) is not above this worker's epoch \(topology.epoch)")
-        }
         if let target = topology.targetCount {
             throw MoveError(
                 .moveUnderWay,
-                "the move to \(target) workers under epoch \(topology.epoch) is not committed yet"
+                "another move is under way here, to \(target) workers under epoch \(topology.epoch) "
+                    + "(another driver runs it, or it waits to be resumed): it must be committed first"
             )
+        }
+        guard epoch > topology.epoch else {
+            throw MoveError(.staleEpoch, "epoch \(epoch) is not above this worker's epoch \(topology.epoch)")
         }
         guard from == topology.workerCount else {
             throw MoveError(.wrongCount, "this worker's count is \(topology.workerCount), not \(from)")

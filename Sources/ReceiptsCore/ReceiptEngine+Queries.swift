@@ -100,7 +100,8 @@ extension ReceiptEngine {
     /// - Parameters:
     ///   - user: The user.
     ///   - conversations: Which conversations (unknown ones are left out); empty means every
-    ///     conversation the user is currently a member of, in first-join order.
+    ///     conversation the user is currently a member of that this worker serves, in
+    ///     first-join order.
     /// - Returns: One entry per conversation.
     public func unreadCounts(user: String, conversations requested: [String]) -> [UnreadCount] {
         let u = userIndex(of: user)
@@ -115,8 +116,13 @@ extension ReceiptEngine {
         } else {
             indices = requested.compactMap { conversationIndex(of: $0) }
         }
-        // A conversation given away in a move is its new owner's to count.
-        indices.removeAll { conversations[Int($0)].placement == .released }
+        // Only the worker that serves a conversation lists it: one given away in a move is its
+        // new owner's to count, and a user-wide list (every worker's answer is put together)
+        // leaves out one frozen for its export too, since its receiver lists it once imported.
+        indices.removeAll {
+            let placement = conversations[Int($0)].placement
+            return placement == .released || (requested.isEmpty && placement == .frozen)
+        }
         return indices.map { c in
             let state = conversations[Int(c)]
             guard let u, let slot = state.slot(of: u) else {

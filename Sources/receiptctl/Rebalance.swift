@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
+import ReceiptLog
 import ReceiptsClient
 import ReceiptsCore
-import ReceiptsWire
 import ZeroMQ
 
 /// Changes the worker count: moves every conversation whose owner changes, then commits the
@@ -67,28 +67,34 @@ struct Rebalance: AsyncParsableCommand {
         } catch {
             throw ValidationError("CURVE: \(error.message)")
         }
+        let cluster = Cluster(workerCount: 1, ingest: queryTemplate, query: queryTemplate, publish: queryTemplate)
         let deadline = ContinuousClock.now + .seconds(giveUpAfterS)
-        // Worker 0 exists under every count: it tells how many workers there are now.
-        let first = try await withDriver(workers: 1, curve: curve, deadline: deadline) { try await $0.topology(of: 0) }
-        let workers = max(first.workerCount, to, first.targetCount ?? 0)
-        try await withDriver(workers: workers, curve: curve, deadline: deadline) { driver in
-            try await driver.run(to: to, batch: batch, pause: .milliseconds(pauseMs))
+        try await Self.onThreadOfItsOwn { [self] in
+            let driver = RebalanceDriver(
+                queries: try LazyPirate(cluster: cluster, curve: curve),
+                timeout: .milliseconds(timeoutMs),
+                deadline: deadline,
+                verbose: verbose
+            )
+            try driver.run(to: to, batch: batch, pause: .milliseconds(pauseMs))
         }
     }
 
-    private func withDriver<Result>(
-        workers: Int,
-        curve: CurveClientKeys?,
-        deadline: ContinuousClock.Instant,
-        _ body: (RebalanceDriver) async throws -> Result
-    ) async throws -> Result {
-        var configuration = ReceiptsClient.Configuration(
-            cluster: Cluster(workerCount: workers, ingest: queryTemplate, query: queryTemplate, publish: queryTemplate)
-        )
-        configuration.queryTimeoutMilliseconds = timeoutMs
-        configuration.curve = curve
-        return try await ReceiptsClient.with(configuration) { client in
-            try await body(RebalanceDriver(client: client, workers: workers, deadline: deadline, verbose: verbose))
+    /// Runs `body` on a plain thread: the driver blocks in `zmq_poll` and sleeps between
+    /// batches, which must never happen on Swift's cooperative pool, and its sockets stay on
+    /// that one thread.
+    private static func onThreadOfItsOwn(_ body: @escaping @Sendable () throws -> Void) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread {
+                nameCurrentThread("receiptctl-move")
+                do {
+                    try body()
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+            .start()
         }
     }
 }

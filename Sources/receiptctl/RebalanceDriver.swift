@@ -1,4 +1,4 @@
-import ReceiptsClient
+import Foundation
 import ReceiptsWire
 
 /// The steps of a worker count change, driven from outside the workers: prepare everywhere,
@@ -7,31 +7,50 @@ import ReceiptsWire
 ///
 /// It holds no state of its own: each run starts from what the workers report, and every
 /// step is idempotent on the worker, so a step whose answer was lost (a worker or this driver
-/// died) is simply taken again.
+/// died) is simply taken again. It blocks (in `zmq_poll` and between batches): run it on a
+/// thread of its own, never on Swift's cooperative pool.
 struct RebalanceDriver {
-    let client: ReceiptsClient
-    /// Ordinals `0..<workers` are asked.
-    let workers: Int
+    let queries: LazyPirate
+    /// How long to wait for one reply before asking again.
+    let timeout: Duration
     let deadline: ContinuousClock.Instant
     let verbose: Bool
 
     /// Pause between tries of a step that got no answer.
     static let retryPause = Duration.milliseconds(200)
+    /// How long a move found under way must stand still before this driver resumes it: its
+    /// own driver, if alive, takes a step sooner (or within twice `--pause-ms`).
+    static let quietBeforeResuming = Duration.seconds(2)
+    /// A new move's epoch is the highest the workers report plus a random step up to this, so
+    /// that two drivers starting a move at once carry different epochs and each worker takes
+    /// only the first (the other is refused `move_under_way`).
+    static let epochSpread: UInt64 = 1 << 20
 
     /// Moves the cluster to `target` workers, `batch` conversations at a time with `pause`
     /// after each batch.
-    func run(to target: Int, batch: Int, pause: Duration) async throws {
-        var reports: [TopologyReport] = []
-        for worker in 0..<workers { reports.append(try await topology(of: worker)) }
-        let (epoch, from, movesDone) = try Self.plan(reports, target: target)
+    func run(to target: Int, batch: Int, pause: Duration) throws {
+        // Worker 0 exists under every count: it tells how many workers there are now.
+        let first = try topology(of: 0)
+        var reports = [first]
+        for worker in 1..<max(first.workerCount, target, first.targetCount ?? 0) {
+            reports.append(try topology(of: worker))
+        }
+        let (epoch, from, movesDone) = try Self.plan(
+            reports,
+            target: target,
+            epochStep: UInt64.random(in: 1...Self.epochSpread)
+        )
         if from == target {
             print("every worker already serves \(target) workers (epoch \(epoch))")
             return
         }
+        if reports.contains(where: { $0.targetCount != nil }) && !movesDone {
+            try expectNoOtherDriver(reports, quiet: max(Self.quietBeforeResuming, pause * 2))
+        }
         let everyone = 0..<max(from, target)
         print("moving from \(from) to \(target) workers under epoch \(epoch)")
         for worker in everyone {
-            _ = try await ask(.prepareMove(epoch: epoch, from: from, to: target), worker: worker, "prepare")
+            _ = try ask(.prepareMove(epoch: epoch, from: from, to: target), worker: worker, "prepare")
         }
         // Jump hashing: going up, conversations move only from old to new workers; going
         // down, only from the leaving workers to the others.
@@ -43,24 +62,26 @@ struct RebalanceDriver {
         } else {
             for sender in senders {
                 for receiver in receivers {
-                    moved += try await move(from: sender, to: receiver, epoch: epoch, batch: batch, pause: pause)
+                    moved += try move(from: sender, to: receiver, epoch: epoch, batch: batch, pause: pause)
                 }
             }
         }
         // Highest ordinal first: worker 0, which a resumed driver asks first, reports the move
         // as under way until every other worker committed it.
         for worker in everyone.reversed() {
-            _ = try await ask(.commitMove(epoch: epoch), worker: worker, "commit")
+            _ = try ask(.commitMove(epoch: epoch), worker: worker, "commit")
         }
         print("moved \(moved) conversations; every worker serves \(target) workers (epoch \(epoch))")
     }
 
     /// Which move to drive, from what the workers report: the one under way to `target`, or a
-    /// new one with the next epoch; `movesDone` when a worker committed it already (the driver
-    /// commits only after every conversation moved), so only the commits are left.
+    /// new one whose epoch is `epochStep` above the highest reported; `movesDone` when a worker
+    /// committed it already (the driver commits only after every conversation moved), so only
+    /// the commits are left.
     static func plan(
         _ reports: [TopologyReport],
-        target: Int
+        target: Int,
+        epochStep: UInt64
     ) throws -> (epoch: UInt64, from: Int, movesDone: Bool) {
         let epoch = reports.map(\.epoch).max() ?? 0
         if let underWay = reports.first(where: { $0.targetCount != nil }) {
@@ -80,7 +101,34 @@ struct RebalanceDriver {
         guard counts.count == 1, let from = counts.first else {
             throw CtlError("the workers disagree on the worker count: \(reports.map(\.workerCount))")
         }
-        return (from == target ? epoch : epoch + 1, from, false)
+        return (from == target ? epoch : epoch + epochStep, from, false)
+    }
+
+    /// Stops this driver if another one is moving the workers: a move found under way is
+    /// resumed only if none of its steps lands on any worker for `quiet` (its driver died).
+    /// - Parameter reports: What every worker reported before.
+    /// - Throws: `CtlError` if a worker's part of the move changed meanwhile.
+    private func expectNoOtherDriver(_ reports: [TopologyReport], quiet: Duration) throws {
+        if verbose { print("a move is under way: watching the workers for \(quiet) for another driver") }
+        Self.sleep(quiet)
+        for report in reports {
+            let now = try topology(of: report.workerIndex)
+            guard Self.moveState(of: now) == Self.moveState(of: report) else {
+                throw CtlError(
+                    "another driver is moving these workers: worker \(report.workerIndex) took a step of the move "
+                        + "(epoch \(now.epoch)) while this one watched for \(quiet); "
+                        + "if that driver stops, run this again to resume its move"
+                )
+            }
+        }
+    }
+
+    /// A worker's report without what gateways change too (new conversations are owned ones):
+    /// what only a move step changes.
+    private static func moveState(of report: TopologyReport) -> TopologyReport {
+        var state = report
+        state.owned = 0
+        return state
     }
 
     /// Moves everything `sender` has for `receiver`; returns how many conversations moved.
@@ -90,23 +138,23 @@ struct RebalanceDriver {
         epoch: UInt64,
         batch: Int,
         pause: Duration
-    ) async throws -> Int {
+    ) throws -> Int {
         var moved = 0
         while true {
-            let reply = try await ask(
+            let reply = try ask(
                 .exportConversations(epoch: epoch, destination: receiver, limit: batch),
                 worker: sender,
                 "export"
             )
             guard case .exportResult(let export) = reply else { throw unexpected(reply) }
             if !export.conversations.isEmpty {
-                let imported = try await ask(
+                let imported = try ask(
                     .importConversations(epoch: epoch, sender: sender, state: export.state, last: false),
                     worker: receiver,
                     "import"
                 )
                 guard case .importResult = imported else { throw unexpected(imported) }
-                _ = try await ask(
+                _ = try ask(
                     .releaseConversations(epoch: epoch, destination: receiver, conversations: export.conversations),
                     worker: sender,
                     "release"
@@ -119,9 +167,9 @@ struct RebalanceDriver {
                 }
             }
             if export.remaining == 0 { break }
-            if pause > .zero { try await Task.sleep(for: pause) }
+            if pause > .zero { Self.sleep(pause) }
         }
-        _ = try await ask(
+        _ = try ask(
             .importConversations(epoch: epoch, sender: sender, state: [], last: true),
             worker: receiver,
             "complete"
@@ -131,35 +179,36 @@ struct RebalanceDriver {
     }
 
     /// One worker's placement.
-    func topology(of worker: Int) async throws -> TopologyReport {
-        let reply = try await ask(.topology, worker: worker, "topology")
+    private func topology(of worker: Int) throws -> TopologyReport {
+        let reply = try ask(.topology, worker: worker, "topology")
         guard case .topology(let report) = reply else { throw unexpected(reply) }
         return report
     }
 
-    /// Asks until an answer comes: a worker that is down or recovering is waited for, a
-    /// refused step stops the driver.
-    private func ask(_ query: Query, worker: Int, _ step: String) async throws -> QueryReply {
+    /// Asks until an answer comes: a worker that is down, restarting or recovering is asked
+    /// again every ``retryPause``, a refused step stops the driver.
+    private func ask(_ query: Query, worker: Int, _ step: String) throws -> QueryReply {
         while true {
-            do {
-                let reply = try await client.query(query, worker: worker)
-                if case .error(let error) = reply {
-                    guard error.code == .unavailable else {
-                        throw CtlError("worker \(worker) refused \(step): \(error.code): \(error.message)")
-                    }
-                } else {
-                    return reply
+            switch queries.ask(query, worker: worker, timeout: timeout) {
+            case .success(.error(let error)):
+                guard error.code == .unavailable else {
+                    throw CtlError("worker \(worker) refused \(step): \(error.code): \(error.message)")
                 }
-            } catch let error as CtlError {
-                throw error
-            } catch {
-                if verbose { print("worker \(worker): \(step) got no answer (\(error)); asking again") }
+            case .success(let reply):
+                return reply
+            case .failure(let reason):
+                if verbose { print("worker \(worker): \(step) got no answer (\(reason)); asking again") }
             }
             guard ContinuousClock.now < deadline else {
                 throw CtlError("gave up waiting for worker \(worker) (\(step)); run the same command again to resume")
             }
-            try await Task.sleep(for: Self.retryPause)
+            Self.sleep(Self.retryPause)
         }
+    }
+
+    /// Blocks this thread (the driver's own) for `duration`.
+    private static func sleep(_ duration: Duration) {
+        Thread.sleep(forTimeInterval: duration / .seconds(1))
     }
 
     private func unexpected(_ reply: QueryReply) -> CtlError {

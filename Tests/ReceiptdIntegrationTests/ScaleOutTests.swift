@@ -287,6 +287,11 @@ final class LoadStream: Sendable {
         var rounds: Int { byRound.count }
     }
 
+    /// The least time between two rounds: 400 rounds then last 8 s at least, longer than a
+    /// test's moves take (a resumed driver alone watches the workers for 2 s first), so that
+    /// the rounds after the move are streamed too.
+    static let roundPause = Duration.milliseconds(20)
+
     /// Round `r` goes through `clients[r % clients.count]`.
     let clients: [ReceiptsClient]
     private let state = Mutex<(rounds: Int, stopped: Bool, task: Task<Sent, any Error>?)>((0, false, nil))
@@ -304,7 +309,8 @@ final class LoadStream: Sendable {
     }
 
     /// Creates the conversations, streams in the background (at most 400 rounds or two
-    /// minutes), and returns once `rounds` rounds are acknowledged.
+    /// minutes, a round every ``roundPause`` at most), and returns once `rounds` rounds are
+    /// acknowledged.
     static func start(_ clients: [ReceiptsClient], rounds: Int) async throws -> LoadStream {
         let stream = LoadStream(clients: clients)
         try await stream.setUp()
@@ -359,6 +365,7 @@ final class LoadStream: Sendable {
             }
             sent.byRound.append(events)
             state.withLock { $0.rounds = round + 1 }
+            try await Task.sleep(for: Self.roundPause)
         }
         return sent
     }
@@ -424,13 +431,20 @@ struct RebalanceProcess {
     }
 
     /// Starts the driver.
-    static func start(to count: Int, template: String, arguments: [String]) throws -> RebalanceProcess {
+    /// - Parameter timeoutMilliseconds: Its `--timeout-ms`; its default if nil.
+    static func start(
+        to count: Int,
+        template: String,
+        arguments: [String],
+        timeoutMilliseconds: Int? = 1000
+    ) throws -> RebalanceProcess {
         let outputPath = NSTemporaryDirectory() + "rebalance-\(UUID().uuidString).out"
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         let process = Process()
         process.executableURL = ReceiptdProcess.binaryDirectory.appendingPathComponent("receiptctl")
         process.arguments =
-            ["rebalance", "--to", "\(count)", "--query-template", template, "--timeout-ms", "1000"] + arguments
+            ["rebalance", "--to", "\(count)", "--query-template", template]
+            + (timeoutMilliseconds.map { ["--timeout-ms", "\($0)"] } ?? []) + arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RECEIPTD_") }
         let output = FileHandle(forWritingAtPath: outputPath)
         process.standardOutput = output

@@ -417,6 +417,44 @@ struct MoveTests {
         #expect(throws: MoveError.self) { try ExportedConversations([1, 2, 3]) }
     }
 
+    /// A user-wide unread count (no conversations named) is asked of every worker and the
+    /// answers are put together: each conversation must be in exactly one answer at every step,
+    /// although between its import and its release both the sender (frozen) and the receiver
+    /// (imported) hold it. Only the worker that serves it lists it.
+    @Test func aUserWideUnreadCountListsEveryConversationOnceInTheMiddleOfAMove() throws {
+        var cluster = Cluster(count: 1, slots: 2)
+        Self.populate(&cluster)
+        /// The conversations listed by the two workers together, each with how often.
+        func listed() -> [String: Int] {
+            var times: [String: Int] = [:]
+            for worker in cluster.workers {
+                for count in worker.unreadCounts(user: "bob", conversations: []) {
+                    times[count.conversation, default: 0] += 1
+                }
+            }
+            return times
+        }
+        let everyOnce = Dictionary(uniqueKeysWithValues: Self.conversations.map { ($0, 1) })
+        #expect(listed() == everyOnce)
+
+        for w in 0..<2 { try cluster.workers[w].prepareMove(epoch: 1, from: 1, to: 2) }
+        let (ids, _) = try cluster.workers[0].conversationsToExport(epoch: 1, destination: 1, limit: 5)
+        try #require(!ids.isEmpty)
+        try cluster.workers[0].freeze(ids, epoch: 1, to: 1)
+        #expect(listed().values.allSatisfy { $0 == 1 }, "frozen: listed by nobody, or once")
+        let export = try ExportedConversations(cluster.workers[0].exportedState(of: ids))
+        _ = try cluster.workers[1].importConversations(
+            export,
+            epoch: 1,
+            from: 0,
+            last: false,
+            at: Timestamp(milliseconds: cluster.now)
+        )
+        #expect(listed() == everyOnce, "imported, not yet released")
+        try cluster.workers[0].release(ids, epoch: 1, to: 1)
+        #expect(listed() == everyOnce, "released")
+    }
+
     @Test func aVersion2SnapshotRestoresWithThePlacementOfTheConfiguredCount() throws {
         var cluster = Cluster(count: 1, slots: 1)
         Self.populate(&cluster)
