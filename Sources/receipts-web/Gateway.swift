@@ -109,9 +109,7 @@ actor Gateway {
         guard let members = backend.conversation(conversation)?.members else { return }
         for (id, session) in sessions {
             guard let user = session.user, members.contains(user) else { continue }
-            var outgoing = Outgoing(type: "status")
-            outgoing.status = view(status, for: session)
-            push(outgoing, to: id)
+            push(.status(view(status, for: session)), to: id)
         }
     }
 
@@ -172,136 +170,169 @@ actor Gateway {
     }
 
     private func fail(_ message: String, to id: Int) {
-        var outgoing = Outgoing(type: "error")
-        outgoing.error = message
-        push(outgoing, to: id)
+        push(.error(message), to: id)
     }
 
     /// One frame from a browser.
     private func handle(_ text: String, from id: Int) async {
-        guard let command = try? JSONDecoder().decode(Incoming.self, from: Data(text.utf8)) else {
+        let command: Incoming
+        do {
+            command = try JSONDecoder().decode(Incoming.self, from: Data(text.utf8))
+        } catch let refusal as IncomingError {
+            return fail(refusal.description, to: id)
+        } catch {
             return fail("not a command: \(text.prefix(80))", to: id)
         }
-        if command.type == "hello" { return await hello(command, from: id) }
+        if case .hello(let user, let timeZone, let locale, let prefersCounts) = command {
+            return await hello(user, timeZone: timeZone, locale: locale, prefersCounts: prefersCounts, from: id)
+        }
         guard let user = sessions[id]?.user, let account = backend.user(user), !account.deleted else {
             return fail("say hello as an existing user first", to: id)
         }
         do {
-            switch command.type {
-            case "privacy":
-                let shareReads = command.shareReads ?? true
-                try await send(.receiptPrivacy(user: external(user), shareReads: shareReads))
-                backend.sharesReads[user] = shareReads
-                var outgoing = Outgoing(type: "privacy")
-                outgoing.shareReads = shareReads
-                push(outgoing, toUser: user)
-            case "deleteAccount":
-                try await send(.userDeleted(user: external(user)))
-                backend.markDeleted(user)
-                var outgoing = Outgoing(type: "users")
-                outgoing.users = backend.users
-                for other in sessions.keys { push(outgoing, to: other) }
-            default:
-                try await handle(command, in: conversation(of: command, for: user), from: id, as: user)
+            switch command {
+            case .hello:
+                return  // answered above: the one command before the tab has a user
+            case .send(let conversation, let text):
+                try await sendMessage(text, in: conversation, as: user)
+            case .delivered(let conversation, let message):
+                try await acknowledgeDelivery(of: message, in: conversation, as: user)
+            case .read(let conversation, let message, let clientTime):
+                try await markRead(message, in: conversation, at: clientTime, as: user)
+            case .privacy(let shareReads):
+                try await setPrivacy(shareReads, of: user)
+            case .markUnread(let conversation):
+                try await markUnread(conversation, as: user)
+            case .readDetail(let conversation, let message, let request):
+                try await showReadDetail(of: message, in: conversation, request: request, as: user, to: id)
+            case .deleteAccount:
+                try await deleteAccount(of: user)
             }
         } catch {
-            logger.warning("command failed", metadata: ["web.command": "\(command.type)", "error": "\(error)"])
-            fail("\(command.type) failed: \(error)", to: id)
-        }
-    }
-
-    /// The conversation a command names, if the user is a member.
-    private func conversation(of command: Incoming, for user: String) throws -> ChatBackend.Conversation {
-        guard let id = command.conversation, let conversation = backend.conversation(id),
-            conversation.members.contains(user)
-        else { throw CommandError("no such conversation of \(user)") }
-        return conversation
-    }
-
-    /// A command about one conversation.
-    private func handle(
-        _ command: Incoming,
-        in conversation: ChatBackend.Conversation,
-        from id: Int,
-        as user: String
-    ) async throws {
-        switch command.type {
-        case "send":
-            let text = (command.text ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !text.isEmpty else { throw CommandError("empty message") }
-            let message = backend.append(conversation: conversation.id, sender: user, text: text, isSystem: false)
-            try await send(
-                .messageSent(
-                    conversation: external(conversation.id),
-                    message: external(message.id),
-                    sender: external(user),
-                    isSystem: false
-                )
-            )
-            var outgoing = Outgoing(type: "message")
-            outgoing.message = message
-            for member in conversation.members { push(outgoing, toUser: member) }
-            for member in conversation.members where member != user { await pushUnread(to: member) }
-        case "delivered":
-            let message = try known(command.message, in: conversation)
-            try await send(
-                .delivered(conversation: external(conversation.id), user: external(user), message: external(message))
-            )
-        case "read":
-            let message = try known(command.message, in: conversation)
-            try await send(
-                .read(conversation: external(conversation.id), user: external(user), message: external(message)),
-                clientTime: command.clientTime.map { Timestamp(milliseconds: $0) }
-            )
-            await pushUnread(to: user)
-        case "markUnread":
-            try await send(.markedUnread(conversation: external(conversation.id), user: external(user)))
-            await pushUnread(to: user)
-        case "readDetail":
-            let message = try known(command.message, in: conversation)
-            guard backend.message(message)?.sender == user else { throw CommandError("only the sender sees who read") }
-            let detail = try await client.readDetail(of: external(message), in: external(conversation.id))
-            var outgoing = Outgoing(type: "readDetail")
-            outgoing.detail = DetailView(
-                conversation: conversation.id,
-                message: message,
-                read: detail.read.map(row),
-                delivered: detail.delivered.map(row),
-                notDelivered: detail.notDelivered.map(row)
-            )
-            outgoing.request = command.request
-            push(outgoing, to: id)
-        default:
-            throw CommandError("unknown command \(command.type)")
+            let name = command.kind.rawValue
+            logger.warning("command failed", metadata: ["web.command": "\(name)", "error": "\(error)"])
+            fail("\(name) failed: \(error)", to: id)
         }
     }
 
     /// `hello`: who the tab is, its time zone, locale and group style; answered with everything
     /// the page shows.
-    private func hello(_ command: Incoming, from id: Int) async {
-        guard let user = command.user, let account = backend.user(user), !account.deleted,
-            var session = sessions[id]
-        else {
-            return fail("unknown user \(command.user ?? "")", to: id)
+    private func hello(_ user: String, timeZone: String, locale: String, prefersCounts: Bool, from id: Int) async {
+        guard let account = backend.user(user), !account.deleted, var session = sessions[id] else {
+            return fail("unknown user \(user)", to: id)
         }
         session.user = user
-        session.timeZone = command.timeZone ?? ""
-        session.locale = (command.locale ?? "").replacingOccurrences(of: "-", with: "_")
-        session.prefersCounts = command.prefersCounts ?? false
+        session.timeZone = timeZone
+        session.locale = locale.replacingOccurrences(of: "-", with: "_")
+        session.prefersCounts = prefersCounts
         sessions[id] = session
         let conversations = backend.conversations(of: user)
         let ids = Set(conversations.map(\.id))
-        var outgoing = Outgoing(type: "init")
-        outgoing.me = user
-        outgoing.users = backend.users
-        outgoing.conversations = conversations
-        outgoing.messages = backend.messages.filter { ids.contains($0.conversation) }
-        outgoing.statuses = outgoing.messages?.compactMap { message in
-            statuses[message.id].map { view($0, for: session) }
-        }
-        outgoing.shareReads = backend.sharesReads[user] ?? true
-        push(outgoing, to: id)
+        let messages = backend.messages.filter { ids.contains($0.conversation) }
+        let initial = Outgoing.initial(
+            me: user,
+            users: backend.users,
+            conversations: conversations,
+            messages: messages,
+            statuses: messages.compactMap { message in statuses[message.id].map { view($0, for: session) } },
+            shareReads: backend.sharesReads[user] ?? true
+        )
+        push(initial, to: id)
         await pushUnread(to: user)
+    }
+
+    /// `send`: a new message, stored here, told to receiptd and pushed to every member.
+    private func sendMessage(_ text: String, in conversation: String, as user: String) async throws {
+        let conversation = try self.conversation(conversation, of: user)
+        let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { throw CommandError("empty message") }
+        let message = backend.append(conversation: conversation.id, sender: user, text: text, isSystem: false)
+        try await send(
+            .messageSent(
+                conversation: external(conversation.id),
+                message: external(message.id),
+                sender: external(user),
+                isSystem: false
+            )
+        )
+        for member in conversation.members { push(.message(message), toUser: member) }
+        for member in conversation.members where member != user { await pushUnread(to: member) }
+    }
+
+    /// `delivered`: a message from someone else reached the user's browser.
+    private func acknowledgeDelivery(of message: String, in conversation: String, as user: String) async throws {
+        let conversation = try self.conversation(conversation, of: user)
+        try requireKnown(message, in: conversation)
+        try await send(
+            .delivered(conversation: external(conversation.id), user: external(user), message: external(message))
+        )
+    }
+
+    /// `read`: the user saw a conversation up to a message, now or at `clientTime` on the device.
+    private func markRead(
+        _ message: String,
+        in conversation: String,
+        at clientTime: Int64?,
+        as user: String
+    ) async throws {
+        let conversation = try self.conversation(conversation, of: user)
+        try requireKnown(message, in: conversation)
+        try await send(
+            .read(conversation: external(conversation.id), user: external(user), message: external(message)),
+            clientTime: clientTime.map { Timestamp(milliseconds: $0) }
+        )
+        await pushUnread(to: user)
+    }
+
+    /// `privacy`: the user's "Send read receipts" toggle, pushed to all their tabs.
+    private func setPrivacy(_ shareReads: Bool, of user: String) async throws {
+        try await send(.receiptPrivacy(user: external(user), shareReads: shareReads))
+        backend.sharesReads[user] = shareReads
+        push(.privacy(shareReads: shareReads), toUser: user)
+    }
+
+    /// `markUnread`: "Mark as unread" on a conversation.
+    private func markUnread(_ conversation: String, as user: String) async throws {
+        let conversation = try self.conversation(conversation, of: user)
+        try await send(.markedUnread(conversation: external(conversation.id), user: external(user)))
+        await pushUnread(to: user)
+    }
+
+    /// `readDetail`: the "Read By" sheet of one of the user's own messages, for the asking tab.
+    private func showReadDetail(
+        of message: String,
+        in conversation: String,
+        request: Int?,
+        as user: String,
+        to id: Int
+    ) async throws {
+        let conversation = try self.conversation(conversation, of: user)
+        try requireKnown(message, in: conversation)
+        guard backend.message(message)?.sender == user else { throw CommandError("only the sender sees who read") }
+        let detail = try await client.readDetail(of: external(message), in: external(conversation.id))
+        let view = DetailView(
+            conversation: conversation.id,
+            message: message,
+            read: detail.read.map(row),
+            delivered: detail.delivered.map(row),
+            notDelivered: detail.notDelivered.map(row)
+        )
+        push(.readDetail(view, request: request), to: id)
+    }
+
+    /// `deleteAccount`: the user is gone; every tab gets the new user list.
+    private func deleteAccount(of user: String) async throws {
+        try await send(.userDeleted(user: external(user)))
+        backend.markDeleted(user)
+        for other in sessions.keys { push(.users(backend.users), to: other) }
+    }
+
+    /// The conversation `id` names, if the user is a member.
+    private func conversation(_ id: String, of user: String) throws -> ChatBackend.Conversation {
+        guard let conversation = backend.conversation(id), conversation.members.contains(user) else {
+            throw CommandError("no such conversation of \(user)")
+        }
+        return conversation
     }
 
     // MARK: - receiptd
@@ -325,11 +356,11 @@ actor Gateway {
         return false
     }
 
-    private func known(_ message: String?, in conversation: ChatBackend.Conversation) throws -> String {
-        guard let message, backend.message(message)?.conversation == conversation.id else {
+    /// Refuses a message id that is not a message of the conversation.
+    private func requireKnown(_ message: String, in conversation: ChatBackend.Conversation) throws {
+        guard backend.message(message)?.conversation == conversation.id else {
             throw CommandError("no such message in \(conversation.id)")
         }
-        return message
     }
 
     /// Pushes a user's unread counts to their tabs (private reads count: this user only).
@@ -338,11 +369,10 @@ actor Gateway {
         let conversations = backend.conversations(of: user).map { external($0.id) }
         do {
             let counts = try await client.unreadCounts(for: external(user), in: conversations)
-            var outgoing = Outgoing(type: "unread")
-            outgoing.unread = counts.map {
+            let unread = counts.map {
                 UnreadView(conversation: local($0.conversation), unread: $0.unread, markedUnread: $0.isMarkedUnread)
             }
-            push(outgoing, toUser: user)
+            push(.unread(unread), toUser: user)
         } catch {
             logger.warning("unread counts failed", metadata: ["web.user": "\(user)", "error": "\(error)"])
         }

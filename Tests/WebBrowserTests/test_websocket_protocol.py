@@ -1,0 +1,147 @@
+"""The gateway's WebSocket protocol as JSON on the wire: the keys each command is answered with
+(absent fields left out; JSONEncoder does not keep the keys' order), and the error push that
+refuses a frame that is not a command, an unknown command, a missing field or a stranger. A raw
+socket, opened from a page of the gateway's own origin (the only one it upgrades), without the app."""
+
+import json
+import time
+
+import pytest
+
+from conftest import BASE, TIMEOUT, new_driver
+
+OPEN_SOCKET = """
+const done = arguments[arguments.length - 1];
+const socket = new WebSocket(`ws://${location.host}/ws`);
+window.pushes = [];
+window.socket = socket;
+socket.onmessage = (event) => window.pushes.push(event.data);
+socket.onopen = () => done(true);
+socket.onerror = () => done(false);
+"""
+
+HELLO = {"type": "hello", "user": "alice", "timeZone": "UTC", "locale": "en-US", "prefersCounts": False}
+
+
+class Socket:
+    """One raw WebSocket session to the gateway, driven from a blank page of its origin."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        self.seen = 0
+        assert driver.execute_async_script(OPEN_SOCKET), "the gateway refused the WebSocket"
+
+    def send(self, frame):
+        text = frame if isinstance(frame, str) else json.dumps(frame)
+        self.driver.execute_script("window.socket.send(arguments[0])", text)
+
+    def next(self, kinds=None, timeout=TIMEOUT):
+        """The next push not read yet (of one of `kinds`, skipping others), parsed."""
+        deadline = time.monotonic() + timeout
+        while True:
+            pushes = self.driver.execute_script("return window.pushes")
+            while self.seen < len(pushes):
+                push = json.loads(pushes[self.seen])
+                self.seen += 1
+                if kinds is None or push["type"] in kinds:
+                    return push
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no push of {kinds} within {timeout} s; saw {pushes}")
+            time.sleep(0.02)
+
+    def ask(self, frame, kinds=None):
+        self.send(frame)
+        return self.next(kinds)
+
+    def hello(self):
+        state = self.ask(HELLO)
+        assert self.next(["unread"])["type"] == "unread"
+        return state
+
+
+def keys(push):
+    return set(push)
+
+
+@pytest.fixture
+def socket():
+    driver = new_driver()
+    try:
+        driver.get(f"{BASE}/")
+        yield Socket(driver)
+    finally:
+        driver.quit()
+
+
+def test_hello_is_answered_with_the_state(socket):
+    socket.send(HELLO)
+    state = socket.next()
+    assert keys(state) == {"type", "me", "users", "conversations", "messages", "statuses", "shareReads"}
+    assert state["type"] == "init" and state["me"] == "alice" and state["shareReads"] is True
+    assert keys(state["users"][0]) == {"id", "name", "deleted"}
+    assert keys(state["conversations"][0]) == {"id", "title", "isGroup", "members"}
+    assert keys(state["messages"][0]) == {"id", "conversation", "sender", "text", "isSystem", "sentAt"}
+    unread = socket.next()
+    assert keys(unread) == {"type", "unread"}
+    assert keys(unread["unread"][0]) == {"conversation", "unread", "markedUnread"}
+
+
+def test_commands_are_answered_with_the_same_keys(socket):
+    state = socket.hello()
+    created = next(m for m in state["messages"] if m["conversation"] == "trio" and m["sender"] == "alice")
+    detail = {"type": "readDetail", "conversation": "trio", "message": created["id"]}
+
+    answer = socket.ask({**detail, "request": 7}, ["readDetail"])
+    assert keys(answer) == {"type", "detail", "request"} and answer["request"] == 7
+    assert keys(answer["detail"]) == {"conversation", "message", "read", "delivered", "notDelivered"}
+    assert answer["detail"]["message"] == created["id"]
+    # Without a request number, none is echoed.
+    assert keys(socket.ask(detail, ["readDetail"])) == {"type", "detail"}
+
+    # The toggle's default is sharing.
+    assert socket.ask({"type": "privacy"}, ["privacy"]) == {"type": "privacy", "shareReads": True}
+
+    socket.send({"type": "send", "conversation": "dm-alice-bob", "text": " Protocol check "})
+    message = socket.next(["message"])
+    assert keys(message) == {"type", "message"}
+    assert message["message"]["text"] == "Protocol check" and message["message"]["sender"] == "alice"
+    status = socket.next(["status"])
+    assert keys(status) == {"type", "status"}
+    # An unread message has no readAt: the key is left out, not null.
+    assert keys(status["status"]) == {
+        "conversation", "message", "status", "recipientCount", "deliveredCount", "readCount", "text"
+    }
+
+
+def error(push):
+    assert keys(push) == {"type", "error"} and push["type"] == "error", push
+    return push["error"]
+
+
+def test_strangers_are_refused(socket):
+    assert error(socket.ask("not json")) == "not a command: not json"
+    assert error(socket.ask({"user": "alice"})) == 'not a command: {"user": "alice"}'
+    assert error(socket.ask({"type": "markUnread", "conversation": "team"})) == "say hello as an existing user first"
+    assert error(socket.ask({"type": "hello", "user": "mallory"})) == "unknown user mallory"
+    assert "user" in error(socket.ask({"type": "hello"}))
+
+
+def test_bad_commands_are_refused(socket):
+    socket.hello()
+    assert "nonsense" in error(socket.ask({"type": "nonsense", "conversation": "team"}))
+    assert error(socket.ask({"type": "send", "conversation": "team", "text": "  "})) == "send failed: empty message"
+    assert error(socket.ask({"type": "send", "conversation": "team"})) == "send failed: empty message"
+    assert error(socket.ask({"type": "delivered", "conversation": "nope", "message": "m1"})) == (
+        "delivered failed: no such conversation of alice"
+    )
+    assert error(socket.ask({"type": "read", "conversation": "team", "message": "nope"})) == (
+        "read failed: no such message in team"
+    )
+    # A required field left out: refused for that command.
+    assert error(socket.ask({"type": "read", "conversation": "team"})).startswith("read failed: ")
+    assert error(socket.ask({"type": "markUnread"})).startswith("markUnread failed: ")
+    # A field of the wrong type is not a command at all.
+    refused = error(socket.ask({"type": "privacy", "shareReads": "yes"}))
+    assert refused.startswith("not a command: ")
+    # A refused command leaves the session signed in.
+    assert socket.ask({"type": "privacy"}, ["privacy", "error"])["type"] == "privacy"
