@@ -149,10 +149,30 @@ struct ConversationState: Sendable {
     /// The message's delivered-to-all (`isRead` false) or first-read time, if any.
     func time(position p: Int, isRead: Bool) -> Int64? {
         let message = messages[p]
-        switch isRead ? message.readOffset : message.deliveredOffset {
-        case MessageRecord.noTime: return nil
-        case MessageRecord.farTime: return farTimes[Self.farKey(base + UInt32(p), isRead ? 1 : 0)]
-        case let offset: return sentAt(position: p) + Int64(offset)
+        return Self.time(
+            offset: isRead ? message.readOffset : message.deliveredOffset,
+            sent: sentAt(position: p),
+            sequence: base + UInt32(p),
+            isRead: isRead,
+            farTimes: farTimes
+        )
+    }
+
+    /// Decodes a stored time: none, far (kept in `farTimes` under the message's sequence), or
+    /// an offset from when the message was sent. The one decoding, for the live statuses and
+    /// the snapshots alike.
+    @inline(__always)
+    static func time(
+        offset: UInt32,
+        sent: Int64,
+        sequence: UInt32,
+        isRead: Bool,
+        farTimes: [UInt64: Int64]
+    ) -> Int64? {
+        switch offset {
+        case MessageRecord.noTime: nil
+        case MessageRecord.farTime: farTimes[farKey(sequence, isRead ? 1 : 0)]
+        default: sent + Int64(offset)
         }
     }
 

@@ -188,12 +188,13 @@ extension ReceiptEngine {
                 message = IDTable.id(at: p, bytes: all[c].messageIDs.bytes, ends: all[c].messageIDs.ends)
             }
             func time(_ offset: UInt32, isRead: Bool) -> Timestamp? {
-                switch offset {
-                case MessageRecord.noTime: nil
-                case MessageRecord.farTime:
-                    all[c].farTimes[ConversationState.farKey(sequence, isRead ? 1 : 0)].map(Timestamp.init)
-                default: Timestamp(milliseconds: sent + Int64(offset))
-                }
+                ConversationState.time(
+                    offset: offset,
+                    sent: sent,
+                    sequence: sequence,
+                    isRead: isRead,
+                    farTimes: all[c].farTimes
+                ).map(Timestamp.init(milliseconds:))
             }
             return MessageStatus(
                 conversation: all[c].id,
