@@ -209,7 +209,7 @@ extension ReceiptEngine {
             throw MoveError(.conflict, "the user table has no room for the export's users")
         }
         // It left this worker in an earlier move and comes back: its old state goes first.
-        if replacesReleased { dropReleased() }
+        if replacesReleased { try dropReleased() }
 
         var userMap: [UInt32] = []
         userMap.reserveCapacity(sub.users.count)
@@ -311,10 +311,11 @@ extension ReceiptEngine {
         guard missing.isEmpty else {
             throw MoveError(.moveUnderWay, "the conversations of workers \(missing) have not all arrived here")
         }
+        // First, so that nothing is changed if the rebuild fails.
+        try dropReleased()
         topology.workerCount = target
         topology.targetCount = nil
         topology.completedSenders = []
-        dropReleased()
     }
 
     /// Checks that the move under `epoch` is under way and sends every one of `ids` to
@@ -336,14 +337,21 @@ extension ReceiptEngine {
 
     /// Forgets the released conversations: the engine is rebuilt from a snapshot of the rest
     /// (their indices are woven through users and held receipts).
-    mutating func dropReleased() {
+    /// - Throws: `MoveError` `.invalidState` if the engine's own snapshot does not decode (a
+    ///   bug: the engine is left as it was, and the step is refused rather than half done).
+    mutating func dropReleased() throws(MoveError) {
         let kept = conversations.indices.filter { conversations[$0].placement != .released }
-        guard kept.count < conversations.count,
-            let rebuilt = try? ReceiptEngine(
+        guard kept.count < conversations.count else { return }
+        do {
+            self = try ReceiptEngine(
                 restoringFrom: encodedState(selecting: kept, forExport: false),
                 configuration: configuration
             )
-        else { return }
-        self = rebuilt
+        } catch {
+            throw MoveError(
+                .invalidState,
+                "the engine's snapshot without its released conversations does not decode: \(error)"
+            )
+        }
     }
 }
