@@ -46,7 +46,8 @@ extension ReceiptPipeline {
                 }
                 switch record {
                 case .acknowledgedBatch(let time, let frame), .unacknowledgedBatch(let time, let frame):
-                    // Repairing: a log may hold ids that are not UTF-8 from before intake refused them.
+                    // Repairing: a log may hold ids that are not UTF-8 or hold a NUL from before
+                    // intake refused them; they replay as they were applied (U+FFFD, cut at the NUL).
                     return .batch(time: time, events: try EventBatchCodec.decode(frame, invalidUTF8: .repair))
                 default:
                     return .other(type: type, payload: Array(payload), end: end)

@@ -1,3 +1,4 @@
+import CProtobufC
 import CReceiptsProto
 
 /// A bump allocator for everything one encode or decode call needs from C: the structs and
@@ -135,6 +136,11 @@ struct Arena: ~Copyable {
     /// frees its scratch space before returning); from the arena each is a pointer bump and
     /// each free does nothing. What it unpacks is released with the arena, all at once, so
     /// the generated `__free_unpacked` is never called on it.
+    ///
+    /// Each allocation starts after a word holding its size (so it stays 8-byte aligned):
+    /// protobuf-c ends a string it unpacks with a NUL, and the size is what tells its length
+    /// when the field held a NUL byte too (see ``unpackedLength(of:)``). Only this allocator
+    /// writes sizes: strings an encoder copies (``cString(_:)``) have none.
     @inline(__always)
     mutating func withAllocator<Result, Failure: Error>(
         _ body: (UnsafeMutablePointer<ProtobufCAllocator>) throws(Failure) -> Result
@@ -142,14 +148,39 @@ struct Arena: ~Copyable {
         try withUnsafeMutablePointer(to: &self) { (arena) throws(Failure) in
             var allocator = ProtobufCAllocator(
                 alloc: { data, size in
-                    data.unsafelyUnwrapped.assumingMemoryBound(to: Arena.self).pointee
-                        .allocate(byteCount: size, alignment: Arena.cAlignment)
+                    data.unsafelyUnwrapped.assumingMemoryBound(to: Arena.self).pointee.allocateSized(byteCount: size)
                 },
                 free: { _, _ in },
                 allocator_data: UnsafeMutableRawPointer(arena)
             )
             return try body(&allocator)
         }
+    }
+
+    /// The bytes before each allocation of ``withAllocator(_:)`` that hold its size.
+    private static let sizeBytes = MemoryLayout<Int>.stride
+
+    /// `byteCount` bytes, C-aligned, after a word holding `byteCount`.
+    @inline(__always)
+    private mutating func allocateSized(byteCount: Int) -> UnsafeMutableRawPointer {
+        let start = allocate(byteCount: Self.sizeBytes &+ byteCount, alignment: Self.cAlignment)
+        start.storeBytes(of: byteCount, as: Int.self)
+        return start + Self.sizeBytes
+    }
+
+    /// The length in bytes of a string field that protobuf-c unpacked through
+    /// ``withAllocator(_:)``, NUL bytes in it included: `strlen` stops at the first NUL, this
+    /// does not.
+    ///
+    /// protobuf-c 1.4.1 allocates each string it unpacks with exactly its length plus one, for
+    /// the NUL it ends it with (`do_alloc(allocator, len - pref_len + 1)` in
+    /// `parse_required_member`). A field the frame does not set still holds protobuf-c's static
+    /// empty string, which has no size before it.
+    /// - Parameter string: A string field of a message unpacked in this arena, during the call.
+    @inline(__always)
+    static func unpackedLength(of string: UnsafePointer<CChar>) -> Int {
+        if string == receipts_protobuf_c_empty_string() { return 0 }
+        return UnsafeRawPointer(string).load(fromByteOffset: -sizeBytes, as: Int.self) - 1
     }
 }
 

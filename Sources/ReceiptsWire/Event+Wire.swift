@@ -4,7 +4,8 @@ import ReceiptsCore
 extension Event {
     /// The event from an unpacked `receipts.v1.Event`. Whatever the engine cannot apply (no
     /// kind, a conversation kind that is neither direct nor group, an empty id) it rejects per
-    /// event, so the rest of the batch proceeds; only an id that is not UTF-8 refuses the frame.
+    /// event, so the rest of the batch proceeds; only an id that is not UTF-8 or holds a NUL
+    /// refuses the frame.
     /// - Throws: `WireError` `.invalidField` from `strings`, naming the event and the field.
     init(wire event: Receipts__V1__Event, strings: RequestStrings) throws(WireError) {
         let id =

@@ -4,31 +4,33 @@ public import ReceiptsCore
 /// Ingest frames (`receipts.v1.EventBatch`) to and from events.
 public enum EventBatchCodec {
     /// What ``decode(_:invalidUTF8:)-(UnsafeRawBufferPointer,_)`` does with a string field whose
-    /// bytes are not UTF-8 (protobuf-c does not check them, so a C gateway can send any).
+    /// bytes are not UTF-8 or hold a NUL (protobuf-c checks neither, so a C gateway can send
+    /// any bytes, and a Go or Python one NULs, which are valid UTF-8).
     public enum InvalidUTF8: Sendable {
         /// Refuse the frame, naming the event and the field: frames from gateways, so that two
         /// different ids never become one.
         case refuse
-        /// Replace the bad bytes with U+FFFD: only frames a log took before receiptd refused
-        /// such ids, so that replaying them reaches the state they made then.
+        /// Read the string as receiptd did before it refused such ids: bad bytes replaced with
+        /// U+FFFD, the string ended at its first NUL. Only for frames a log took before then,
+        /// so that replaying them reaches the state they made.
         case repair
     }
 
     /// Decodes an ingest frame into its events, in order.
     ///
     /// The frame is not trusted: anything protobuf-c cannot parse throws, and so does an id
-    /// that is not UTF-8 (unless repairing). An event with no kind set (or one this build does
-    /// not know) decodes to `EventKind.unknown`, and a conversation kind that is neither direct
-    /// nor group to `EventKind.invalid`, which the engine rejects on their own while the rest of
-    /// the batch proceeds. An empty frame is a valid empty batch. There is no size limit here;
-    /// the caller checks frame size first.
+    /// that is not UTF-8 or holds a NUL (unless repairing). An event with no kind set (or one
+    /// this build does not know) decodes to `EventKind.unknown`, and a conversation kind that is
+    /// neither direct nor group to `EventKind.invalid`, which the engine rejects on their own
+    /// while the rest of the batch proceeds. An empty frame is a valid empty batch. There is no
+    /// size limit here; the caller checks frame size first.
     /// - Parameters:
     ///   - frame: The frame body; only read during the call.
-    ///   - invalidUTF8: Refuse (the default) or repair string fields that are not UTF-8.
+    ///   - invalidUTF8: Refuse (the default) or repair string fields that are not UTF-8 or hold a NUL.
     /// - Returns: The batch's events.
     /// - Throws: `WireError` with code `.malformedFrame` when the bytes are not an `EventBatch`,
     ///   `.invalidField` naming the event and the field (`event 2: conversation_id is not valid
-    ///   UTF-8`) when refusing a string that is not UTF-8.
+    ///   UTF-8`, `event 2: conversation_id holds a NUL byte`) when refusing such a string.
     public static func decode(
         _ frame: UnsafeRawBufferPointer,
         invalidUTF8: InvalidUTF8 = .refuse

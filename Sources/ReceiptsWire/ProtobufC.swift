@@ -33,12 +33,13 @@ enum ProtobufC {
     /// About how many bytes protobuf-c allocates to unpack a frame of `frameBytes` bytes.
     ///
     /// Each small field of a frame becomes a pointer, a struct or a NUL-terminated string of
-    /// several times its encoded size (an event of ~40 bytes unpacks into ~270 bytes of
-    /// structs, strings, pointer arrays and scanning scratch), so one block of 8x the frame
-    /// holds a typical frame. The first block stays below 4 MiB so a huge frame does not
-    /// reserve a huge block up front; it gets further, doubling blocks as it needs them.
+    /// several times its encoded size (an event of ~33 bytes unpacks into ~280 bytes of
+    /// structs, strings, pointer arrays, scanning scratch and the size word before each of its
+    /// 7 allocations), so one block of 10x the frame holds a typical frame. The first block is
+    /// at most 4 MiB so a huge frame does not reserve a huge block up front; it gets further,
+    /// doubling blocks as it needs them.
     static func unpackedBytesEstimate(frameBytes: Int) -> Int {
-        min(frameBytes, 512 << 10) * 8
+        min(frameBytes * 10, 4 << 20)
     }
 
     /// Packs `message`, built in `arena`, into a new byte array of exactly its packed size.

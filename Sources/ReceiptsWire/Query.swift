@@ -124,7 +124,8 @@ public enum Query: Hashable, Sendable {
     /// - Throws: `WireError` `.malformedFrame` for bytes that are not a `Query`,
     ///   `.unknownKind` when no kind this build knows is set (answer ERROR_CODE_UNKNOWN_KIND),
     ///   `.invalidField` naming the field when a string is not UTF-8 (`query: conversation_id is
-    ///   not valid UTF-8`): repaired, it could name another conversation.
+    ///   not valid UTF-8`) or holds a NUL (`query: conversation_id holds a NUL byte`): repaired
+    ///   or cut at the NUL, it could name another conversation.
     public static func decode(_ frame: UnsafeRawBufferPointer) throws(WireError) -> Query {
         try ProtobufC.unpack(
             frame,

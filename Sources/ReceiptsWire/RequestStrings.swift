@@ -1,10 +1,13 @@
 /// Reads the string fields of one request (an event of an ingest batch, or a query) out of
-/// protobuf-c, which does not check that their bytes are UTF-8.
+/// protobuf-c, which checks neither that their bytes are UTF-8 nor that they hold no NUL.
 ///
 /// Ids are compared byte for byte: repairing bad bytes with U+FFFD would make different ids one
 /// ("nx-\xff" and "nx-\xfe" both "nx-\u{FFFD}"), merging conversations, or answering an event
-/// never seen DUPLICATE. So a field that is not UTF-8 refuses the request, naming where it is.
-/// Validating costs what repairing did: one pass over bytes that are copied anyway.
+/// never seen DUPLICATE; and protobuf-c hands a string over NUL-terminated, so "a\0b" and "a\0c"
+/// (valid UTF-8, which a Go or Python gateway can send) would both read as "a". So a field that
+/// is not UTF-8 or holds a NUL refuses the request, naming where it is. Validating costs what
+/// repairing did: one pass over bytes that are copied anyway, and the NUL check compares the
+/// length that pass found with the one protobuf-c allocated for (``Arena/unpackedLength(of:)``).
 struct RequestStrings {
     /// The request the strings belong to, as a refusal names it.
     enum Request: CustomStringConvertible {
@@ -23,20 +26,20 @@ struct RequestStrings {
 
     /// The request the strings belong to.
     let request: Request
-    /// What to do with bytes that are not UTF-8.
+    /// What to do with strings that are not UTF-8 or hold a NUL.
     let invalidUTF8: EventBatchCodec.InvalidUTF8
 
     /// The string of a field; NULL (never set) reads as "".
     /// - Parameters:
-    ///   - pointer: The field's NUL-terminated bytes, as protobuf-c unpacked them.
+    ///   - pointer: The field's NUL-terminated bytes, as protobuf-c unpacked them through
+    ///     ``Arena/withAllocator(_:)``.
     ///   - field: The field's protobuf name, for the refusal.
     /// - Throws: `WireError` `.invalidField` naming the request and the field when the bytes are
-    ///   not UTF-8 (unless repairing).
+    ///   not UTF-8 or hold a NUL (unless repairing).
     @inline(__always)
     func string(_ pointer: UnsafePointer<CChar>?, _ field: StaticString) throws(WireError) -> String {
         guard let pointer else { return "" }
-        if let string = String(validatingCString: pointer) { return string }
-        return try repaired(pointer, field: "\(field)")
+        return try read(pointer, field: "\(field)")
     }
 
     /// The strings of a repeated field; a bad one is named with its index (`member_ids[2]`).
@@ -53,21 +56,30 @@ struct RequestStrings {
                 strings.append("")
                 continue
             }
-            if let string = String(validatingCString: pointer) {
-                strings.append(string)
-            } else {
-                // The name is built only for the string that is refused: this runs for every member.
-                strings.append(try repaired(pointer, field: "\(field)[\(index)]"))
-            }
+            // The name is built only for the string that is refused: this runs for every member.
+            strings.append(try read(pointer, field: "\(field)[\(index)]"))
         }
         return strings
     }
 
-    /// The string with its bad bytes replaced by U+FFFD, when repairing; else the refusal.
-    private func repaired(_ pointer: UnsafePointer<CChar>, field: String) throws(WireError) -> String {
-        guard case .repair = invalidUTF8 else {
-            throw WireError(code: .invalidField, message: "\(request): \(field) is not valid UTF-8")
+    /// The string at `pointer`; else the refusal naming `field`. When repairing, bad bytes are
+    /// replaced with U+FFFD and the string ends at its first NUL, as receiptd read every id
+    /// before it refused such ones.
+    @inline(__always)
+    private func read(_ pointer: UnsafePointer<CChar>, field: @autoclosure () -> String) throws(WireError) -> String {
+        guard let string = String(validatingCString: pointer) else {
+            guard case .repair = invalidUTF8 else { throw refusal(field(), "is not valid UTF-8") }
+            return String(cString: pointer)
         }
-        return String(cString: pointer)
+        // `utf8.count` is stored in a native string: no second pass over the bytes.
+        if case .refuse = invalidUTF8, string.utf8.count != Arena.unpackedLength(of: pointer) {
+            throw refusal(field(), "holds a NUL byte")
+        }
+        return string
+    }
+
+    /// The refusal of the request because of `field`.
+    private func refusal(_ field: String, _ reason: String) -> WireError {
+        WireError(code: .invalidField, message: "\(request): \(field) \(reason)")
     }
 }

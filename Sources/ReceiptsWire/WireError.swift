@@ -27,7 +27,7 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unknownKind = Code(.unknownKind)
         /// A well-formed body holds a value this build cannot represent and has no safe
         /// default for, e.g. an event outcome number from a newer server, or a request's
-        /// string that is not UTF-8 (answer ERROR_CODE_INVALID_ARGUMENT).
+        /// string that is not UTF-8 or holds a NUL (answer ERROR_CODE_INVALID_ARGUMENT).
         public static let invalidField = Code(.invalidField)
 
         public var description: String {

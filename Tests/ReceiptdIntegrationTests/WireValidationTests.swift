@@ -123,6 +123,66 @@ struct WireValidationTests {
         #expect(try await daemon.counter("receiptd.frames.invalid", label: "invalid_argument") == 6)
     }
 
+    /// A length-delimited protobuf field (wire type 2) of fewer than 128 bytes: how a test
+    /// writes an id no Swift string reaches the wire with (C strings end at a NUL).
+    private static func field(_ number: UInt8, _ bytes: [UInt8]) -> [UInt8] {
+        precondition(bytes.count < 128, "one length byte")
+        return [number << 3 | 2, UInt8(bytes.count)] + bytes
+    }
+
+    /// An EventBatch of one group `conversation_upserted` of `conversation` with `members`, from
+    /// source `gw-nul`, as raw protobuf bytes.
+    private static func upsertFrame(sequence: UInt8, conversation: [UInt8], members: [[UInt8]]) -> [UInt8] {
+        let id = field(1, Array("gw-nul".utf8)) + [2 << 3, sequence]
+        let upserted = field(1, conversation) + [2 << 3, 2] + members.flatMap { field(3, $0) }
+        return field(1, field(1, id) + field(10, upserted))
+    }
+
+    @Test("Ids that differ after a NUL byte are refused naming the field; they never become one id")
+    func idsHoldingANULAreRefused() async throws {
+        let daemon = try ReceiptdProcess()
+        // "a\0b" and "a\0c": valid UTF-8 that a Go or Python gateway can send, both "a" as C strings.
+        for (sequence, last, members) in [(UInt8(1), UInt8(0x62), ["x", "y"]), (2, 0x63, ["z", "w"])] {
+            let frame = Self.upsertFrame(
+                sequence: sequence,
+                conversation: [0x61, 0x00, last],
+                members: members.map { Array($0.utf8) }
+            )
+            Self.expectRefused(
+                try IngestReply.decode(try daemon.ingestRaw([frame])),
+                "event 0: conversation_id holds a NUL byte"
+            )
+        }
+        let member = Self.upsertFrame(
+            sequence: 3,
+            conversation: Array("nul-ok".utf8),
+            members: [[0x78], [0x79, 0x00]]
+        )
+        Self.expectRefused(
+            try IngestReply.decode(try daemon.ingestRaw([member])),
+            "event 0: member_ids[1] holds a NUL byte"
+        )
+        // Nothing was applied: neither the cut id "a" nor "nul-ok".
+        for conversation in ["a", "nul-ok"] {
+            let error = await #expect(throws: ReceiptsClientError.self, "\(conversation) must not exist") {
+                try await daemon.client.snapshot(of: conversation)
+            }
+            #expect(error?.code == .notFound, "\(conversation): \(String(describing: error))")
+        }
+        #expect(try await daemon.counter("receiptd.frames.invalid", label: "invalid_argument") == 3)
+
+        // Once "a" exists, a query for "a\0b" is refused, not answered with "a".
+        var events = EventFactory()
+        _ = try await daemon.ingest([events.make(Self.group("a"))])
+        let requester = try ZMQSocket(context: daemon.context, type: .req)
+        defer { requester.close() }
+        try requester.setReceiveTimeout(milliseconds: 5000)
+        try requester.connect(daemon.queryEndpoint)
+        _ = try requester.send([Self.field(5, Self.field(1, [0x61, 0x00, 0x62]))])
+        let reply = try QueryReply.decode(try #require(try requester.receiveMultipart()?.last))
+        #expect(reply == .error(ErrorReply(code: .invalidArgument, message: "query: conversation_id holds a NUL byte")))
+    }
+
     @Test("A query whose ids are not UTF-8 is refused naming the field")
     func invalidUTF8QueryIsRefused() throws {
         let daemon = try ReceiptdProcess()

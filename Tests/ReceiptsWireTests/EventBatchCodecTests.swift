@@ -206,47 +206,48 @@ struct EventBatchCodecTests {
     /// Bytes that are not UTF-8: a lone 0xFF, a lead byte without its continuation, an encoded surrogate.
     static let notUTF8: [UInt8] = [0x6E, 0x78, 0x2D, 0xFF, 0xC3, 0x28, 0xED, 0xA0, 0x80]
 
-    /// Every id field of every event kind, each built with bytes that are not UTF-8, and the
-    /// field's protobuf name that the refusal must give.
-    static let badIDs: [(field: String, build: @Sendable (inout ProtoWriter) -> Void)] = [
-        ("id.source", { event in event.message(field: 1) { $0.bytes(field: 1, notUTF8) } }),
-        ("conversation_id", { event in event.message(field: 10) { $0.bytes(field: 1, notUTF8) } }),
+    /// Every id field of every event kind, built with the given bytes, and the field's protobuf
+    /// name that a refusal must give.
+    static let idFields: [(field: String, build: @Sendable (inout ProtoWriter, [UInt8]) -> Void)] = [
+        ("id.source", { event, bytes in event.message(field: 1) { $0.bytes(field: 1, bytes) } }),
+        ("conversation_id", { event, bytes in event.message(field: 10) { $0.bytes(field: 1, bytes) } }),
         (
             "member_ids[1]",
-            { event in
+            { event, bytes in
                 event.message(field: 10) { upserted in
                     upserted.string(field: 1, "c")
                     upserted.varint(field: 2, 2)
                     upserted.string(field: 3, "a")
-                    upserted.bytes(field: 3, notUTF8)
+                    upserted.bytes(field: 3, bytes)
                 }
             }
         ),
-        ("user_id", { event in event.message(field: 11) { $0.bytes(field: 2, notUTF8) } }),
-        ("conversation_id", { event in event.message(field: 12) { $0.bytes(field: 1, notUTF8) } }),
-        ("message_id", { event in event.message(field: 13) { $0.bytes(field: 2, notUTF8) } }),
-        ("sender_id", { event in event.message(field: 13) { $0.bytes(field: 3, notUTF8) } }),
-        ("message_id", { event in event.message(field: 14) { $0.bytes(field: 3, notUTF8) } }),
-        ("user_id", { event in event.message(field: 15) { $0.bytes(field: 2, notUTF8) } }),
-        ("message_id", { event in event.message(field: 15) { $0.bytes(field: 3, notUTF8) } }),
-        ("message_id", { event in event.message(field: 16) { $0.bytes(field: 2, notUTF8) } }),
-        ("conversation_id", { event in event.message(field: 17) { $0.bytes(field: 1, notUTF8) } }),
-        ("user_id", { event in event.message(field: 18) { $0.bytes(field: 1, notUTF8) } }),
-        ("user_id", { event in event.message(field: 19) { $0.bytes(field: 1, notUTF8) } }),
-        ("user_id", { event in event.message(field: 20) { $0.bytes(field: 2, notUTF8) } }),
+        ("user_id", { event, bytes in event.message(field: 11) { $0.bytes(field: 2, bytes) } }),
+        ("conversation_id", { event, bytes in event.message(field: 12) { $0.bytes(field: 1, bytes) } }),
+        ("message_id", { event, bytes in event.message(field: 13) { $0.bytes(field: 2, bytes) } }),
+        ("sender_id", { event, bytes in event.message(field: 13) { $0.bytes(field: 3, bytes) } }),
+        ("message_id", { event, bytes in event.message(field: 14) { $0.bytes(field: 3, bytes) } }),
+        ("user_id", { event, bytes in event.message(field: 15) { $0.bytes(field: 2, bytes) } }),
+        ("message_id", { event, bytes in event.message(field: 15) { $0.bytes(field: 3, bytes) } }),
+        ("message_id", { event, bytes in event.message(field: 16) { $0.bytes(field: 2, bytes) } }),
+        ("conversation_id", { event, bytes in event.message(field: 17) { $0.bytes(field: 1, bytes) } }),
+        ("user_id", { event, bytes in event.message(field: 18) { $0.bytes(field: 1, bytes) } }),
+        ("user_id", { event, bytes in event.message(field: 19) { $0.bytes(field: 1, bytes) } }),
+        ("user_id", { event, bytes in event.message(field: 20) { $0.bytes(field: 2, bytes) } }),
     ]
 
     /// protobuf-c does not check UTF-8, so a C gateway can send any bytes in a string field.
     /// Repairing them would make different ids one ("nx-\xff" and "nx-\xfe" both "nx-\u{FFFD}"):
     /// the frame is refused whole, naming the event and the field.
-    @Test(arguments: badIDs.indices)
-    func invalidUTF8IsRefusedNamingTheEventAndTheField(badID: Int) throws {
-        let (field, build) = Self.badIDs[badID]
+    @Test(arguments: idFields.indices)
+    func invalidUTF8IsRefusedNamingTheEventAndTheField(idField: Int) throws {
+        let (field, build) = Self.idFields[idField]
+        let frame = Self.batch(changing: 1) { build(&$0, Self.notUTF8) }
         #expect(throws: WireError(code: .invalidField, message: "event 1: \(field) is not valid UTF-8")) {
-            try EventBatchCodec.decode(Self.batch(changing: 1, build))
+            try EventBatchCodec.decode(frame)
         }
         // Replaying a log repairs every one of them instead (see invalidUTF8IsRepairedWhenAsked).
-        #expect(try EventBatchCodec.decode(Self.batch(changing: 1, build), invalidUTF8: .repair).count == 3)
+        #expect(try EventBatchCodec.decode(frame, invalidUTF8: .repair).count == 3)
     }
 
     /// Ids that differ only in bytes that are not UTF-8 ("gw-\xff", "gw-\xfe") never decode as one id.
@@ -283,14 +284,101 @@ struct EventBatchCodecTests {
         #expect(String(validating: Array(user.utf8), as: UTF8.self) == user)
     }
 
-    @Test func embeddedNULEndsAString() throws {
-        // protobuf-c hands strings over NUL-terminated, so a NUL cuts them short (never a crash).
-        let frame = ProtoWriter.build { batch in
-            batch.message(field: 1) { event in
-                event.message(field: 18) { $0.bytes(field: 1, [0x61, 0x00, 0x62]) }
+    /// Ids holding a NUL byte: valid UTF-8 that a Go or Python gateway can send, and that a C
+    /// string would end at the NUL ("a\0b" and "a\0c" both "a").
+    static let withNUL: [[UInt8]] = [[0x61, 0x00, 0x62], [0x61, 0x00], [0x00], [0x00, 0x61], [0x61, 0x00, 0xFF]]
+
+    /// protobuf-c hands string fields over NUL-terminated, so an id holding a NUL would be cut
+    /// there and merge with others ("nx-\0b" and "nx-\0c" both "nx-"): the frame is refused
+    /// whole, naming the event and the field, wherever the NUL is.
+    @Test(arguments: idFields.indices)
+    func nulIsRefusedNamingTheEventAndTheField(idField: Int) throws {
+        let (field, build) = Self.idFields[idField]
+        for bytes in Self.withNUL {
+            let frame = Self.batch(changing: 1) { build(&$0, Array("nx-".utf8) + bytes) }
+            #expect(throws: WireError(code: .invalidField, message: "event 1: \(field) holds a NUL byte"), "\(bytes)") {
+                try EventBatchCodec.decode(frame)
             }
         }
-        #expect(try EventBatchCodec.decode(frame).map(\.kind) == [.userDeleted(user: "a")])
+    }
+
+    /// Ids that differ only after a NUL byte never decode as one id.
+    @Test(arguments: [UInt8(0x62), 0x63])
+    func idsThatDifferAfterANULAreRefused(last: UInt8) {
+        let frame = Self.batch(count: 1, changing: 0) { event in
+            event.message(field: 1) { id in
+                id.string(field: 1, "gw")
+                id.varint(field: 2, 1)
+            }
+            event.message(field: 10) { $0.bytes(field: 1, [0x61, 0x00, last]) }
+        }
+        #expect(throws: WireError(code: .invalidField, message: "event 0: conversation_id holds a NUL byte")) {
+            try EventBatchCodec.decode(frame)
+        }
+    }
+
+    /// Frames a log took before intake refused ids holding a NUL replay as they were applied
+    /// then: cut at the first NUL, so recovery reaches the state those frames made.
+    @Test(arguments: idFields.indices)
+    func nulEndsTheIdWhenRepairing(idField: Int) throws {
+        let build = Self.idFields[idField].build
+        let cut = try EventBatchCodec.decode(Self.batch(changing: 1) { build(&$0, Array("nx-".utf8)) })
+        for tail: [UInt8] in [[0x00], [0x00, 0x62], [0x00, 0x63, 0x00], [0x00, 0xFF]] {
+            let frame = Self.batch(changing: 1) { build(&$0, Array("nx-".utf8) + tail) }
+            #expect(try EventBatchCodec.decode(frame, invalidUTF8: .repair) == cut, "\(tail)")
+        }
+    }
+
+    /// A string field never set (protobuf-c leaves its static empty string there) and one set
+    /// to "" explicitly (as some encoders write it) both decode as "".
+    @Test func unsetAndExplicitlyEmptyStringsDecodeAsEmpty() throws {
+        let frame = ProtoWriter.build { batch in
+            batch.message(field: 1) { event in
+                event.message(field: 1) { id in
+                    id.string(field: 1, "")
+                    id.varint(field: 2, 1)
+                }
+                event.message(field: 13) { sent in
+                    sent.string(field: 1, "")
+                    sent.string(field: 2, "")
+                    sent.string(field: 3, "")
+                }
+            }
+            batch.message(field: 1) { event in
+                event.message(field: 1) { $0.varint(field: 2, 1) }
+                event.message(field: 13) { _ in }
+            }
+            batch.message(field: 1) { event in
+                event.message(field: 10) { upserted in
+                    upserted.string(field: 1, "")
+                    upserted.varint(field: 2, 2)
+                    upserted.string(field: 3, "")
+                }
+            }
+        }
+        let sent = Event(
+            id: EventID(source: "", sequence: 1),
+            kind: .messageSent(conversation: "", message: "", sender: "", isSystem: false)
+        )
+        let upserted = Event(
+            id: EventID(source: "", sequence: 0),
+            kind: .conversationUpserted(conversation: "", kind: .group, members: [""])
+        )
+        #expect(try EventBatchCodec.decode(frame) == [sent, sent, upserted])
+    }
+
+    /// protobuf-c allocates every string it unpacks with exactly its length plus the NUL; the
+    /// NUL check relies on it, so strings of every length up to past a two-byte length prefix
+    /// (and past the 1 KiB stack block) decode whole, in single and repeated fields.
+    @Test func stringsOfEveryLengthDecode() throws {
+        for length in Array(0..<300) + [1_023, 1_024, 1_025, 70_000] {
+            let id = String(repeating: "é", count: length / 2) + String(repeating: "x", count: length % 2)
+            let event = Event(
+                id: EventID(source: id, sequence: 1),
+                kind: .conversationUpserted(conversation: id, kind: .group, members: [id, "a" + id, ""])
+            )
+            #expect(try EventBatchCodec.decode(EventBatchCodec.encode([event])) == [event], "length \(length)")
+        }
     }
 
     @Test func everyPrefixOfAValidBatchDecodesOrThrows() throws {

@@ -72,50 +72,104 @@ struct QueryTests {
     /// Bytes that are not UTF-8, as a protobuf-c client can send in any string field.
     static let notUTF8: [UInt8] = [0x63, 0x2D, 0xFF]
 
-    /// Every string field of every query kind, each built with bytes that are not UTF-8, and
-    /// the field's protobuf name that the refusal must give.
-    static let badStrings: [(field: String, frame: [UInt8])] = [
-        ("conversation_id", ProtoWriter.build { $0.message(field: 1) { $0.bytes(field: 1, notUTF8) } }),
-        ("message_id", ProtoWriter.build { $0.message(field: 1) { $0.bytes(field: 2, notUTF8) } }),
+    /// Every string field of every query kind, built with the given bytes, and the field's
+    /// protobuf name that a refusal must give.
+    static let stringFields: [(field: String, frame: @Sendable ([UInt8]) -> [UInt8])] = [
+        ("conversation_id", { bytes in ProtoWriter.build { $0.message(field: 1) { $0.bytes(field: 1, bytes) } } }),
+        ("message_id", { bytes in ProtoWriter.build { $0.message(field: 1) { $0.bytes(field: 2, bytes) } } }),
         (
             "viewer.user_id",
-            ProtoWriter.build { $0.message(field: 1) { $0.message(field: 3) { $0.bytes(field: 1, notUTF8) } } }
+            { bytes in
+                ProtoWriter.build { $0.message(field: 1) { $0.message(field: 3) { $0.bytes(field: 1, bytes) } } }
+            }
         ),
         (
             "viewer.time_zone",
-            ProtoWriter.build { $0.message(field: 1) { $0.message(field: 3) { $0.bytes(field: 2, notUTF8) } } }
+            { bytes in
+                ProtoWriter.build { $0.message(field: 1) { $0.message(field: 3) { $0.bytes(field: 2, bytes) } } }
+            }
         ),
         (
             "viewer.locale",
-            ProtoWriter.build { $0.message(field: 1) { $0.message(field: 3) { $0.bytes(field: 3, notUTF8) } } }
+            { bytes in
+                ProtoWriter.build { $0.message(field: 1) { $0.message(field: 3) { $0.bytes(field: 3, bytes) } } }
+            }
         ),
-        ("message_id", ProtoWriter.build { $0.message(field: 2) { $0.bytes(field: 2, notUTF8) } }),
+        ("message_id", { bytes in ProtoWriter.build { $0.message(field: 2) { $0.bytes(field: 2, bytes) } } }),
         (
             "viewer.user_id",
-            ProtoWriter.build { $0.message(field: 3) { $0.message(field: 2) { $0.bytes(field: 1, notUTF8) } } }
+            { bytes in
+                ProtoWriter.build { $0.message(field: 3) { $0.message(field: 2) { $0.bytes(field: 1, bytes) } } }
+            }
         ),
-        ("user_id", ProtoWriter.build { $0.message(field: 4) { $0.bytes(field: 1, notUTF8) } }),
+        ("user_id", { bytes in ProtoWriter.build { $0.message(field: 4) { $0.bytes(field: 1, bytes) } } }),
         (
             "conversation_ids[1]",
-            ProtoWriter.build { query in
-                query.message(field: 4) { counts in
-                    counts.string(field: 2, "c")
-                    counts.bytes(field: 2, notUTF8)
+            { bytes in
+                ProtoWriter.build { query in
+                    query.message(field: 4) { counts in
+                        counts.string(field: 2, "c")
+                        counts.bytes(field: 2, bytes)
+                    }
                 }
             }
         ),
-        ("conversation_id", ProtoWriter.build { $0.message(field: 5) { $0.bytes(field: 1, notUTF8) } }),
-        ("conversation_ids[0]", ProtoWriter.build { $0.message(field: 13) { $0.bytes(field: 3, notUTF8) } }),
+        ("conversation_id", { bytes in ProtoWriter.build { $0.message(field: 5) { $0.bytes(field: 1, bytes) } } }),
+        (
+            "conversation_ids[0]",
+            { bytes in ProtoWriter.build { $0.message(field: 13) { $0.bytes(field: 3, bytes) } } }
+        ),
     ]
 
     /// A query whose strings are not UTF-8 is refused naming the field, never answered for a
     /// repaired id (which could be another conversation's).
-    @Test(arguments: badStrings.indices)
-    func invalidUTF8IsRefusedNamingTheField(badString: Int) {
-        let (field, frame) = Self.badStrings[badString]
+    @Test(arguments: stringFields.indices)
+    func invalidUTF8IsRefusedNamingTheField(stringField: Int) {
+        let (field, frame) = Self.stringFields[stringField]
         #expect(throws: WireError(code: .invalidField, message: "query: \(field) is not valid UTF-8")) {
-            try Query.decode(frame)
+            try Query.decode(frame(Self.notUTF8))
         }
+    }
+
+    /// A query whose string holds a NUL byte is refused naming the field, never answered for the
+    /// id cut at the NUL (which could be another conversation's: "c-\0b" would be "c-").
+    @Test(arguments: stringFields.indices)
+    func nulIsRefusedNamingTheField(stringField: Int) {
+        let (field, frame) = Self.stringFields[stringField]
+        for bytes: [UInt8] in [[0x63, 0x2D, 0x00, 0x62], [0x63, 0x00], [0x00]] {
+            #expect(throws: WireError(code: .invalidField, message: "query: \(field) holds a NUL byte"), "\(bytes)") {
+                try Query.decode(frame(bytes))
+            }
+        }
+    }
+
+    /// A string set to "" explicitly (as some encoders write it) decodes as "", as one never
+    /// set does (protobuf-c leaves its static empty string there).
+    @Test func unsetAndExplicitlyEmptyStringsDecodeAsEmpty() throws {
+        let explicit = ProtoWriter.build { query in
+            query.message(field: 1) { status in
+                status.string(field: 1, "")
+                status.string(field: 2, "")
+                status.message(field: 3) { viewer in
+                    viewer.string(field: 1, "")
+                    viewer.string(field: 2, "")
+                    viewer.string(field: 3, "")
+                }
+            }
+        }
+        let unset = ProtoWriter.build { query in
+            query.message(field: 1) { $0.message(field: 3) { _ in } }
+        }
+        let empty = Query.messageStatus(conversation: "", message: "", viewer: Viewer(user: ""))
+        #expect(try Query.decode(explicit) == empty)
+        #expect(try Query.decode(unset) == empty)
+        let counts = ProtoWriter.build { query in
+            query.message(field: 4) { counts in
+                counts.string(field: 1, "")
+                counts.string(field: 2, "")
+            }
+        }
+        #expect(try Query.decode(counts) == .unreadCounts(user: "", conversations: [""]))
     }
 
     @Test func hostileFramesNeverCrash() {

@@ -601,10 +601,12 @@ struct  Receipts__V1__Event
 /*
  * The body of an ingest frame: events applied in order.
  * Every string is an id compared byte for byte, so it must be valid UTF-8 (protobuf-c does not
- * check this; other runtimes refuse to encode such strings). A frame with one that is not is
+ * check this; other runtimes refuse to encode such strings) and hold no NUL byte (valid UTF-8
+ * that other runtimes encode, but a C string ends there). A frame with one that is not is
  * refused whole, nothing of it applied: ErrorReply ERROR_CODE_INVALID_ARGUMENT naming the
- * event index and the field ("event 2: conversation_id is not valid UTF-8"), as for an id over
- * the length limit. Its bytes are never replaced, which would make different ids one.
+ * event index and the field ("event 2: conversation_id is not valid UTF-8", "event 2:
+ * conversation_id holds a NUL byte"), as for an id over the length limit. Its bytes are never
+ * replaced or cut, which would make different ids one ("a\0b" and "a\0c" both "a").
  */
 struct  Receipts__V1__EventBatch
 {
@@ -976,9 +978,9 @@ typedef enum {
 } Receipts__V1__Query__KindCase;
 
 /*
- * The body of a query frame. Its strings must be valid UTF-8, as in EventBatch: a query with
- * one that is not is answered ERROR_CODE_INVALID_ARGUMENT naming the field
- * ("query: conversation_id is not valid UTF-8").
+ * The body of a query frame. Its strings must be valid UTF-8 with no NUL byte, as in
+ * EventBatch: a query with one that is not is answered ERROR_CODE_INVALID_ARGUMENT naming the
+ * field ("query: conversation_id is not valid UTF-8", "query: conversation_id holds a NUL byte").
  */
 struct  Receipts__V1__Query
 {
