@@ -44,6 +44,35 @@ enum FileIO {
         }
     }
 
+    /// Reads into `buffer` from `offset` until it is full or the file ends, retrying EINTR.
+    ///
+    /// - Returns: The bytes read: fewer than `buffer.count` only at the end of the file.
+    static func preadAll(
+        _ fd: Int32,
+        into buffer: UnsafeMutableRawBufferPointer,
+        at offset: UInt64,
+        path: String
+    ) throws(LogError) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n > 0 {
+                done += n
+            } else if n == 0 {
+                break
+            } else if errno != EINTR {
+                throw LogError(
+                    code: .io,
+                    message: "read failed",
+                    cause: SystemCallError(call: "pread", errno: errno),
+                    file: path,
+                    offset: offset + UInt64(done)
+                )
+            }
+        }
+        return done
+    }
+
     /// `fdatasync`, reported as ``LogError/Code/fsyncFailed``: the caller must treat it as fatal.
     static func dataSync(_ fd: Int32, path: String) throws(LogError) {
         while fdatasync(fd) != 0 {

@@ -51,6 +51,9 @@ extension LogError {
             case closed
             case invalidArgument
             case locked
+            case compacted
+            case notRecordBoundary
+            case positionMismatch
         }
 
         private var value: Value
@@ -78,6 +81,15 @@ extension LogError {
         public static var invalidArgument: Self { Self(.invalidArgument) }
         /// Another process (or another open log in this one) holds the directory.
         public static var locked: Self { Self(.locked) }
+        /// The position is before the oldest segment the log keeps: compaction deleted the
+        /// records there (a shipper then sends a snapshot instead), or, for a truncation, no
+        /// snapshot is left to recover from below it.
+        public static var compacted: Self { Self(.compacted) }
+        /// The position falls inside a record, not at the start of one.
+        public static var notRecordBoundary: Self { Self(.notRecordBoundary) }
+        /// An append at a given position named a position other than the log's appended end
+        /// (a standby that missed or repeated records).
+        public static var positionMismatch: Self { Self(.positionMismatch) }
 
         public var description: String {
             String(describing: self.value)

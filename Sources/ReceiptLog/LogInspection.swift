@@ -105,6 +105,28 @@ struct LogInspection {
         self.findFirstProblem()
     }
 
+    /// Why opening the log must refuse to start: a snapshot off a record boundary, or damage
+    /// other than a torn tail, unless the operator asked to cut the log there; nil when it may
+    /// open (truncating a torn tail on the way).
+    func refusal(cuttingCorruption: Bool) -> LogError? {
+        guard let damage = self.damage else { return nil }
+        if damage.kind == .snapshotNotOnRecordBoundary {
+            return LogError(
+                code: .invalidSnapshot,
+                message: "snapshot position \(self.replayStart) is not a record boundary",
+                file: self.path(damage.file),
+                offset: damage.offset
+            )
+        }
+        guard !damage.isTruncatableTail && !cuttingCorruption else { return nil }
+        return LogError(
+            code: damage.kind == .gap ? .gap : .corruption,
+            message: "\(damage); refusing to start (the operator may cut the log there explicitly)",
+            file: self.path(damage.file),
+            offset: damage.offset
+        )
+    }
+
     func path(_ name: String) -> String {
         self.directory + "/" + name
     }

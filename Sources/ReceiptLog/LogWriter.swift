@@ -92,19 +92,35 @@ final class LogWriter: Sendable {
     }
 
     /// Copies one framed record into the pending group; blocks only while the group is full.
-    func append(type: UInt8, payload: UnsafeRawBufferPointer) throws(LogError) -> UInt64 {
+    ///
+    /// - Parameter start: Where the caller says the record must start (a standby appending
+    ///   a primary's record), checked under the lock against the appended end; nil appends at
+    ///   the end, wherever it is.
+    func append(type: UInt8, payload: UnsafeRawBufferPointer, at start: UInt64? = nil) throws(LogError) -> UInt64 {
         guard payload.count <= RecordFormat.maxPayload else {
             throw LogError(
                 code: .invalidArgument,
                 message: "record payload of \(payload.count) bytes exceeds the limit of \(RecordFormat.maxPayload)"
             )
         }
-        let crc = RecordFormat.recordChecksum(type: type, payload: payload)
-        let frameLength = RecordFormat.recordHeaderSize + payload.count
+        let header = RecordFormat.RecordHeader(
+            payloadLength: payload.count,
+            type: type,
+            checksum: RecordFormat.recordChecksum(type: type, payload: payload)
+        )
+        let frameLength = header.recordLength
         while true {
             let outcome = self.state.withLock { state -> AppendOutcome in
-                if let failure = state.failure { return .failed(Self.stopped(by: failure)) }
-                if state.closing { return .failed(LogError(code: .closed, message: "the log is closed")) }
+                if let refusal = Self.refusal(state) { return .failed(refusal) }
+                if let start, start != state.appended {
+                    return .failed(
+                        LogError(
+                            code: .positionMismatch,
+                            message:
+                                "a record for position \(start) cannot be appended at the log's end \(state.appended)"
+                        )
+                    )
+                }
                 if !state.pending.isEmpty && state.pending.count + frameLength > self.maxPendingBytes {
                     return .full
                 }
@@ -114,9 +130,7 @@ final class LogWriter: Sendable {
                     state.appendSegmentStart = state.appended
                 }
                 state.rollRequested = false
-                state.pending.appendLittleEndian(UInt32(payload.count))
-                state.pending.append(type)
-                state.pending.appendLittleEndian(crc)
+                header.append(to: &state.pending)
                 state.pending.append(contentsOf: payload)
                 state.pendingRecords += 1
                 state.appended += UInt64(frameLength)
@@ -200,6 +214,14 @@ final class LogWriter: Sendable {
 
     static func stopped(by failure: LogError) -> LogError {
         LogError(code: .closed, message: "the log stopped after a fatal error", cause: failure)
+    }
+
+    /// Why the log takes no more work (appends, cursors, pins): it stopped on a fatal error, or
+    /// it is closing; nil while it runs.
+    static func refusal(_ state: borrowing WriterState) -> LogError? {
+        if let failure = state.failure { return Self.stopped(by: failure) }
+        if state.closing { return LogError(code: .closed, message: "the log is closed") }
+        return nil
     }
 
     // MARK: The writer thread

@@ -30,24 +30,11 @@ extension ReceiptLog {
         var report = RecoveryReport()
         report.snapshotPosition = inspection.recoverySnapshot.map { LogPosition(offset: $0.position) }
 
+        if let refusal = inspection.refusal(cuttingCorruption: configuration.cutCorruptionAtStart) {
+            throw refusal
+        }
         if let damage = inspection.damage {
             let path = inspection.path(damage.file)
-            if damage.kind == .snapshotNotOnRecordBoundary {
-                throw LogError(
-                    code: .invalidSnapshot,
-                    message: "snapshot position \(inspection.replayStart) is not a record boundary",
-                    file: path,
-                    offset: damage.offset
-                )
-            }
-            if !damage.isTruncatableTail && !configuration.cutCorruptionAtStart {
-                throw LogError(
-                    code: damage.kind == .gap ? .gap : .corruption,
-                    message: "\(damage); refusing to start (the operator may cut the log there explicitly)",
-                    file: path,
-                    offset: damage.offset
-                )
-            }
             if let cut = inspection.cut {
                 try Self.apply(cut, inspection)
             }

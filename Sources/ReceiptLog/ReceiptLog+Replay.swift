@@ -6,7 +6,7 @@ extension ReceiptLog {
     /// Records come straight out of a read-only mapping of each segment: `payload` points into
     /// it and is valid only during the call (copy what must outlive it). Every record's crc32
     /// is checked again. Call it once, before appending; records appended after open are not
-    /// visited.
+    /// visited (a ``LogCursor`` follows those, see ``cursor(from:)``).
     ///
     /// - Parameter body: Receives the record's type, payload and end position.
     /// - Throws: What `body` throws, or ``LogError`` if a segment can no longer be read or no
@@ -27,24 +27,22 @@ extension ReceiptLog {
                     offset: UInt64(bytes.count)
                 )
             }
-            var offset = headerSize + Int(self.replayStart > segment.start ? self.replayStart - segment.start : 0)
-            while offset < end {
-                guard case .valid(let length) = SegmentScan.frame(bytes, at: offset), offset + length <= end else {
-                    throw LogError(
-                        code: .corruption,
-                        message: "record changed after recovery",
-                        file: segment.path,
-                        offset: UInt64(offset)
-                    )
-                }
-                let payload = UnsafeRawBufferPointer(
-                    rebasing: bytes[(offset + RecordFormat.recordHeaderSize)..<(offset + length)]
-                )
-                offset += length
+            let records = UnsafeRawBufferPointer(rebasing: bytes[..<end])
+            let first = headerSize + Int(self.replayStart > segment.start ? self.replayStart - segment.start : 0)
+            let stop = try SegmentScan.walk(records, from: first) { header, offset in
                 try body(
-                    bytes[offset - length + 4],
-                    payload,
-                    LogPosition(offset: segment.start + UInt64(offset - headerSize))
+                    header.type,
+                    header.payload(in: records, at: offset),
+                    LogPosition(offset: segment.start + UInt64(offset + header.recordLength - headerSize))
+                )
+                return true
+            }
+            guard stop.end == end, stop.damage == nil else {
+                throw LogError(
+                    code: .corruption,
+                    message: "record changed after recovery",
+                    file: segment.path,
+                    offset: UInt64(stop.end)
                 )
             }
         }

@@ -32,7 +32,8 @@ extension ReceiptLog {
     /// records a power cut could take away. Exactly one older generation is kept: segments
     /// wholly covered by the *previous* snapshot, and snapshots older than it, are deleted, so
     /// losing the newest snapshot file still recovers everything from the older one plus the
-    /// retained segments. The active segment is rolled at the next append so that it becomes
+    /// retained segments. Segments a ``LogPin`` holds are kept too, until a compaction after
+    /// its release. The active segment is rolled at the next append so that it becomes
     /// deletable by a later compaction.
     ///
     /// - Parameters:
@@ -74,9 +75,11 @@ extension ReceiptLog {
                 let oldSnapshots = state.snapshots.filter { $0 < previous }
                 state.snapshots.removeAll { $0 < previous }
                 // A segment is wholly covered when the next one starts at or before `previous`;
-                // the last (active) segment has no next and is never deleted.
+                // the last (active) segment has no next and is never deleted. The lowest pin
+                // keeps its segment and every later one.
+                let kept = min(previous, state.pins.values.min() ?? previous)
                 var oldSegments: [UInt64] = []
-                while state.segments.count > 1 && state.segments[1] <= previous {
+                while state.segments.count > 1 && state.segments[1] <= kept {
                     oldSegments.append(state.segments.removeFirst())
                 }
                 return (Optional(previous), oldSnapshots, oldSegments)

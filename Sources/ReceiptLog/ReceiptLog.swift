@@ -208,7 +208,7 @@ public final class ReceiptLog: Sendable {
 
     /// Takes an exclusive `flock` on the directory's LOCK file, so two processes (or two opens
     /// in one) never write the same log; the kernel releases it when the process dies.
-    private static func lock(_ directory: String) throws(LogError) -> Int32 {
+    static func lock(_ directory: String) throws(LogError) -> Int32 {
         let path = directory + "/" + LogFileName.lock
         let fd = try FileIO.open(path, O_RDWR | O_CREAT)
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {

@@ -39,8 +39,8 @@ package struct SegmentScan {
         var damage: Damage?
         while offset < bytes.count {
             switch Self.frame(bytes, at: offset) {
-            case .valid(let length):
-                offset += length
+            case .valid(let header):
+                offset += header.recordLength
                 records += 1
             case .damaged(let kind):
                 damage = Damage(
@@ -58,8 +58,8 @@ package struct SegmentScan {
     }
 
     enum Frame {
-        /// A whole record that checks out, `length` bytes with its header.
-        case valid(length: Int)
+        /// A whole record that checks out, with its header.
+        case valid(RecordFormat.RecordHeader)
         case damaged(LogDamage.Kind)
     }
 
@@ -72,17 +72,49 @@ package struct SegmentScan {
             return .damaged(.zeroFill)
         }
         guard remaining >= headerSize else { return .damaged(.truncatedRecord) }
-        let length = Int(bytes.littleEndian(at: offset, as: UInt32.self))
-        guard length <= RecordFormat.maxPayload else { return .damaged(.invalidLength) }
-        guard length <= remaining - headerSize else { return .damaged(.truncatedRecord) }
-        let stored = bytes.littleEndian(at: offset + 5, as: UInt32.self)
-        let typeCRC = RecordFormat.crc32(UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 5)]))
-        let crc = RecordFormat.crc32(
-            UnsafeRawBufferPointer(rebasing: bytes[(offset + headerSize)..<(offset + headerSize + length)]),
-            continuing: typeCRC
-        )
-        guard crc == stored else { return .damaged(.checksumMismatch) }
-        return .valid(length: headerSize + length)
+        let header = RecordFormat.RecordHeader(bytes, at: offset)
+        guard header.payloadLength <= RecordFormat.maxPayload else { return .damaged(.invalidLength) }
+        guard header.payloadLength <= remaining - headerSize else { return .damaged(.truncatedRecord) }
+        let crc = RecordFormat.recordChecksum(type: header.type, payload: header.payload(in: bytes, at: offset))
+        guard crc == header.checksum else { return .damaged(.checksumMismatch) }
+        return .valid(header)
+    }
+
+    /// Walks the records from `offset` to the end of `bytes`, checking each one, and hands each
+    /// to `body` with the offset where it starts: the one loop over checked records that replay
+    /// and ``LogCursor`` share.
+    ///
+    /// - Parameters:
+    ///   - bytes: Records back to back (a segment mapped up to its valid end, or a chunk read
+    ///     from one); offsets are into it.
+    ///   - offset: Where the first record starts.
+    ///   - body: Receives each record's header and offset; returns false to stop after it.
+    /// - Returns: Where the walk stopped: the end of `bytes`; the start of a record that does not
+    ///   wholly fit in them (its rest is not read yet); where `body` asked to stop; or the start
+    ///   of a damaged record, with its damage.
+    /// - Throws: What `body` throws.
+    @inline(__always)
+    static func walk(
+        _ bytes: UnsafeRawBufferPointer,
+        from offset: Int,
+        _ body: (RecordFormat.RecordHeader, Int) throws -> Bool
+    ) rethrows -> (end: Int, damage: LogDamage.Kind?) {
+        var offset = offset
+        while bytes.count - offset >= RecordFormat.recordHeaderSize {
+            let length = RecordFormat.RecordHeader.payloadLength(bytes, at: offset)
+            if length <= RecordFormat.maxPayload && length > bytes.count - offset - RecordFormat.recordHeaderSize {
+                break
+            }
+            switch frame(bytes, at: offset) {
+            case .valid(let header):
+                let goOn = try body(header, offset)
+                offset += header.recordLength
+                if !goOn { return (offset, nil) }
+            case .damaged(let kind):
+                return (offset, kind)
+            }
+        }
+        return (offset, nil)
     }
 
     /// Whether a valid record starts at any offset after `offset`: tells a torn tail (nothing
@@ -97,7 +129,7 @@ package struct SegmentScan {
         var budget = budget
         let headerSize = RecordFormat.recordHeaderSize
         if bytes.count - offset >= headerSize {
-            let chained = offset + headerSize + Int(bytes.littleEndian(at: offset, as: UInt32.self))
+            let chained = offset + headerSize + RecordFormat.RecordHeader.payloadLength(bytes, at: offset)
             if chained > offset + headerSize, chained + headerSize <= bytes.count,
                 case .valid = frame(bytes, at: chained)
             {
@@ -106,7 +138,7 @@ package struct SegmentScan {
         }
         var candidate = offset + 1
         while candidate + headerSize <= bytes.count {
-            let length = Int(bytes.littleEndian(at: candidate, as: UInt32.self))
+            let length = RecordFormat.RecordHeader.payloadLength(bytes, at: candidate)
             if length <= RecordFormat.maxPayload && length <= bytes.count - candidate - headerSize {
                 budget -= length + 1
                 if budget < 0 { return true }
@@ -125,7 +157,7 @@ package struct SegmentScan {
         while offset < bytes.count && !isZero(bytes, from: offset, count: RecordFormat.recordHeaderSize) {
             count += 1
             guard bytes.count - offset >= RecordFormat.recordHeaderSize else { break }
-            let length = Int(bytes.littleEndian(at: offset, as: UInt32.self))
+            let length = RecordFormat.RecordHeader.payloadLength(bytes, at: offset)
             guard length <= RecordFormat.maxPayload, length <= bytes.count - offset - RecordFormat.recordHeaderSize
             else { break }
             offset += RecordFormat.recordHeaderSize + length
@@ -140,7 +172,7 @@ package struct SegmentScan {
         var count = 0
         while offset < target {
             guard bytes.count - offset >= RecordFormat.recordHeaderSize else { return nil }
-            offset += RecordFormat.recordHeaderSize + Int(bytes.littleEndian(at: offset, as: UInt32.self))
+            offset += RecordFormat.recordHeaderSize + RecordFormat.RecordHeader.payloadLength(bytes, at: offset)
             count += 1
         }
         return offset == target ? count : nil

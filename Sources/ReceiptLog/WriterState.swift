@@ -35,4 +35,9 @@ struct WriterState {
     var segments: [UInt64]
     /// Positions of the snapshot files kept, ascending.
     var snapshots: [UInt64]
+    /// The position each held ``LogPin`` keeps, by pin: compaction deletes no segment that
+    /// holds one of them or anything after it.
+    var pins: [Int: UInt64] = [:]
+    /// The key of the next pin.
+    var nextPin = 0
 }

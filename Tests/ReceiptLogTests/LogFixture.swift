@@ -57,6 +57,14 @@ final class LogFixture: Sendable {
         try self.files().filter { $0.hasPrefix("segment-") }
     }
 
+    /// The start positions of the segment files, ascending.
+    func segmentStarts() throws -> [UInt64] {
+        try self.segments().compactMap { name in
+            guard case .segment(let start) = LogFileName.parse(name) else { return nil }
+            return start
+        }
+    }
+
     func snapshots() throws -> [String] {
         try self.files().filter { $0.hasPrefix("snapshot-") && $0.hasSuffix(".snap") }
     }
@@ -231,5 +239,18 @@ extension Replayed {
 extension Replayed: CustomStringConvertible {
     var description: String {
         "(type \(self.type), \(self.payload.count) bytes, end \(self.end))"
+    }
+}
+
+extension LogCursor {
+    /// Reads until the cursor has caught up, at most `maxBytes` a call; the records as replay
+    /// gives them.
+    func readAll(maxBytes: Int = 1 << 20) throws -> [Replayed] {
+        var records: [Replayed] = []
+        while try self.read(
+            maxBytes: maxBytes,
+            { records.append(Replayed(type: $0.type, payload: Array($0.payload), end: $0.end)) }
+        ) > 0 {}
+        return records
     }
 }
