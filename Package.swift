@@ -126,11 +126,19 @@ let package = Package(
             name: "receipts-loadgen",
             dependencies: [
                 "ReceiptsService", "ReceiptsClient", "ReceiptsWire", "ReceiptsCore", "ReceiptLog", "ZeroMQ",
-                "CReceiptsProto",
+                "CReceiptsProto", "ReceiptsTestKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: swiftSettings
+        ),
+
+        // What the integration tests and the load generator share: the one receiptd launcher (its
+        // environment cleared), the sync/async bridge, SplitMix64 and ScriptedWorker.
+        .target(
+            name: "ReceiptsTestKit",
+            dependencies: ["ReceiptsClient", "ReceiptsCore", "ReceiptsWire", "ZeroMQ"],
             swiftSettings: swiftSettings
         ),
 
@@ -153,7 +161,11 @@ let package = Package(
             dependencies: ["ReceiptsCore", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "ReceiptsWireTests", dependencies: ["ReceiptsWire", "ReceiptsCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReceiptsWireTests",
+            dependencies: ["ReceiptsWire", "ReceiptsCore", "ReceiptsTestKit"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "ReceiptLogTests",
             dependencies: ["ReceiptLog", .product(name: "Logging", package: "swift-log")],
@@ -177,7 +189,8 @@ let package = Package(
         .testTarget(
             name: "ReceiptsClientTests",
             dependencies: [
-                "ReceiptsClient", "ReceiptsCore", "ReceiptsWire", .product(name: "Logging", package: "swift-log"),
+                "ReceiptsClient", "ReceiptsCore", "ReceiptsWire", "ReceiptLog", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -192,7 +205,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptdIntegrationTests",
             dependencies: [
-                "ReceiptsClient", "ReceiptsCore", "ReceiptsWire", "ZeroMQ",
+                "ReceiptsClient", "ReceiptsCore", "ReceiptsTestKit", "ReceiptsWire", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -7,21 +7,20 @@ extension ClientLoop {
     /// How long a failed or refused repair waits before it is tried again.
     static let repairRetryMilliseconds = 100
 
-    /// Starts following a topic: a SUB to every worker the cluster lists, whatever the topic,
-    /// since a conversation moved between workers is published by its new owner.
+    /// Starts following a topic from every worker the cluster lists, whatever the topic, since
+    /// a conversation moved between workers is published by its new owner.
     func startSubscription(id: UInt64, topic: SubscriptionTopic, output: AsyncStream<StatusUpdate>.Continuation) {
-        var listeners: [Subscription.Listener] = []
         do {
-            for worker in configuration.cluster.ordinals {
-                listeners.append(try makeListener(worker: worker, topic: topic))
+            for worker in configuration.cluster.ordinals where try updateListeners.listen(to: worker) {
+                pollSetChanged = true
             }
+            try updateListeners.add(id, topic)
         } catch {
             logger.error("cannot subscribe", metadata: ["receipts.topic": "\(topic.filter)", "error": "\(error)"])
-            for listener in listeners { listener.socket.close() }
             output.finish()
             return
         }
-        var subscription = Subscription(topic: topic, listeners: listeners, output: output)
+        var subscription = Subscription(topic: topic, output: output)
         if case .conversation(let conversation) = topic {
             subscription.tracker.expectSnapshot(of: conversation)
             subscription.settleAt = clock.now + .milliseconds(configuration.subscriptionSettleMilliseconds)
@@ -30,37 +29,13 @@ extension ClientLoop {
         } else {
             subscriptions[id] = subscription
         }
-        pollSetChanged = true
     }
 
-    /// A SUB for one topic, connected to one worker's PUB endpoint.
-    private func makeListener(worker: Int, topic: SubscriptionTopic) throws -> Subscription.Listener {
-        guard let endpoint = configuration.cluster.worker(worker)?.publish else {
-            throw ReceiptsClientError(.invalidArgument, "no worker \(worker) in the cluster")
-        }
-        let socket = try ZMQSocket(context: context, type: .sub)
+    /// Listens to a worker not listened to yet (a repair followed NOT_OWNER to a worker beyond
+    /// the cluster's list, which only a templated cluster names).
+    private func listen(to worker: Int) {
         do {
-            // The loop drains these promptly; a gap from a full buffer is repaired anyway.
-            try socket.setReceiveHighWaterMark(100_000)
-            try socket.subscribe(topic.filter)
-            try secure(socket)
-            try socket.connect(endpoint)
-        } catch {
-            socket.close()
-            throw error
-        }
-        return Subscription.Listener(worker: worker, socket: socket)
-    }
-
-    /// Makes a subscription listen to a worker it does not listen to yet (a repair followed
-    /// NOT_OWNER to a worker beyond the cluster's list, which only a templated cluster names).
-    private func listen(to worker: Int, subscription id: UInt64) {
-        guard let subscription = subscriptions[id],
-            !subscription.listeners.contains(where: { $0.worker == worker })
-        else { return }
-        do {
-            subscriptions[id]?.listeners.append(try makeListener(worker: worker, topic: subscription.topic))
-            pollSetChanged = true
+            if try updateListeners.listen(to: worker) { pollSetChanged = true }
         } catch {
             logger.warning(
                 "cannot listen to a worker",
@@ -71,28 +46,30 @@ extension ClientLoop {
 
     func endSubscription(id: UInt64) {
         guard let subscription = subscriptions.removeValue(forKey: id) else { return }
-        for listener in subscription.listeners { listener.socket.close() }
+        updateListeners.remove(id, subscription.topic)
         subscription.output.finish()
-        pollSetChanged = true
     }
 
-    /// Reads every update waiting on one of a subscription's sockets.
+    /// Reads every update waiting on a worker's SUB socket and hands each to every
+    /// subscription it is for (decoded once, whatever their number).
     /// - Parameters:
-    ///   - id: The subscription.
     ///   - worker: The worker the socket listens to.
     ///   - socket: The socket.
-    func receiveUpdates(subscription id: UInt64, worker: Int, socket: ZMQSocket) throws(ZMQError) {
-        guard let topic = subscriptions[id]?.topic else { return }
+    func receiveUpdates(worker: Int, socket: ZMQSocket) throws(ZMQError) {
         while true {
-            // nil: nothing waiting; .some(nil): not an update of this topic, or undecodable.
-            let received = try socket.receiveMultipart(dontWait: true) { frames -> StatusUpdate? in
-                guard frames.count == 2, topic.matches(frames[0]) else { return nil }
-                return try? StatusUpdate.decode(frames[1])
+            // nil: nothing waiting; .some(nil): no subscription's update, or undecodable.
+            let received = try socket.receiveMultipart(dontWait: true) { frames -> ([UInt64], StatusUpdate)? in
+                guard frames.count == 2 else { return nil }
+                let ids = updateListeners.subscribers(of: frames[0])
+                guard !ids.isEmpty, let update = try? StatusUpdate.decode(frames[1]) else { return nil }
+                return (ids, update)
             }
             guard let received else { return }
-            guard let update = received else { continue }
-            guard let decision = subscriptions[id]?.tracker.receive(update, from: worker) else { return }
-            apply(decision, subscription: id)
+            guard let (ids, update) = received else { continue }
+            for id in ids {
+                guard let decision = subscriptions[id]?.tracker.receive(update, from: worker) else { continue }
+                apply(decision, subscription: id)
+            }
         }
     }
 
@@ -107,7 +84,11 @@ extension ClientLoop {
                 // No room: the conversation catches up from a snapshot once the consumer has some.
                 statistics.updatesCoalesced.add(1)
                 subscriptions[id]?.tracker.lost(update)
-                scheduleRepair(update.status.conversation, subscription: id)
+                scheduleRepair(
+                    update.status.conversation,
+                    subscription: id,
+                    afterMilliseconds: Self.repairRetryMilliseconds
+                )
             case .terminated:
                 endSubscription(id: id)
                 return
@@ -142,9 +123,10 @@ extension ClientLoop {
         )
     }
 
-    private func scheduleRepair(_ conversation: String, subscription id: UInt64) {
+    /// Repairs a conversation after a pause (unless a repair is due already).
+    private func scheduleRepair(_ conversation: String, subscription id: UInt64, afterMilliseconds pause: Int) {
         guard subscriptions[id]?.repairsDue[conversation] == nil else { return }
-        subscriptions[id]?.repairsDue[conversation] = clock.now + .milliseconds(Self.repairRetryMilliseconds)
+        subscriptions[id]?.repairsDue[conversation] = clock.now + .milliseconds(pause)
     }
 
     /// A snapshot (or its failure) for a repair.
@@ -163,13 +145,13 @@ extension ClientLoop {
     ) {
         guard subscriptions[id]?.repairing.remove(conversation) != nil else { return }
         switch result {
-        case .success(.snapshot(let snapshot, let epoch, let sequence)):
+        case .success(.snapshot(let snapshot, let publisherRun, let sequence)):
             remember(owner: worker, of: conversation, subscription: id)
-            listen(to: worker, subscription: id)
+            listen(to: worker)
             guard
                 let decision = subscriptions[id]?.tracker.snapshotArrived(
                     snapshot,
-                    epoch: epoch,
+                    publisherRun: publisherRun,
                     sequence: sequence,
                     from: worker
                 )
@@ -178,37 +160,48 @@ extension ClientLoop {
         case .success(.error(let error)) where error.code == .notFound:
             guard let decision = subscriptions[id]?.tracker.absent(conversation) else { return }
             apply(decision, subscription: id)
-        case .success(.error(let error)) where error.code == .notOwner:
-            // The conversation moved (or our worker count is not the cluster's): ask the owner
-            // it names, listen to that owner's updates, and start there next time.
-            guard let owner = error.ownerWorker, owner != worker, hops < configuration.maxRedirects, reach(owner)
-            else {
-                subscriptions[id]?.owners[conversation] = nil
-                scheduleRepair(conversation, subscription: id)
+        case .success(.error(let error)):
+            guard let refusal = RoutingPolicy.Refusal(error) else {
+                retryRepair(conversation, subscription: id, after: "\(error.code): \(error.message)")
                 return
             }
-            remember(owner: owner, of: conversation, subscription: id)
-            listen(to: owner, subscription: id)
-            subscriptions[id]?.repairing.insert(conversation)
-            statistics.queryRedirects.add(1)
-            askSnapshot(conversation, subscription: id, worker: owner, hops: hops + 1)
-        case .success(.error(let error)) where error.code == .unavailable:
-            // Frozen while it moves, or the worker is stopping: later.
-            statistics.queryRetries.add(1)
-            scheduleRepair(conversation, subscription: id)
+            switch RoutingPolicy(configuration).decide(refusal, from: worker, hops: hops, canReach: reach) {
+            case .follow(let owner):
+                // The conversation moved (or our worker count is not the cluster's): ask the
+                // owner it names, listen to that owner's updates, and start there next time.
+                remember(owner: owner, of: conversation, subscription: id)
+                listen(to: owner)
+                subscriptions[id]?.repairing.insert(conversation)
+                statistics.queryRedirects.add(1)
+                askSnapshot(conversation, subscription: id, worker: owner, hops: hops + 1)
+            case .retry(let pause):
+                // Frozen while it moves, or the worker is stopping: later.
+                statistics.queryRetries.add(1)
+                scheduleRepair(conversation, subscription: id, afterMilliseconds: pause)
+            case .giveUp:
+                // Start again from the owner by the routing count.
+                subscriptions[id]?.owners[conversation] = nil
+                scheduleRepair(conversation, subscription: id, afterMilliseconds: Self.repairRetryMilliseconds)
+            }
         case .success(let other):
-            logger.debug(
-                "snapshot repair refused",
-                metadata: ["receipts.conversation": "\(conversation)", "reply": "\(other)"]
-            )
-            scheduleRepair(conversation, subscription: id)
+            retryRepair(conversation, subscription: id, after: "\(other)")
         case .failure(let error):
             logger.debug(
                 "snapshot repair failed",
                 metadata: ["receipts.conversation": "\(conversation)", "error": "\(error)"]
             )
-            scheduleRepair(conversation, subscription: id)
+            scheduleRepair(conversation, subscription: id, afterMilliseconds: Self.repairRetryMilliseconds)
         }
+    }
+
+    /// Tries a repair again later after a reply that is neither a snapshot nor a refusal the
+    /// routing policy knows.
+    private func retryRepair(_ conversation: String, subscription id: UInt64, after reply: String) {
+        logger.debug(
+            "snapshot repair refused",
+            metadata: ["receipts.conversation": "\(conversation)", "reply": "\(reply)"]
+        )
+        scheduleRepair(conversation, subscription: id, afterMilliseconds: Self.repairRetryMilliseconds)
     }
 
     /// Records where a conversation's repairs go first: nowhere special when that is its owner

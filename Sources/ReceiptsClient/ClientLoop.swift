@@ -1,4 +1,3 @@
-import DequeModule
 import Logging
 import ReceiptLog
 import ReceiptsCore
@@ -11,6 +10,8 @@ import ZeroMQ
 /// worker it holds a DEALER to the ingest endpoint and one to the query endpoint, and every
 /// request carries a tag frame before the empty delimiter, which the worker's ROUTER returns
 /// with the reply: replies are matched by tag, so they may come in any order, late, or twice.
+/// What goes in which frame, and when, is the ``IngestScheduler``'s to decide; the loop keeps
+/// the sockets, the poll and the callers' continuations.
 final class ClientLoop {
     typealias Instant = ContinuousClock.Instant
 
@@ -23,18 +24,22 @@ final class ClientLoop {
     let clock = ContinuousClock()
     let context: ZMQContext
 
-    var ingest: [WorkerIngest] = []
+    /// Per worker reached so far, by ordinal: the DEALERs to its ingest and query endpoints.
+    var ingestSockets: [LazyConnection] = []
     var querySockets: [LazyConnection] = []
-    /// Sends not yet answered, by request id.
-    var sends: [UInt64: SendState] = [:]
-    /// Sends waiting for room in the queues (backpressure) or for their outbox record to be
-    /// durable, oldest first, and their events.
-    var admissions = Deque<UInt64>()
-    var pendingEvents: [UInt64: [Event]] = [:]
-    /// Events queued in ``ingest`` but not yet in a frame.
-    var queuedEvents = 0
+    /// The events' way to the workers; it sends and answers through this loop.
+    private(set) lazy var scheduler = IngestScheduler(
+        configuration: configuration,
+        statistics: statistics,
+        logger: logger,
+        environment: self
+    )
+    /// Callers of `send` waiting for their outcomes, by request id.
+    var sendReplies: [UInt64: Reply<[EventOutcome]>] = [:]
     /// Queries waiting for their reply, by tag.
     var queries: [UInt64: PendingQuery] = [:]
+    /// The SUB sockets every subscription shares.
+    let updateListeners: UpdateListeners
     var subscriptions: [UInt64: Subscription] = [:]
     /// Callers of `flush`, by request id.
     var flushes: [UInt64: Reply<Void>] = [:]
@@ -55,7 +60,9 @@ final class ClientLoop {
         self.inbox = inbox
         self.statistics = statistics
         self.outbox = outbox
-        context = try ZMQContext()
+        let context = try ZMQContext()
+        self.context = context
+        updateListeners = UpdateListeners(configuration: configuration, context: context, logger: logger)
     }
 
     /// Runs until a shutdown command; every socket is closed and every waiter answered on return.
@@ -65,7 +72,7 @@ final class ClientLoop {
             if let outbox, !outbox.recovered.isEmpty {
                 // Taken in before a restart and never answered (so durable already): they go first.
                 logger.info("re-sending the outbox", metadata: ["receipts.events": "\(outbox.recovered.count)"])
-                startSend(id: 0, events: outbox.recovered, outboxPosition: .zero, reply: nil)
+                scheduler.startSend(id: 0, events: outbox.recovered, outboxPosition: .zero, now: clock.now)
             }
             try serve()
         } catch {
@@ -91,7 +98,7 @@ final class ClientLoop {
             ingestSocket.close()
             throw error
         }
-        ingest.append(WorkerIngest(connection: LazyConnection(socket: ingestSocket, endpoint: worker.ingest)))
+        ingestSockets.append(LazyConnection(socket: ingestSocket, endpoint: worker.ingest))
         querySockets.append(LazyConnection(socket: querySocket, endpoint: worker.query))
         pollSetChanged = true
     }
@@ -103,7 +110,7 @@ final class ClientLoop {
         do {
             try socket.setSendHighWaterMark(0)
             try socket.setReceiveHighWaterMark(0)
-            try secure(socket)
+            try configuration.secure(socket)
         } catch {
             socket.close()
             throw error
@@ -119,14 +126,14 @@ final class ClientLoop {
     ///   could not be made).
     func reach(_ ordinal: Int) -> Bool {
         guard ordinal >= 0 else { return false }
-        while ingest.count <= ordinal {
-            guard let worker = configuration.cluster.worker(ingest.count) else { return false }
+        while ingestSockets.count <= ordinal {
+            guard let worker = configuration.cluster.worker(ingestSockets.count) else { return false }
             do {
                 try addWorkerSockets(worker)
             } catch {
                 logger.warning(
                     "cannot make a worker's sockets",
-                    metadata: ["receipts.worker": "\(ingest.count)", "error": "\(error)"]
+                    metadata: ["receipts.worker": "\(ingestSockets.count)", "error": "\(error)"]
                 )
                 return false
             }
@@ -140,17 +147,12 @@ final class ClientLoop {
         Partitioning.owner(of: conversation, workerCount: configuration.cluster.workerCount)
     }
 
-    /// Makes a socket a CURVE client when the configuration has keys; call before `connect`.
-    func secure(_ socket: ZMQSocket) throws(ZMQError) {
-        if let curve = configuration.curve { try socket.setCurveClient(curve) }
-    }
-
     /// What each poll item is.
     private enum PollSource {
         case doorbell
         case ingest(Int)
         case query(Int)
-        case subscription(UInt64, worker: Int, ZMQSocket)
+        case updates(worker: Int, ZMQSocket)
     }
 
     private func serve() throws(ZMQError) {
@@ -162,8 +164,8 @@ final class ClientLoop {
                 pollSetChanged = false
             }
             let now = clock.now
-            pumpIngest(now: now)
-            expireIngestDeadlines(now: now)
+            scheduler.pump(now: now)
+            scheduler.expireDeadlines(now: now)
             expireQueries(now: now)
             runSubscriptionTimers(now: now)
             answerFlushes()
@@ -178,8 +180,8 @@ final class ClientLoop {
                     try receiveIngestReplies(worker: worker)
                 case .query(let worker):
                     try receiveQueryReplies(worker: worker)
-                case .subscription(let id, let worker, let socket):
-                    try receiveUpdates(subscription: id, worker: worker, socket: socket)
+                case .updates(let worker, let socket):
+                    try receiveUpdates(worker: worker, socket: socket)
                 }
                 if !running { return }
             }
@@ -191,17 +193,15 @@ final class ClientLoop {
         var sources: [PollSource] = []
         poller.add(fileDescriptor: inbox.doorbell.fileDescriptor)
         sources.append(.doorbell)
-        for worker in ingest.indices {
-            poller.add(ingest[worker].connection.socket)
+        for worker in ingestSockets.indices {
+            poller.add(ingestSockets[worker].socket)
             sources.append(.ingest(worker))
             poller.add(querySockets[worker].socket)
             sources.append(.query(worker))
         }
-        for (id, subscription) in subscriptions {
-            for listener in subscription.listeners {
-                poller.add(listener.socket)
-                sources.append(.subscription(id, worker: listener.worker, listener.socket))
-            }
+        for listener in updateListeners.listeners {
+            poller.add(listener.socket)
+            sources.append(.updates(worker: listener.worker, listener.socket))
         }
         return (poller, sources)
     }
@@ -209,11 +209,7 @@ final class ClientLoop {
     /// Milliseconds until the next timer (linger, acknowledgement, query, repair), at most 100.
     private func pollTimeout(now: Instant) -> Int {
         var next = now + .milliseconds(100)
-        for worker in ingest {
-            if let due = worker.nextDeadline(lingerMilliseconds: configuration.lingerMilliseconds) {
-                next = min(next, due)
-            }
-        }
+        if let due = scheduler.nextDeadline() { next = min(next, due) }
         for query in queries.values { next = min(next, query.deadline) }
         for subscription in subscriptions.values {
             if let due = subscription.nextTimer { next = min(next, due) }
@@ -228,7 +224,8 @@ final class ClientLoop {
     private func handle(_ command: ClientCommand) {
         switch command {
         case .send(let id, let events, let outboxPosition, let reply):
-            startSend(id: id, events: events, outboxPosition: outboxPosition, reply: reply)
+            if let reply { sendReplies[id] = reply }
+            scheduler.startSend(id: id, events: events, outboxPosition: outboxPosition, now: clock.now)
         case .query(let id, let worker, let query, let deadline, let reply):
             startQuery(query, worker: worker, deadline: deadline, completion: .caller(id: id, reply))
         case .subscribe(let id, let topic, let output):
@@ -236,7 +233,12 @@ final class ClientLoop {
         case .cancel(let id):
             // Always behind its request in the inbox (see `RequestTicket`); nothing to do if the
             // request was answered meanwhile.
-            if !cancelSend(id: id), !cancelQuery(id: id), let reply = flushes.removeValue(forKey: id) {
+            if scheduler.cancelSend(id: id, now: clock.now) {
+                // Unsent events were withdrawn; sent ones are still acknowledged, unanswered.
+                sendReplies.removeValue(forKey: id)?.resume(
+                    returning: .failure(ReceiptsClientError(.cancelled, "the send was cancelled"))
+                )
+            } else if !cancelQuery(id: id), let reply = flushes.removeValue(forKey: id) {
                 reply.resume(returning: .failure(ReceiptsClientError(.cancelled, "the flush was cancelled")))
             }
         case .unsubscribe(let id):
@@ -248,7 +250,7 @@ final class ClientLoop {
         }
     }
 
-    /// A fresh tag for a frame or query.
+    /// A fresh tag for a query.
     func makeTag() -> UInt64 {
         defer { nextTag += 1 }
         return nextTag
@@ -266,7 +268,7 @@ final class ClientLoop {
     }
 
     private func answerFlushes() {
-        guard !flushes.isEmpty, sends.isEmpty else { return }
+        guard !flushes.isEmpty, scheduler.isIdle else { return }
         for reply in flushes.values { reply.resume(returning: .success(())) }
         flushes = [:]
     }
@@ -288,8 +290,8 @@ final class ClientLoop {
                 break
             }
         }
-        for send in sends.values { send.reply?.resume(returning: .failure(Self.closedError)) }
-        sends = [:]
+        for reply in sendReplies.values { reply.resume(returning: .failure(Self.closedError)) }
+        sendReplies = [:]
         for query in queries.values {
             if case .caller(_, let reply) = query.completion { reply.resume(returning: .failure(Self.closedError)) }
         }
@@ -297,7 +299,8 @@ final class ClientLoop {
         for reply in flushes.values { reply.resume(returning: .failure(Self.closedError)) }
         flushes = [:]
         for id in Array(subscriptions.keys) { endSubscription(id: id) }
-        for worker in ingest { worker.connection.socket.close() }
+        updateListeners.close()
+        for connection in ingestSockets { connection.socket.close() }
         for connection in querySockets { connection.socket.close() }
         context.terminate()
         outbox?.close()

@@ -3,7 +3,7 @@ import ReceiptsWire
 
 /// The zguide's Clone pattern for one subscription, without I/O: decides, per conversation,
 /// which published updates reach the consumer and when a snapshot must repair a gap, a new
-/// epoch or updates the consumer had no room for.
+/// publisher run or updates the consumer had no room for.
 ///
 /// What the consumer sees per conversation is in order and never goes back: an update whose
 /// message already showed a newer status (more delivered, more read, a higher status) is
@@ -11,15 +11,15 @@ import ReceiptsWire
 ///
 /// Per conversation it follows one worker's stream: the worker it first heard the conversation
 /// from, then the worker whose snapshot repaired it last. When a conversation moves between
-/// workers (SCALING.md) its new owner publishes it under its own epoch, sequence restarting;
-/// an update from another worker than the one followed is therefore repaired like a new epoch,
+/// workers (SCALING.md) its new owner publishes it under its own publisher run, sequence restarting;
+/// an update from another worker than the one followed is therefore repaired like a new publisher run,
 /// and the snapshot (asked of the owner) decides which worker is followed from then on.
 struct CloneTracker: Sendable {
     /// What to do after an update or a snapshot arrived.
     struct Decision: Equatable, Sendable {
         /// Hand these to the consumer, in order (maybe none: a stale or repeated update).
         var emit: [StatusUpdate]
-        /// Fetch a snapshot of this conversation and pass it to ``snapshotArrived(_:epoch:sequence:from:)``;
+        /// Fetch a snapshot of this conversation and pass it to ``snapshotArrived(_:publisherRun:sequence:from:)``;
         /// its updates arriving meanwhile are held.
         var repair: String?
 
@@ -34,8 +34,8 @@ struct CloneTracker: Sendable {
     }
 
     private enum Phase: Sendable {
-        /// Following the stream; the last update applied had `sequence` in `epoch`.
-        case live(epoch: UInt64, sequence: UInt64)
+        /// Following the stream; the last update applied had `sequence` in `publisherRun`.
+        case live(publisherRun: UInt64, sequence: UInt64)
         /// A snapshot was asked for; updates wait here.
         case repairing(held: [Held])
     }
@@ -82,7 +82,10 @@ struct CloneTracker: Sendable {
         let id = update.status.conversation
         guard var conversation = conversations[id] else {
             // First sight: the subscription starts here for this conversation.
-            var fresh = Conversation(phase: .live(epoch: update.epoch, sequence: update.sequence), source: worker)
+            var fresh = Conversation(
+                phase: .live(publisherRun: update.publisherRun, sequence: update.sequence),
+                source: worker
+            )
             let emitted = Self.show(update, in: &fresh)
             conversations[id] = fresh
             return .emit(emitted)
@@ -93,17 +96,17 @@ struct CloneTracker: Sendable {
             conversation.phase = .repairing(held: held)
             conversations[id] = conversation
             return .emit([])
-        case .live(let epoch, let sequence):
+        case .live(let publisherRun, let sequence):
             // Another worker publishing it means it moved (or is a stale update of its former
             // owner): the owner's snapshot tells which.
             let sameStream = conversation.source == nil || conversation.source == worker
-            if sameStream, update.epoch == epoch, update.sequence <= sequence { return .emit([]) }
-            guard sameStream, update.epoch == epoch, update.sequence == sequence + 1 else {
+            if sameStream, update.publisherRun == publisherRun, update.sequence <= sequence { return .emit([]) }
+            guard sameStream, update.publisherRun == publisherRun, update.sequence == sequence + 1 else {
                 conversation.phase = .repairing(held: [Held(worker: worker, update: update)])
                 conversations[id] = conversation
                 return .repair(id)
             }
-            conversation.phase = .live(epoch: epoch, sequence: update.sequence)
+            conversation.phase = .live(publisherRun: publisherRun, sequence: update.sequence)
             let emitted = Self.show(update, in: &conversation)
             conversations[id] = conversation
             return .emit(emitted)
@@ -131,7 +134,7 @@ struct CloneTracker: Sendable {
     /// worker was a newer owner than the one that answered.
     /// - Parameters:
     ///   - snapshot: The conversation's state.
-    ///   - epoch: The worker's epoch at the snapshot.
+    ///   - publisherRun: The worker's publisher run at the snapshot.
     ///   - sequence: The conversation's last update sequence the snapshot covers.
     ///   - worker: The ordinal of the worker that answered.
     /// - Returns: What to hand to the consumer (statuses the consumer has not seen, then held
@@ -139,7 +142,7 @@ struct CloneTracker: Sendable {
     ///   still have a gap or came from another worker.
     mutating func snapshotArrived(
         _ snapshot: ConversationSnapshot,
-        epoch: UInt64,
+        publisherRun: UInt64,
         sequence: UInt64,
         from worker: Int
     ) -> Decision {
@@ -152,13 +155,16 @@ struct CloneTracker: Sendable {
         held.removeAll { $0.worker != worker }
         var emitted: [StatusUpdate] = []
         for status in snapshot.messages {
-            emitted += Self.show(StatusUpdate(epoch: epoch, sequence: sequence, status: status), in: &conversation)
+            emitted += Self.show(
+                StatusUpdate(publisherRun: publisherRun, sequence: sequence, status: status),
+                in: &conversation
+            )
         }
-        var position = (epoch: epoch, sequence: sequence)
+        var position = (publisherRun: publisherRun, sequence: sequence)
         for (index, entry) in held.enumerated() {
             let update = entry.update
-            if update.epoch == position.epoch, update.sequence <= position.sequence { continue }
-            guard update.epoch == position.epoch, update.sequence == position.sequence + 1 else {
+            if update.publisherRun == position.publisherRun, update.sequence <= position.sequence { continue }
+            guard update.publisherRun == position.publisherRun, update.sequence == position.sequence + 1 else {
                 conversation.phase = .repairing(held: Array(held[index...]))
                 conversations[id] = conversation
                 return Decision(emit: emitted, repair: id)
@@ -172,7 +178,7 @@ struct CloneTracker: Sendable {
             conversations[id] = conversation
             return Decision(emit: emitted, repair: id)
         }
-        conversation.phase = .live(epoch: position.epoch, sequence: position.sequence)
+        conversation.phase = .live(publisherRun: position.publisherRun, sequence: position.sequence)
         conversations[id] = conversation
         return .emit(emitted)
     }

@@ -1,3 +1,5 @@
+import ReceiptsWire
+
 /// Where a cluster's workers listen, and how many of them share the conversations.
 ///
 /// Two numbers are kept apart. ``workerCount`` is the *routing* count: every event and query
@@ -27,11 +29,8 @@ public struct Cluster: Hashable, Sendable {
         /// The `ipc://` endpoints receiptd binds by default under its data directory.
         /// - Parameter dataDirectory: The worker's `--data-dir`.
         public init(dataDirectory: String) {
-            self.init(
-                ingest: "ipc://\(dataDirectory)/ingest.sock",
-                query: "ipc://\(dataDirectory)/query.sock",
-                publish: "ipc://\(dataDirectory)/updates.sock"
-            )
+            let endpoints = WorkerEndpoints(dataDirectory: dataDirectory)
+            self.init(ingest: endpoints.ingest, query: endpoints.query, publish: endpoints.publish)
         }
     }
 

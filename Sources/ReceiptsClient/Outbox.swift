@@ -156,7 +156,8 @@ final class Outbox: Sendable {
         }
         guard let compaction else { return }
         // Writing and syncing a snapshot takes milliseconds: not on the client's loop thread.
-        let thread = Thread { [self] in
+        Thread { [self] in
+            nameCurrentThread("receipts-outbox")
             do {
                 _ = try log.writeSnapshot(compaction.payload, covering: compaction.position)
                 state.withLock { $0.lastSnapshot = compaction.position }
@@ -164,9 +165,7 @@ final class Outbox: Sendable {
                 logger.warning("outbox compaction failed", metadata: ["error": "\(error)"])
             }
             state.withLock { $0.isCompacting = false }
-        }
-        thread.name = "receipts-outbox-compaction"
-        thread.start()
+        }.start()
     }
 
     /// Syncs and closes the log.

@@ -87,6 +87,11 @@ extension ReceiptsClient {
             self.source = source ?? "client-" + String(UInt64.random(in: 1...UInt64.max), radix: 16)
         }
 
+        /// Makes a socket a CURVE client when the configuration has keys; call before `connect`.
+        func secure(_ socket: ZMQSocket) throws(ZMQError) {
+            if let curve { try socket.setCurveClient(curve) }
+        }
+
         /// Checks the settings that cannot work.
         func validate() throws(ReceiptsClientError) {
             func require(_ condition: Bool, _ message: String) throws(ReceiptsClientError) {

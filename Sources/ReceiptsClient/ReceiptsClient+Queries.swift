@@ -14,8 +14,9 @@ extension ReceiptsClient {
     public struct PositionedSnapshot: Hashable, Sendable {
         /// The state.
         public var snapshot: ConversationSnapshot
-        /// The owner's epoch when it was taken.
-        public var epoch: UInt64
+        /// The owner's publisher run when it was taken (the wire's `publisherRun`): updates of another
+        /// run are not a continuation of this snapshot.
+        public var publisherRun: UInt64
         /// The last update sequence it covers: follow updates after it.
         public var sequence: UInt64
     }
@@ -94,8 +95,8 @@ extension ReceiptsClient {
         limit: Int = 0
     ) async throws(ReceiptsClientError) -> PositionedSnapshot {
         let reply = try await ask(.snapshot(conversation: conversation, limit: limit), conversation)
-        guard case .snapshot(let snapshot, let epoch, let sequence) = reply else { throw unexpected(reply) }
-        return PositionedSnapshot(snapshot: snapshot, epoch: epoch, sequence: sequence)
+        guard case .snapshot(let snapshot, let publisherRun, let sequence) = reply else { throw unexpected(reply) }
+        return PositionedSnapshot(snapshot: snapshot, publisherRun: publisherRun, sequence: sequence)
     }
 
     /// One worker's health.
@@ -127,36 +128,39 @@ extension ReceiptsClient {
     }
 
     /// Asks the conversation's owner, following NOT_OWNER to the owner named and asking again
-    /// after UNAVAILABLE, within the query timeout; an error reply throws.
+    /// after UNAVAILABLE (as ``RoutingPolicy`` decides), within the query timeout; an error
+    /// reply throws.
     private func ask(_ query: Query, _ conversation: String) async throws(ReceiptsClientError) -> QueryReply {
         let clock = ContinuousClock()
         let deadline = clock.now + .milliseconds(configuration.queryTimeoutMilliseconds)
+        let policy = RoutingPolicy(configuration)
         var worker = owner(of: conversation)
         var hops = 0
         while true {
             let reply = try await self.query(query, worker: worker, deadline: deadline)
-            guard case .error(let error) = reply else { return reply }
-            if error.code == .notOwner, let named = error.ownerWorker, named != worker,
-                hops < configuration.maxRedirects, configuration.cluster.worker(named) != nil
-            {
+            guard case .error(let error) = reply, let refusal = RoutingPolicy.Refusal(error) else {
+                return try checked(reply)
+            }
+            let decision = policy.decide(refusal, from: worker, hops: hops) { configuration.cluster.worker($0) != nil }
+            switch decision {
+            case .follow(let owner):
                 // Moved, or our worker count is not the cluster's.
                 hops += 1
-                worker = named
+                worker = owner
                 statistics.queryRedirects.add(1)
-                continue
-            }
-            let retryAt = clock.now + .milliseconds(configuration.unavailableBackoffMilliseconds)
-            if error.code == .unavailable, retryAt < deadline {
+            case .retry(let pause):
                 // Frozen while it moves between workers, or the worker is stopping.
+                let retryAt = clock.now + .milliseconds(pause)
+                guard retryAt < deadline else { return try checked(reply) }
                 do {
                     try await Task.sleep(until: retryAt, clock: clock)
                 } catch {
                     throw ReceiptsClientError(.cancelled, "the query was cancelled")
                 }
                 statistics.queryRetries.add(1)
-                continue
+            case .giveUp:
+                return try checked(reply)
             }
-            return try checked(reply)
         }
     }
 

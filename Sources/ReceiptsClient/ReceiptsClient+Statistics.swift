@@ -22,7 +22,7 @@ extension ReceiptsClient {
         public var queryRetries: Int
         /// Queries that got no reply in time (snapshot repairs included).
         public var queryTimeouts: Int
-        /// Snapshots fetched for subscriptions (start, gaps, new epochs, slow consumers).
+        /// Snapshots fetched for subscriptions (start, gaps, new publisher runs, slow consumers).
         public var snapshotRepairs: Int
         /// Updates a subscription's consumer had no room for (later repaired by snapshot).
         public var updatesCoalesced: Int

@@ -67,12 +67,11 @@ public final class ReceiptsClient: Sendable {
                 outbox: outbox
             )
             let completion = self.completion
-            let thread = Thread {
+            Thread {
+                nameCurrentThread("receipts-client")
                 loop.run()
                 completion.finish()
-            }
-            thread.name = "receipts-client"
-            thread.start()
+            }.start()
         } catch {
             throw ReceiptsClientError(.transport, "cannot start the client", cause: error)
         }
@@ -216,7 +215,7 @@ public final class ReceiptsClient: Sendable {
     ///
     /// A one-conversation subscription starts with the conversation's current statuses (from a
     /// snapshot). For every conversation it follows, a late join, a sequence gap and a new
-    /// epoch (a restarted worker) are repaired from a snapshot: the consumer sees each
+    /// publisher run (a restarted worker) are repaired from a snapshot: the consumer sees each
     /// message's statuses in order, never an older one after a newer one. A consumer that
     /// falls more than ``Configuration/subscriptionBuffer`` updates behind gets the newest
     /// statuses, coalesced, instead of an unbounded queue. The sequence ends when the consumer

@@ -17,19 +17,13 @@ public enum SubscriptionTopic: Hashable, Sendable {
         return .prefix(String(repeating: "0", count: 4 - digits.count) + digits + ":")
     }
 
-    /// The prefix given to the SUB sockets.
+    /// The prefix given to the SUB sockets (a conversation's exact topic is matched again by
+    /// ``TopicIndex``).
     var filter: String {
         switch self {
         case .conversation(let conversation): Partitioning.topic(for: conversation)
         case .prefix(let prefix): prefix
         case .everything: ""
         }
-    }
-
-    /// Whether a received topic frame belongs to this subscription: a conversation's exact
-    /// topic, since a prefix subscription also matches longer conversation ids.
-    func matches(_ topic: UnsafeRawBufferPointer) -> Bool {
-        guard case .conversation = self else { return true }
-        return topic.elementsEqual(filter.utf8)
     }
 }

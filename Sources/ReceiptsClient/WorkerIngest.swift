@@ -1,6 +1,5 @@
 import DequeModule
 import ReceiptsCore
-import ZeroMQ
 
 /// One event on its way to a worker: which send it answers, and where in that send.
 struct EventSlot {
@@ -25,11 +24,10 @@ struct InFlightFrame {
     var attempts = 1
 }
 
-/// One worker's ingest: the queue of events not yet framed, the frames in flight, in the
-/// order they were sent, and the events waiting to be sent again after a `moving` rejection.
+/// One worker's ingest in an ``IngestScheduler``: the queue of events not yet framed, the
+/// frames in flight, in the order they were sent, and the events waiting to be sent again
+/// after a `moving` rejection.
 struct WorkerIngest {
-    /// The DEALER to the worker's ingest endpoint, connected at the first frame.
-    let connection: LazyConnection
     var queue = Deque<EventSlot>()
     /// When the oldest queued event arrived (the linger clock).
     var queuedSince: ContinuousClock.Instant?
@@ -38,8 +36,10 @@ struct WorkerIngest {
     /// ``queue`` again; in the order they were rejected.
     var delayed: [(due: ContinuousClock.Instant, slot: EventSlot)] = []
 
-    init(connection: LazyConnection) {
-        self.connection = connection
+    /// Appends an event to the queue, starting the linger clock if it was empty.
+    mutating func enqueue(_ slot: EventSlot, now: ContinuousClock.Instant) {
+        if queue.isEmpty { queuedSince = now }
+        queue.append(slot)
     }
 
     /// The earliest time something must happen without a reply: a frame's deadline, a delayed

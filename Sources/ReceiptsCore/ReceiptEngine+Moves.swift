@@ -86,7 +86,7 @@ extension ReceiptEngine {
     ///   same move again), `.wrongCount` when `from` is not this worker's count or `to` is out
     ///   of range.
     public mutating func prepareMove(epoch: UInt64, from: Int, to: Int) throws(MoveError) {
-        if epoch == topology.epoch,
+        if epoch == topology.moveEpoch,
             topology.targetCount == to || (topology.targetCount == nil && topology.workerCount == to)
         {
             return  // the same move again: prepared, or already committed
@@ -94,12 +94,12 @@ extension ReceiptEngine {
         if let target = topology.targetCount {
             throw MoveError(
                 .moveUnderWay,
-                "another move is under way here, to \(target) workers under epoch \(topology.epoch) "
+                "another move is under way here, to \(target) workers under epoch \(topology.moveEpoch) "
                     + "(another driver runs it, or it waits to be resumed): it must be committed first"
             )
         }
-        guard epoch > topology.epoch else {
-            throw MoveError(.staleEpoch, "epoch \(epoch) is not above this worker's epoch \(topology.epoch)")
+        guard epoch > topology.moveEpoch else {
+            throw MoveError(.staleEpoch, "epoch \(epoch) is not above this worker's epoch \(topology.moveEpoch)")
         }
         guard from == topology.workerCount else {
             throw MoveError(.wrongCount, "this worker's count is \(topology.workerCount), not \(from)")
@@ -107,7 +107,7 @@ extension ReceiptEngine {
         guard (1..<Partitioning.workerLimit).contains(to), to != from else {
             throw MoveError(.wrongCount, "cannot move from \(from) to \(to) workers")
         }
-        topology.epoch = epoch
+        topology.moveEpoch = epoch
         topology.targetCount = to
         topology.completedSenders = []
     }
@@ -292,7 +292,7 @@ extension ReceiptEngine {
     ///   moves away (frozen or not), or, as a receiver, has not heard `last` from every
     ///   sender: a commit then would leave a conversation with two owners or none.
     public mutating func commitMove(epoch: UInt64) throws(MoveError) {
-        if epoch == topology.epoch, topology.targetCount == nil { return }
+        if epoch == topology.moveEpoch, topology.targetCount == nil { return }
         let target = try requireMove(epoch)
         let me = configuration.workerIndex
         let leaving = conversations.reduce(0) { count, state in
@@ -329,8 +329,8 @@ extension ReceiptEngine {
 
     /// The target count of the move under `epoch`.
     private func requireMove(_ epoch: UInt64) throws(MoveError) -> Int {
-        guard epoch == topology.epoch, let target = topology.targetCount else {
-            throw MoveError(.noMove, "no move under epoch \(epoch) is under way here (epoch \(topology.epoch))")
+        guard epoch == topology.moveEpoch, let target = topology.targetCount else {
+            throw MoveError(.noMove, "no move under epoch \(epoch) is under way here (epoch \(topology.moveEpoch))")
         }
         return target
     }

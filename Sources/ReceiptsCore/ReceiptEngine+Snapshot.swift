@@ -130,7 +130,7 @@ extension ReceiptEngine {
             w.write(r.heldAt)
         }
 
-        w.write(topology.epoch)
+        w.write(topology.moveEpoch)
         w.write(UInt32(topology.workerCount))
         w.write(UInt32(topology.targetCount ?? 0))
         w.write(topology.completedSenders.sorted().map { UInt32($0) })
@@ -366,16 +366,16 @@ extension ReceiptEngine {
 
     /// The version 3 trailer: topology, placements, frozen replay windows.
     private mutating func decodePlacement(_ r: inout SnapshotReader) throws(SnapshotDecodingError) {
-        let epoch = try r.read(UInt64.self)
+        let moveEpoch = try r.read(UInt64.self)
         let workerCount = try r.read(UInt32.self)
         let targetCount = try r.read(UInt32.self)
         let completed = try r.readUInt32s()
         let limit = UInt32(Partitioning.workerLimit)
         guard (1...limit).contains(workerCount), targetCount <= limit, completed.allSatisfy({ $0 < limit }),
-            epoch < 1 << 62
+            moveEpoch < 1 << 62
         else { throw r.corrupt("the topology is out of range") }
         topology = Topology(workerCount: Int(workerCount))
-        topology.epoch = epoch
+        topology.moveEpoch = moveEpoch
         topology.targetCount = targetCount == 0 ? nil : Int(targetCount)
         topology.completedSenders = Set(completed.map(Int.init))
         let placedCount = try r.readCount(itemSize: SnapshotItemSize.placement)

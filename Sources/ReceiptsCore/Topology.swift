@@ -5,8 +5,9 @@
 /// after a restart in the middle of a move, a worker knows exactly which conversations it
 /// serves, which are frozen and which it gave away.
 public struct Topology: Sendable, Hashable {
-    /// The epoch of the last move prepared or committed; 0 before any.
-    public var epoch: UInt64 = 0
+    /// The epoch of the last move prepared or committed; 0 before any. (Not the publisher's
+    /// run, which changes with every start of a worker.)
+    public var moveEpoch: UInt64 = 0
     /// How many workers own the conversations now.
     public var workerCount: Int
     /// The count a prepared move goes to; nil when no move is under way.

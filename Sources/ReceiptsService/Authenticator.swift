@@ -63,10 +63,10 @@ final class Authenticator {
     func reload() {
         do {
             allowlist = try KeyAllowlist.load(files: settings.allowlistFiles)
-            counters.increment("receiptd.auth.reloads")
+            counters.increment(.keyReloads)
             logger.notice("client keys reloaded", metadata: Self.metadata(allowlist))
         } catch {
-            counters.increment("receiptd.auth.reloads.failed")
+            counters.increment(.keyReloadsFailed)
             logger.error(
                 "client keys not reloaded; the previous lists stay in force",
                 metadata: ["error": "\(error)"]
@@ -99,7 +99,7 @@ final class Authenticator {
         }
         /// Counts and logs (at most every 10 s per `kind`) a refusal, and answers it.
         func refuse(_ why: Logger.Message, kind: String, _ detail: Logger.Metadata, reply text: String) -> [[UInt8]] {
-            counters.increment("receiptd.auth.refused", label: endpoint.rawValue)
+            counters.increment(.authRefused, label: endpoint.rawValue)
             if shouldLog("\(endpoint.rawValue) \(kind)") {
                 logger.warning(
                     why,
@@ -137,7 +137,7 @@ final class Authenticator {
     func count(_ event: MonitorEvent, on endpoint: ServiceEndpoint) {
         // A ZAP refusal was counted and logged, with its key, when it was answered.
         guard event.event != .handshakeFailedAuth else { return }
-        counters.increment("receiptd.auth.handshake_failures", label: endpoint.rawValue)
+        counters.increment(.authHandshakeFailures, label: endpoint.rawValue)
         let reason =
             switch (event.event, event.value) {
             case (.handshakeFailedProtocol, MonitorEvent.mechanismMismatch):

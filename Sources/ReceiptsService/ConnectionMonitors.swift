@@ -41,7 +41,7 @@ final class ConnectionMonitors {
         if disconnections {
             events.insert(.disconnected)
             // Registered up front so that it is exported (and alertable) at 0.
-            _ = counters.handle("receiptd.connections.closed", label: endpoint.rawValue)
+            _ = counters.handle(.connectionsClosed, label: endpoint.rawValue)
         }
         if handshakes { events.formUnion(.handshakeFailures) }
         guard !events.isEmpty else { return }
@@ -72,7 +72,7 @@ final class ConnectionMonitors {
     }
 
     private func countDisconnection(on endpoint: ServiceEndpoint, address: String) {
-        counters.increment("receiptd.connections.closed", label: endpoint.rawValue)
+        counters.increment(.connectionsClosed, label: endpoint.rawValue)
         let now = ServiceClock.monotonicMilliseconds()
         if let last = logged[endpoint], now - last.monotonic < 1000 {
             logged[endpoint]?.suppressed += 1

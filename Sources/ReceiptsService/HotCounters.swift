@@ -9,12 +9,12 @@ struct HotCounters {
     let updatesPublished: ServiceCounters.Handle
 
     init(_ counters: ServiceCounters) {
-        ingestFrames = counters.handle("receiptd.frames.received", label: "ingest")
-        subscribeFrames = counters.handle("receiptd.frames.received", label: "ingest_subscribe")
-        queryFrames = counters.handle("receiptd.frames.received", label: "query")
-        eventsAccepted = counters.handle("receiptd.events.accepted")
-        eventsHeld = counters.handle("receiptd.events.held")
-        eventsDuplicate = counters.handle("receiptd.events.duplicate")
-        updatesPublished = counters.handle("receiptd.updates.published")
+        ingestFrames = counters.handle(.framesReceived, label: "ingest")
+        subscribeFrames = counters.handle(.framesReceived, label: "ingest_subscribe")
+        queryFrames = counters.handle(.framesReceived, label: "query")
+        eventsAccepted = counters.handle(.eventsAccepted)
+        eventsHeld = counters.handle(.eventsHeld)
+        eventsDuplicate = counters.handle(.eventsDuplicate)
+        updatesPublished = counters.handle(.updatesPublished)
     }
 }

@@ -1,4 +1,4 @@
-public import ReceiptsCore
+package import ReceiptsCore
 
 /// A record of receiptd's log: the one place that knows the record types and how each one's
 /// payload is laid out, for the service that writes and replays them and for the tools.
@@ -15,7 +15,7 @@ public import ReceiptsCore
 ///
 /// A batch's frame and an import's state are borrowed: a record read from a payload is valid
 /// only while the payload is.
-public enum LogRecord {
+package enum LogRecord {
     /// A batch from the acknowledged ingest endpoint, applied at `time`.
     case acknowledgedBatch(time: Timestamp, frame: UnsafeRawBufferPointer)
     /// A batch from the fire-and-forget ingest endpoint, applied at `time`.
@@ -34,7 +34,7 @@ public enum LogRecord {
     case moveCommitted(epoch: UInt64)
 
     /// The record types, as stored in the log.
-    public enum Kind: UInt8, Sendable {
+    package enum Kind: UInt8, Sendable {
         case acknowledgedBatch = 1
         case unacknowledgedBatch = 2
         case retention = 3
@@ -45,7 +45,7 @@ public enum LogRecord {
         case moveCommitted = 8
 
         /// The steps of a worker count change.
-        public static let moveSteps: [Kind] = [
+        package static let moveSteps: [Kind] = [
             .movePrepared, .moveFrozen, .moveImported, .moveReleased, .moveCommitted,
         ]
 
@@ -65,14 +65,14 @@ public enum LogRecord {
     }
 
     /// Why a stored record cannot be read.
-    public struct Invalid: Error, CustomStringConvertible {
-        public var description: String
+    package struct Invalid: Error, CustomStringConvertible {
+        package var description: String
     }
 
     private static let timeSize = MemoryLayout<Int64>.size
 
     /// The record's type.
-    public var kind: Kind {
+    package var kind: Kind {
         switch self {
         case .acknowledgedBatch: .acknowledgedBatch
         case .unacknowledgedBatch: .unacknowledgedBatch
@@ -86,7 +86,7 @@ public enum LogRecord {
     }
 
     /// The payload stored in the log.
-    public func payload() -> [UInt8] {
+    package func payload() -> [UInt8] {
         switch self {
         case .acknowledgedBatch(let time, let frame), .unacknowledgedBatch(let time, let frame):
             [UInt8](unsafeUninitializedCapacity: Self.timeSize + frame.count) { buffer, count in
@@ -132,7 +132,7 @@ public enum LogRecord {
     ///
     /// - Throws: `Invalid` for a type this build does not know, or a payload too short for
     ///   its time or of the wrong size for a cutoff.
-    public init(type: UInt8, payload: UnsafeRawBufferPointer) throws(Invalid) {
+    package init(type: UInt8, payload: UnsafeRawBufferPointer) throws(Invalid) {
         switch Kind(rawValue: type) {
         case .acknowledgedBatch, .unacknowledgedBatch:
             guard payload.count >= Self.timeSize else {

@@ -170,45 +170,4 @@ public enum MetricCatalog {
             moveRefusals,
         ].map { ($0.name, $0) }
     )
-
-    /// The one mapping from a service counter (the dotted name and label the stats query
-    /// reports) to its exported name and dimensions.
-    ///
-    /// A family always gets the same dimension names (Prometheus requires it), so an event
-    /// outcome without a reason has `reason=""`.
-    static func exported(counter name: String, label: String) -> (name: String, dimensions: [(String, String)]) {
-        switch name {
-        case "receiptd.events.accepted": (events.name, [("outcome", "accepted"), ("reason", "")])
-        case "receiptd.events.duplicate": (events.name, [("outcome", "duplicate"), ("reason", "")])
-        case "receiptd.events.rejected": (events.name, [("outcome", "rejected"), ("reason", label)])
-        case "receiptd.events.held": (eventsHeld.name, [])
-        case "receiptd.frames.received":
-            (frames.name, [("endpoint", label == "ingest_subscribe" ? "ingest_sub" : label)])
-        case "receiptd.frames.invalid": (framesInvalid.name, [("kind", label)])
-        case "receiptd.limits.refused": (limitRefusals.name, [("limit", label)])
-        case "receiptd.updates.published": (updatesPublished.name, [])
-        case "receiptd.replies.dropped": (repliesDropped.name, [("reason", label)])
-        case "receiptd.replies.held": (repliesHeld.name, [])
-        case "receiptd.requests.discarded": (requestsDiscarded.name, [("endpoint", label)])
-        case "receiptd.connections.closed": (connectionsClosed.name, [("endpoint", label)])
-        case "receiptd.queries.served": (queries.name, [("kind", label)])
-        case "receiptd.compactions": (compactions.name, [("result", "ok")])
-        case "receiptd.compactions.failed": (compactions.name, [("result", "failed")])
-        case "receiptd.messages.expired": (messagesExpired.name, [])
-        case "receiptd.log.truncated_bytes": (recoveryTruncatedBytes.name, [])
-        case "receiptd.log.dropped_records": (recoveryDroppedRecords.name, [])
-        case "receiptd.log.fsync_errors": (fsyncErrors.name, [])
-        case "receiptd.auth.refused": (handshakesRefused.name, [("endpoint", label), ("reason", "unlisted_key")])
-        case "receiptd.auth.handshake_failures":
-            (handshakesRefused.name, [("endpoint", label), ("reason", "handshake_failed")])
-        case "receiptd.auth.denied": (requestsDenied.name, [("kind", label)])
-        case "receiptd.auth.reloads": (keyReloads.name, [("result", "ok")])
-        case "receiptd.auth.reloads.failed": (keyReloads.name, [("result", "failed")])
-        case "receiptd.moves.steps": (moveSteps.name, [("step", label)])
-        case "receiptd.moves.refused": (moveRefusals.name, [("reason", label)])
-        default:
-            // A counter added without an entry above: still exported, under a derived name.
-            (name.replacingOccurrences(of: ".", with: "_") + "_total", label.isEmpty ? [] : [("kind", label)])
-        }
-    }
 }

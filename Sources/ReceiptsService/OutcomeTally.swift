@@ -32,7 +32,7 @@ struct OutcomeTally {
         counters.increment(handles.eventsHeld, by: held)
         counters.increment(handles.eventsDuplicate, by: duplicates)
         for (reason, count) in rejected {
-            counters.increment("receiptd.events.rejected", label: reason.name, by: count)
+            counters.increment(.eventsRejected, label: reason.name, by: count)
         }
     }
 }

@@ -1,8 +1,8 @@
-public import ReceiptsWire
+package import ReceiptsWire
 
 /// Where status updates go: receiptd's PUB socket, the load generator's wire-limit sink, or a
 /// test's list.
-public protocol UpdateSink: AnyObject {
+package protocol UpdateSink: AnyObject {
     /// Sends one update: the conversation's topic frame, then the encoded update.
     /// Never blocks: past its high-water mark the transport drops, and the sequence gap tells
     /// subscribers.

@@ -44,13 +44,13 @@ struct QueryHandler {
         .unreadCounts(engine.unreadCounts(user: user, conversations: conversations))
     }
 
-    /// A conversation's snapshot, with the publisher's epoch and the conversation's last published sequence.
-    func snapshot(conversation: String, limit: Int, epoch: UInt64, publishedSequence: UInt64) -> QueryReply {
+    /// A conversation's snapshot, with the publisher's run and the conversation's last published sequence.
+    func snapshot(conversation: String, limit: Int, publisherRun: UInt64, publishedSequence: UInt64) -> QueryReply {
         owned(conversation) {
             guard let snapshot = engine.snapshot(conversation: conversation, limit: limit) else {
                 return notFound("conversation \(conversation)")
             }
-            return .snapshot(snapshot, epoch: epoch, sequence: publishedSequence)
+            return .snapshot(snapshot, publisherRun: publisherRun, sequence: publishedSequence)
         }
     }
 

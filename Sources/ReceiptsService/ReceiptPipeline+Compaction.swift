@@ -69,10 +69,10 @@ extension ReceiptPipeline {
         switch outcome.result {
         case .success(let report):
             compaction.succeeded()
-            counters.increment("receiptd.compactions")
+            counters.increment(.compactions)
             metrics.snapshotDuration.record(duration: outcome.duration)
             metrics.snapshotBytes.record(report.snapshotBytes)
-            counters.increment("receiptd.messages.expired", by: outcome.messagesExpired)
+            counters.increment(.messagesExpired, by: outcome.messagesExpired)
             logger.info(
                 "compacted",
                 metadata: [
@@ -90,7 +90,7 @@ extension ReceiptPipeline {
             )
         case .failure(let error):
             compaction.failed(now: now)
-            counters.increment("receiptd.compactions.failed")
+            counters.increment(.compactionsFailed)
             logger.error("compaction failed", metadata: ["error": "\(error)"])
             result = .error(ErrorReply(code: .internal, message: "compaction failed: \(error)"))
         }

@@ -139,10 +139,10 @@ extension ReceiptPipeline {
     /// Counts a refused frame under its code and, if it hit a gateway limit, under that limit
     /// too (so `receiptd.frames.invalid` keeps counting every refusal), and logs it.
     func countInvalidFrame(_ refusal: FrameRefusal) {
-        counters.increment("receiptd.frames.invalid", label: "\(refusal.code)")
+        counters.increment(.framesInvalid, label: "\(refusal.code)")
         var metadata: Logger.Metadata = ["frame.error": "\(refusal.code)", "frame.detail": "\(refusal.message)"]
         if let limit = refusal.limit {
-            counters.increment("receiptd.limits.refused", label: "\(limit)")
+            counters.increment(.limitsRefused, label: "\(limit)")
             metadata["frame.limit"] = "\(limit)"
         }
         logger.warning("invalid frame", metadata: metadata)

@@ -63,7 +63,7 @@ extension ReceiptPipeline {
         let topology = engine.topology
         let progress = engine.moveProgress
         return TopologyReport(
-            epoch: topology.epoch,
+            moveEpoch: topology.moveEpoch,
             workerIndex: configuration.workerIndex,
             workerCount: topology.workerCount,
             targetCount: topology.targetCount,
@@ -129,11 +129,11 @@ extension ReceiptPipeline {
             }
         }
         engine = trial
-        counters.increment("receiptd.moves.steps", label: record.kind.name)
+        counters.increment(.moveSteps, label: record.kind.name)
         logger.info(
             "move step",
             metadata: [
-                "move.step": "\(record.kind.name)", "move.epoch": "\(engine.topology.epoch)",
+                "move.step": "\(record.kind.name)", "move.epoch": "\(engine.topology.moveEpoch)",
                 "move.target": "\(engine.topology.targetCount.map(String.init) ?? "-")",
                 "move.imported": "\(outcome.imported)",
             ]
@@ -142,7 +142,7 @@ extension ReceiptPipeline {
     }
 
     private func refused(_ error: MoveError) -> QueryReply {
-        counters.increment("receiptd.moves.refused", label: "\(error.code)")
+        counters.increment(.moveRefusals, label: "\(error.code)")
         logger.warning("move step refused", metadata: ["error": "\(error)"])
         return .error(ErrorReply(code: .invalidArgument, message: "\(error)"))
     }

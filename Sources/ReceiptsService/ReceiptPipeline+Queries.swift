@@ -49,12 +49,12 @@ extension ReceiptPipeline {
             return refuse(refusal)
         }
         if configuration.curve != nil, query.isForOperators, role != .operator {
-            counters.increment("receiptd.auth.denied", label: query.kindName)
+            counters.increment(.authDenied, label: query.kindName)
             return .error(
                 ErrorReply(code: .permissionDenied, message: "\(query.kindName) needs an operator key")
             )
         }
-        counters.increment("receiptd.queries.served", label: query.kindName)
+        counters.increment(.queriesServed, label: query.kindName)
         let engineQueries = QueryHandler(engine: engine)
         switch query {
         case .health:
@@ -64,7 +64,7 @@ extension ReceiptPipeline {
                     workerIndex: configuration.workerIndex,
                     workerCount: engine.topology.workerCount,
                     uptimeMilliseconds: UInt64(ServiceClock.monotonicMilliseconds() - startedMonotonic),
-                    epoch: statusPublisher.epoch
+                    publisherRun: statusPublisher.publisherRun
                 )
             )
         case .stats:
@@ -88,7 +88,7 @@ extension ReceiptPipeline {
             return engineQueries.snapshot(
                 conversation: conversation,
                 limit: limit,
-                epoch: statusPublisher.epoch,
+                publisherRun: statusPublisher.publisherRun,
                 publishedSequence: statusPublisher.sequence(of: conversation)
             )
         }

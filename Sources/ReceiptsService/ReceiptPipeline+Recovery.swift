@@ -15,8 +15,8 @@ extension ReceiptPipeline {
     ) throws(ServiceError) -> ReceiptEngine {
         let report = log.recovery
         if report.truncatedBytes > 0 {
-            counters.increment("receiptd.log.truncated_bytes", by: Int(report.truncatedBytes))
-            counters.increment("receiptd.log.dropped_records", by: report.droppedRecords)
+            counters.increment(.logTruncatedBytes, by: Int(report.truncatedBytes))
+            counters.increment(.logDroppedRecords, by: report.droppedRecords)
         }
         var engine = ReceiptEngine(configuration: configuration)
         do {

@@ -48,6 +48,8 @@ final class ReceiptPipeline {
     let sink: any PipelineSink
     let signals: PipelineSignals
     let log: ReceiptLog
+    /// What counts as acknowledged-durable: the one durability the pipeline gates on.
+    let frontier: DurabilityFrontier
     let statusPublisher: StatusPublisher
     let counters: ServiceCounters
     let hot: HotCounters
@@ -104,25 +106,23 @@ final class ReceiptPipeline {
         self.signals = signals
         hot = HotCounters(counters)
         // Registered up front so that they are exported (and alertable) at 0.
-        for name in [
-            "receiptd.log.fsync_errors", "receiptd.compactions", "receiptd.compactions.failed", "receiptd.replies.held",
-        ] {
-            _ = counters.handle(name)
+        for id in [CounterID.fsyncErrors, .compactions, .compactionsFailed, .repliesHeld] {
+            _ = counters.handle(id)
         }
         for endpoint in [ReplyEndpoint.ingest, .queries] {
-            _ = counters.handle("receiptd.requests.discarded", label: "\(endpoint)")
+            _ = counters.handle(.requestsDiscarded, label: "\(endpoint)")
         }
         for code in [ErrorReply.Code.malformedFrame, .unknownKind, .frameTooLarge, .wrongFrameCount] {
-            _ = counters.handle("receiptd.frames.invalid", label: "\(code)")
+            _ = counters.handle(.framesInvalid, label: "\(code)")
         }
         for step in LogRecord.Kind.moveSteps {
-            _ = counters.handle("receiptd.moves.steps", label: step.name)
+            _ = counters.handle(.moveSteps, label: step.name)
         }
         for kind in Query.operatorKindNames {
-            _ = counters.handle("receiptd.auth.denied", label: kind)
+            _ = counters.handle(.authDenied, label: kind)
         }
         for limit in GatewayLimits.Limit.allCases {
-            _ = counters.handle("receiptd.limits.refused", label: "\(limit)")
+            _ = counters.handle(.limitsRefused, label: "\(limit)")
         }
         let metrics = ServiceMetrics()
         self.metrics = metrics
@@ -143,6 +143,7 @@ final class ReceiptPipeline {
         } catch {
             throw ServiceError(.storage, "cannot open the log in \(configuration.dataDirectory)", cause: error)
         }
+        frontier = DurabilityFrontier(log: log)
 
         var engineConfiguration = EngineConfiguration(
             workerIndex: configuration.workerIndex,
@@ -167,7 +168,7 @@ final class ReceiptPipeline {
                 metadata: [
                     "worker.count.configured": "\(configuration.workerCount)",
                     "worker.count.log": "\(engine.topology.workerCount)",
-                    "move.epoch": "\(engine.topology.epoch)",
+                    "move.epoch": "\(engine.topology.moveEpoch)",
                 ]
             )
         }
@@ -176,11 +177,11 @@ final class ReceiptPipeline {
         droppedPendingReceiptsSampled = engine.counters.droppedPendingReceipts
         metrics.recoveryDuration.record(Double(ServiceClock.monotonicMilliseconds() - startedMonotonic) / 1000)
 
-        let epoch = UInt64(bitPattern: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        let publisherRun = UInt64(bitPattern: Int64(Date().timeIntervalSince1970 * 1_000_000))
         statusPublisher = StatusPublisher(
             sink: sink,
             windowMilliseconds: configuration.coalesceMilliseconds,
-            epoch: epoch,
+            publisherRun: publisherRun,
             onPublished: { [counters, updatesPublished = hot.updatesPublished] count in
                 counters.increment(updatesPublished, by: count)
             }
@@ -212,7 +213,7 @@ final class ReceiptPipeline {
         guard !heldReplies.isEmpty, let routingID = frames.first else { return true }
         let peer = HeldReplies.Peer(endpoint: endpoint, routingID: Array(routingID))
         guard heldReplies.count(for: peer) >= heldReplies.limit else { return true }
-        counters.increment("receiptd.requests.discarded", label: "\(endpoint)")
+        counters.increment(.requestsDiscarded, label: "\(endpoint)")
         let now = ServiceClock.monotonicMilliseconds()
         if discardLoggedMonotonic.map({ now - $0 >= 1000 }) ?? true {
             discardLoggedMonotonic = now
@@ -243,7 +244,7 @@ final class ReceiptPipeline {
     /// sync may falsely succeed). Restart recovers from the log.
     private func stopIfLogFailed() throws(ServiceError) {
         guard let fatal = signals.fatalError else { return }
-        counters.increment("receiptd.log.fsync_errors")
+        counters.increment(.fsyncErrors)
         logger.critical("log failed; stopping without acknowledging further batches", metadata: ["error": "\(fatal)"])
         throw ServiceError(.storage, "the log failed", cause: fatal)
     }
@@ -255,7 +256,7 @@ final class ReceiptPipeline {
     /// After a log failure nothing goes out: the engine may hold a batch whose append failed.
     func reply(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) {
         let position = log.appendedPosition
-        if awaiting.isEmpty, signals.fatalError == nil, position <= log.durablePosition {
+        if awaiting.isEmpty, signals.fatalError == nil, position <= frontier.position {
             send(frames, on: endpoint)
         } else {
             awaiting.append(
@@ -275,7 +276,7 @@ final class ReceiptPipeline {
     /// queue, which sends within microseconds).
     func completeDurable(now: Int64) {
         guard signals.fatalError == nil else { return }
-        let durable = log.durablePosition
+        let durable = frontier.position
         let nowNanoseconds = ServiceClock.monotonicNanoseconds()
         completedNanoseconds = nowNanoseconds
         while let item = awaiting.first, item.position <= durable {
@@ -301,7 +302,7 @@ final class ReceiptPipeline {
     /// Completing after every frame cut the latency as much but sent updates and replies a
     /// frame at a time, for about a quarter more CPU at saturation.
     func completeDurableIfDue() {
-        guard let oldest = awaiting.first, oldest.position <= log.durablePosition else { return }
+        guard let oldest = awaiting.first, oldest.position <= frontier.position else { return }
         let now = ServiceClock.monotonicNanoseconds()
         guard now &- completedNanoseconds >= Self.completionIntervalNanoseconds else { return }
         completeDurable(now: Int64(now / 1_000_000))
@@ -312,7 +313,7 @@ final class ReceiptPipeline {
     func send(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) {
         let peer = HeldReplies.Peer(endpoint: endpoint, routingID: frames[0])
         if !heldReplies.isEmpty, heldReplies.count(for: peer) > 0 {
-            counters.increment("receiptd.replies.held")
+            counters.increment(.repliesHeld)
             heldReplies.hold(frames, for: peer)
             return
         }
@@ -320,10 +321,10 @@ final class ReceiptPipeline {
         case .sent:
             break
         case .wouldBlock:
-            counters.increment("receiptd.replies.held")
+            counters.increment(.repliesHeld)
             heldReplies.hold(frames, for: peer)
         case .unroutable(let error):
-            counters.increment("receiptd.replies.dropped", label: "unroutable")
+            counters.increment(.repliesDropped, label: "unroutable")
             logger.debug("reply not delivered", metadata: ["error": "\(error)"])
         }
     }
@@ -333,7 +334,7 @@ final class ReceiptPipeline {
         guard !heldReplies.isEmpty else { return }
         let gone = heldReplies.retry { peer, frames in sink.send(frames, on: peer.endpoint) }
         if gone > 0 {
-            counters.increment("receiptd.replies.dropped", label: "unroutable", by: gone)
+            counters.increment(.repliesDropped, label: "unroutable", by: gone)
         }
     }
 
@@ -382,7 +383,7 @@ final class ReceiptPipeline {
         }
         let undelivered = heldReplies.dropAll()
         if undelivered > 0 {
-            counters.increment("receiptd.replies.dropped", label: "shutdown", by: undelivered)
+            counters.increment(.repliesDropped, label: "shutdown", by: undelivered)
             logger.warning(
                 "replies not delivered at shutdown: their peers read none",
                 metadata: ["replies": "\(undelivered)"]

@@ -3,9 +3,9 @@
 /// A REQ peer's request arrives as `[identity, "", body]`; a DEALER peer may send
 /// `[identity, body]` or `[identity, "", body]`. The reply goes back with the same envelope,
 /// so both kinds of peer get the shape they expect.
-public struct RequestEnvelope {
+package struct RequestEnvelope {
     /// The identity frame, plus the empty delimiter frame if the peer sent one.
-    public let routingFrames: [[UInt8]]
+    package let routingFrames: [[UInt8]]
 
     /// Splits a ROUTER message into its envelope (copied, to reply with later) and body frames.
     ///
@@ -13,7 +13,7 @@ public struct RequestEnvelope {
     /// behind a ROUTER-DEALER broker (several identity frames) is answered too; without a
     /// delimiter (a DEALER that sends none) it is the identity frame alone.
     /// - Returns: nil if there is not even an identity frame.
-    public static func split(
+    package static func split(
         _ frames: [UnsafeRawBufferPointer]
     ) -> (envelope: RequestEnvelope, body: ArraySlice<UnsafeRawBufferPointer>)? {
         guard !frames.isEmpty else { return nil }
@@ -22,10 +22,10 @@ public struct RequestEnvelope {
     }
 
     /// The routing id the ROUTER gave the peer's connection (the first frame).
-    public var peer: [UInt8] { routingFrames[0] }
+    package var peer: [UInt8] { routingFrames[0] }
 
     /// The frames to send: the envelope followed by the reply body.
-    public func reply(_ body: [UInt8]) -> [[UInt8]] {
+    package func reply(_ body: [UInt8]) -> [[UInt8]] {
         routingFrames + [body]
     }
 }

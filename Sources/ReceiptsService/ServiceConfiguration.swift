@@ -1,5 +1,6 @@
 public import ReceiptLog
 import ReceiptsCore
+import ReceiptsWire
 
 /// Everything the daemon needs to run; every field has a working default.
 public struct ServiceConfiguration: Sendable {
@@ -57,15 +58,20 @@ public struct ServiceConfiguration: Sendable {
     public var curve: CurveSettings?
 
     /// The data directory used when neither a flag nor `RECEIPTD_DATA_DIR` names one.
-    public static let defaultDataDirectory = "receiptd-data"
+    public static let defaultDataDirectory = WorkerEndpoints.defaultDataDirectory
 
     /// The embedded default configuration, rooted at `dataDirectory`.
     public init(dataDirectory: String = defaultDataDirectory) {
+        self.init(dataDirectory: dataDirectory, endpoints: WorkerEndpoints(dataDirectory: dataDirectory))
+    }
+
+    /// The embedded default configuration with the given data directory and endpoints.
+    private init(dataDirectory: String, endpoints: WorkerEndpoints) {
         self.dataDirectory = dataDirectory
-        ingestEndpoint = "ipc://\(dataDirectory)/ingest.sock"
-        ingestSubscribeEndpoint = "ipc://\(dataDirectory)/ingest-sub.sock"
-        publishEndpoint = "ipc://\(dataDirectory)/updates.sock"
-        queryEndpoint = "ipc://\(dataDirectory)/query.sock"
+        ingestEndpoint = endpoints.ingest
+        ingestSubscribeEndpoint = endpoints.ingestSubscribe
+        publishEndpoint = endpoints.publish
+        queryEndpoint = endpoints.query
         workerIndex = 0
         workerCount = 1
         fsyncPolicy = .always
@@ -100,11 +106,18 @@ public struct ServiceConfiguration: Sendable {
         query: String?,
         environment: [String: String]
     ) {
-        self.init(dataDirectory: dataDirectory ?? environment["RECEIPTD_DATA_DIR"] ?? Self.defaultDataDirectory)
-        ingestEndpoint = ingest ?? environment["RECEIPTD_INGEST"] ?? ingestEndpoint
-        ingestSubscribeEndpoint = ingestSubscribe ?? environment["RECEIPTD_INGEST_SUB"] ?? ingestSubscribeEndpoint
-        publishEndpoint = publish ?? environment["RECEIPTD_PUBLISH"] ?? publishEndpoint
-        queryEndpoint = query ?? environment["RECEIPTD_QUERY"] ?? queryEndpoint
+        let dataDirectory = WorkerEndpoints.resolvedDataDirectory(dataDirectory, environment: environment)
+        self.init(
+            dataDirectory: dataDirectory,
+            endpoints: WorkerEndpoints(
+                dataDirectory: dataDirectory,
+                ingest: ingest,
+                ingestSubscribe: ingestSubscribe,
+                publish: publish,
+                query: query,
+                environment: environment
+            )
+        )
     }
 
     /// Checks the values that would otherwise fail later and less clearly.

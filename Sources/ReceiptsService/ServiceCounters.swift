@@ -2,7 +2,7 @@ import Metrics
 import ReceiptsWire
 
 /// The daemon's counters: kept for the stats query under their dotted names and reported to
-/// swift-metrics under the Prometheus names of `MetricCatalog.exported(counter:label:)`.
+/// swift-metrics under their Prometheus names, both from their `CounterID`.
 ///
 /// Each (name, label) counter is created once; hot paths resolve it to a `Handle` up front
 /// and increment through that (an array index) instead of hashing the name per event.
@@ -28,13 +28,12 @@ final class ServiceCounters {
     private var entries: [Entry] = []
     private var indexes: [Key: Int] = [:]
 
-    /// The handle of counter `name` with the optional dimension `label`, registering it once.
-    func handle(_ name: String, label: String = "") -> Handle {
-        let key = Key(name: name, label: label)
+    /// The handle of counter `id` with the optional dimension `label`, registering it once.
+    func handle(_ id: CounterID, label: String = "") -> Handle {
+        let key = Key(name: id.name, label: label)
         if let index = indexes[key] { return Handle(index: index) }
-        let exported = MetricCatalog.exported(counter: name, label: label)
         entries.append(
-            Entry(key: key, value: 0, metric: Metrics.Counter(label: exported.name, dimensions: exported.dimensions))
+            Entry(key: key, value: 0, metric: Metrics.Counter(label: id.family.name, dimensions: id.dimensions(label)))
         )
         indexes[key] = entries.count - 1
         return Handle(index: entries.count - 1)
@@ -47,9 +46,9 @@ final class ServiceCounters {
         entries[handle.index].metric.increment(by: Int64(amount))
     }
 
-    /// Adds `amount` to the counter `name` / `label` (for rare events; hot paths keep a handle).
-    func increment(_ name: String, label: String = "", by amount: Int = 1) {
-        increment(handle(name, label: label), by: amount)
+    /// Adds `amount` to the counter `id` / `label` (for rare events; hot paths keep a handle).
+    func increment(_ id: CounterID, label: String = "", by amount: Int = 1) {
+        increment(handle(id, label: label), by: amount)
     }
 
     /// Every counter, sorted by name then label, for the stats query.

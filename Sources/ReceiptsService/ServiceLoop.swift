@@ -32,11 +32,11 @@ final class ServiceLoop {
         let counters = ServiceCounters()
         // Registered up front so that they are exported (and alertable) at 0.
         for endpoint in ServiceEndpoint.allCases {
-            _ = counters.handle("receiptd.auth.refused", label: endpoint.rawValue)
-            _ = counters.handle("receiptd.auth.handshake_failures", label: endpoint.rawValue)
+            _ = counters.handle(.authRefused, label: endpoint.rawValue)
+            _ = counters.handle(.authHandshakeFailures, label: endpoint.rawValue)
         }
-        for name in ["receiptd.auth.reloads", "receiptd.auth.reloads.failed"] {
-            _ = counters.handle(name)
+        for id in [CounterID.keyReloads, .keyReloadsFailed] {
+            _ = counters.handle(id)
         }
         do {
             context = try ZMQContext()

@@ -1,4 +1,4 @@
-public import ReceiptsCore
+package import ReceiptsCore
 import ReceiptsWire
 
 /// Publishes durable status changes to an update sink, sequenced per conversation and
@@ -7,11 +7,11 @@ import ReceiptsWire
 /// Sequences are assigned at publish time, so coalescing never leaves gaps: a subscriber
 /// that sees a gap really lost updates (PUB drops at its high-water mark, and late joiners
 /// miss the first ones) and repairs from a snapshot, whose sequence comes from `sequence(of:)`.
-public final class StatusPublisher {
+package final class StatusPublisher {
     private let sink: any UpdateSink
     private let windowMilliseconds: Int64
     /// Identifies this run of the worker; subscribers re-snapshot when it changes.
-    public let epoch: UInt64
+    package let publisherRun: UInt64
     /// Per conversation: the last sequence published and the topic frame (computed once).
     private var conversations: [String: (sequence: UInt64, topic: [UInt8])] = [:]
     private var held: [MessageKey: MessageStatus] = [:]
@@ -22,22 +22,27 @@ public final class StatusPublisher {
     /// - Parameters:
     ///   - sink: Where updates go (receiptd's PUB socket); this publisher is its only user, on its thread.
     ///   - windowMilliseconds: How long a message's update is held to coalesce later ones (0: publish at once).
-    ///   - epoch: This run of the worker, in every update.
+    ///   - publisherRun: This run of the worker, in every update.
     ///   - onPublished: Called with the number of updates each submit or flush published.
-    public init(sink: any UpdateSink, windowMilliseconds: Int, epoch: UInt64, onPublished: @escaping (Int) -> Void) {
+    package init(
+        sink: any UpdateSink,
+        windowMilliseconds: Int,
+        publisherRun: UInt64,
+        onPublished: @escaping (Int) -> Void
+    ) {
         self.sink = sink
         self.windowMilliseconds = Int64(windowMilliseconds)
-        self.epoch = epoch
+        self.publisherRun = publisherRun
         self.onPublished = onPublished
     }
 
-    /// The last sequence published for a conversation in this epoch (0 if none).
+    /// The last sequence published for a conversation in this run (0 if none).
     func sequence(of conversation: String) -> UInt64 {
         conversations[conversation]?.sequence ?? 0
     }
 
     /// Hands over durable changes: published now, or at the end of their message's window.
-    public func submit(_ changes: [MessageStatus], now: Int64) {
+    package func submit(_ changes: [MessageStatus], now: Int64) {
         guard windowMilliseconds > 0 else {
             changes.forEach(publish)
             onPublished(changes.count)
@@ -75,6 +80,9 @@ public final class StatusPublisher {
         var entry = conversations[status.conversation] ?? (0, Array(Partitioning.topic(for: status.conversation).utf8))
         entry.sequence += 1
         conversations[status.conversation] = entry
-        sink.publish(topic: entry.topic, update: StatusUpdate(epoch: epoch, sequence: entry.sequence, status: status))
+        sink.publish(
+            topic: entry.topic,
+            update: StatusUpdate(publisherRun: publisherRun, sequence: entry.sequence, status: status)
+        )
     }
 }

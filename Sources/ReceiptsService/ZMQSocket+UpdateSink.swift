@@ -1,9 +1,9 @@
-public import ReceiptsWire
-public import ZeroMQ
+package import ReceiptsWire
+package import ZeroMQ
 
 /// A bound PUB socket takes status updates as two-frame messages.
 extension ZMQSocket: UpdateSink {
-    public func publish(topic: [UInt8], update: StatusUpdate) {
+    package func publish(topic: [UInt8], update: StatusUpdate) {
         // PUB never blocks: past the high-water mark libzmq drops, and the sequence gap tells subscribers.
         _ = try? topic.withUnsafeBytes { topic in
             try update.encode().withUnsafeBytes { update in

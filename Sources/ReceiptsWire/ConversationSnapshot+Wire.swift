@@ -2,13 +2,13 @@ import CReceiptsProto
 import ReceiptsCore
 
 extension ConversationSnapshot {
-    /// The snapshot from the wire, with the epoch and sequence it was taken at.
+    /// The snapshot from the wire, with the publisher run and sequence it was taken at.
     /// - Throws: `WireError` `.invalidField` when the conversation kind is UNSPECIFIED or
     ///   unknown: a snapshot must say whether the conversation is direct or a group.
     static func decode(
         wire snapshot: Receipts__V1__ConversationSnapshot
     ) throws(WireError) -> (
-        snapshot: ConversationSnapshot, epoch: UInt64, sequence: UInt64
+        snapshot: ConversationSnapshot, publisherRun: UInt64, sequence: UInt64
     ) {
         guard let kind = ConversationKind(wire: snapshot.kind) else {
             throw WireError(
@@ -26,7 +26,7 @@ extension ConversationSnapshot {
     }
 
     func build(
-        epoch: UInt64,
+        publisherRun: UInt64,
         sequence: UInt64,
         in arena: inout Arena
     )
@@ -36,7 +36,7 @@ extension ConversationSnapshot {
         snapshot.pointee.conversation_id = arena.cString(conversation)
         snapshot.pointee.kind = kind.wire
         (snapshot.pointee.n_member_ids, snapshot.pointee.member_ids) = arena.cStrings(members)
-        snapshot.pointee.epoch = epoch
+        snapshot.pointee.epoch = publisherRun
         snapshot.pointee.sequence = sequence
         (snapshot.pointee.n_messages, snapshot.pointee.messages) = arena.messages(messages) {
             $0.build(displayText: "", in: &$1)

@@ -10,8 +10,8 @@ public struct Health: Hashable, Sendable {
     public var workerCount: Int
     /// Milliseconds since the worker started.
     public var uptimeMilliseconds: UInt64
-    /// The worker's publisher epoch.
-    public var epoch: UInt64
+    /// The worker's publisher run (the wire's `epoch`).
+    public var publisherRun: UInt64
 
     /// Creates a health answer.
     /// - Parameters:
@@ -19,13 +19,13 @@ public struct Health: Hashable, Sendable {
     ///   - workerIndex: This worker's ordinal.
     ///   - workerCount: How many workers share the conversations.
     ///   - uptimeMilliseconds: Milliseconds since start.
-    ///   - epoch: The publisher epoch.
-    public init(state: String, workerIndex: Int, workerCount: Int, uptimeMilliseconds: UInt64, epoch: UInt64) {
+    ///   - publisherRun: The publisher run.
+    public init(state: String, workerIndex: Int, workerCount: Int, uptimeMilliseconds: UInt64, publisherRun: UInt64) {
         self.state = state
         self.workerIndex = workerIndex
         self.workerCount = workerCount
         self.uptimeMilliseconds = uptimeMilliseconds
-        self.epoch = epoch
+        self.publisherRun = publisherRun
     }
 }
 
@@ -36,7 +36,7 @@ extension Health {
             workerIndex: Int(health.worker_index),
             workerCount: Int(health.worker_count),
             uptimeMilliseconds: health.uptime_ms,
-            epoch: health.epoch
+            publisherRun: health.epoch
         )
     }
 
@@ -47,7 +47,7 @@ extension Health {
         health.pointee.worker_index = UInt32(clamping: workerIndex)
         health.pointee.worker_count = UInt32(clamping: workerCount)
         health.pointee.uptime_ms = uptimeMilliseconds
-        health.pointee.epoch = epoch
+        health.pointee.epoch = publisherRun
         return health
     }
 }

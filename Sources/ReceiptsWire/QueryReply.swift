@@ -11,8 +11,8 @@ public enum QueryReply: Hashable, Sendable {
     case lastSent(MessageStatus, displayText: String)
     /// A user's unread counts.
     case unreadCounts([UnreadCount])
-    /// A conversation's state; follow updates after `sequence` within `epoch`.
-    case snapshot(ConversationSnapshot, epoch: UInt64, sequence: UInt64)
+    /// A conversation's state; follow updates after `sequence` within `publisherRun`.
+    case snapshot(ConversationSnapshot, publisherRun: UInt64, sequence: UInt64)
     /// The worker is up.
     case health(Health)
     /// The worker's counters.
@@ -49,8 +49,8 @@ public enum QueryReply: Hashable, Sendable {
                 (m.pointee.n_counts, m.pointee.counts) = arena.messages(counts) { $0.build(in: &$1) }
                 reply.unread_counts = m
                 reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_UNREAD_COUNTS
-            case .snapshot(let snapshot, let epoch, let sequence):
-                reply.snapshot = snapshot.build(epoch: epoch, sequence: sequence, in: &arena)
+            case .snapshot(let snapshot, let publisherRun, let sequence):
+                reply.snapshot = snapshot.build(publisherRun: publisherRun, sequence: sequence, in: &arena)
                 reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_SNAPSHOT
             case .health(let health):
                 reply.health = health.build(in: &arena)
@@ -120,10 +120,12 @@ public enum QueryReply: Hashable, Sendable {
                     throw WireError(code: .invalidField, message: "QueryReply.snapshot is empty")
                 }
                 let decoded = try ConversationSnapshot.decode(wire: snapshot)
-                return .snapshot(decoded.snapshot, epoch: decoded.epoch, sequence: decoded.sequence)
+                return .snapshot(decoded.snapshot, publisherRun: decoded.publisherRun, sequence: decoded.sequence)
             case RECEIPTS__V1__QUERY_REPLY__KIND_HEALTH:
                 guard let health = reply.health?.pointee else {
-                    return .health(Health(state: "", workerIndex: 0, workerCount: 0, uptimeMilliseconds: 0, epoch: 0))
+                    return .health(
+                        Health(state: "", workerIndex: 0, workerCount: 0, uptimeMilliseconds: 0, publisherRun: 0)
+                    )
                 }
                 return .health(Health(wire: health))
             case RECEIPTS__V1__QUERY_REPLY__KIND_STATS:

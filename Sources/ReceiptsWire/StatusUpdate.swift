@@ -4,20 +4,20 @@ public import ReceiptsCore
 /// A published change of a message's status (`receipts.v1.StatusUpdate`, the second frame
 /// of a PUB message); the conversation is `status.conversation`.
 public struct StatusUpdate: Hashable, Sendable {
-    /// The publishing worker's epoch; a new one means "fetch a snapshot".
-    public var epoch: UInt64
-    /// Per conversation within an epoch: 1, 2, 3, ...; a gap means updates were lost.
+    /// The publishing worker's run (the wire's `epoch`): a new one means "fetch a snapshot".
+    public var publisherRun: UInt64
+    /// Per conversation within a publisher run: 1, 2, 3, ...; a gap means updates were lost.
     public var sequence: UInt64
     /// The message's status now.
     public var status: MessageStatus
 
     /// Creates an update.
     /// - Parameters:
-    ///   - epoch: The publishing worker's epoch.
-    ///   - sequence: The conversation's update sequence within the epoch.
+    ///   - publisherRun: The publishing worker's run.
+    ///   - sequence: The conversation's update sequence within the run.
     ///   - status: The message's status now.
-    public init(epoch: UInt64, sequence: UInt64, status: MessageStatus) {
-        self.epoch = epoch
+    public init(publisherRun: UInt64, sequence: UInt64, status: MessageStatus) {
+        self.publisherRun = publisherRun
         self.sequence = sequence
         self.status = status
     }
@@ -33,7 +33,7 @@ public struct StatusUpdate: Hashable, Sendable {
             var update = Receipts__V1__StatusUpdate()
             receipts__v1__status_update__init(&update)
             update.conversation_id = arena.cString(status.conversation)
-            update.epoch = epoch
+            update.epoch = publisherRun
             update.sequence = sequence
             update.status = status.build(displayText: "", in: &arena)
             return ProtobufC.pack(
@@ -61,7 +61,7 @@ public struct StatusUpdate: Hashable, Sendable {
             if status.conversation.isEmpty {
                 status.conversation = String(wire: update.conversation_id)
             }
-            return StatusUpdate(epoch: update.epoch, sequence: update.sequence, status: status)
+            return StatusUpdate(publisherRun: update.epoch, sequence: update.sequence, status: status)
         }
     }
 

@@ -3,7 +3,7 @@ import CReceiptsProto
 /// A worker's placement, for the driver of a worker count change (`receipts.v1.Topology`).
 public struct TopologyReport: Hashable, Sendable {
     /// The epoch of the last move prepared or committed; 0 before any.
-    public var epoch: UInt64
+    public var moveEpoch: UInt64
     /// The worker's ordinal.
     public var workerIndex: Int
     /// How many workers own the conversations now.
@@ -23,7 +23,7 @@ public struct TopologyReport: Hashable, Sendable {
 
     /// Creates a report.
     public init(
-        epoch: UInt64,
+        moveEpoch: UInt64,
         workerIndex: Int,
         workerCount: Int,
         targetCount: Int?,
@@ -33,7 +33,7 @@ public struct TopologyReport: Hashable, Sendable {
         released: Int,
         imported: Int
     ) {
-        self.epoch = epoch
+        self.moveEpoch = moveEpoch
         self.workerIndex = workerIndex
         self.workerCount = workerCount
         self.targetCount = targetCount
@@ -52,7 +52,7 @@ extension TopologyReport {
                 UnsafeBufferPointer(start: values, count: m.n_completed_senders).map(Int.init)
             } else { [] }
         self.init(
-            epoch: m?.epoch ?? 0,
+            moveEpoch: m?.epoch ?? 0,
             workerIndex: Int(m?.worker_index ?? 0),
             workerCount: Int(m?.worker_count ?? 0),
             targetCount: (m?.target_count ?? 0) == 0 ? nil : Int(m?.target_count ?? 0),
@@ -66,7 +66,7 @@ extension TopologyReport {
 
     func build(in arena: inout Arena) -> UnsafeMutablePointer<Receipts__V1__Topology> {
         let m = arena.message(receipts__v1__topology__init)
-        m.pointee.epoch = epoch
+        m.pointee.epoch = moveEpoch
         m.pointee.worker_index = UInt32(clamping: workerIndex)
         m.pointee.worker_count = UInt32(clamping: workerCount)
         m.pointee.target_count = UInt32(clamping: targetCount ?? 0)

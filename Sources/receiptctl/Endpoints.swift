@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import ReceiptsClient
-import ReceiptsService
+import ReceiptsWire
 import ZeroMQ
 
 /// Where receiptd listens: the same defaults and environment variables as the daemon.
@@ -50,10 +50,15 @@ struct Endpoints: ParsableArguments {
         }
     }
 
+    /// The data directory exactly as the daemon resolves it from the same flag and environment.
+    var dataDirectory: String {
+        WorkerEndpoints.resolvedDataDirectory(dataDir, environment: ProcessInfo.processInfo.environment)
+    }
+
     /// The endpoints exactly as the daemon resolves them from the same flags and environment.
-    private var resolved: ServiceConfiguration {
-        ServiceConfiguration(
-            dataDirectory: dataDir,
+    private var resolved: WorkerEndpoints {
+        WorkerEndpoints(
+            dataDirectory: dataDirectory,
             ingest: ingest,
             ingestSubscribe: nil,
             publish: publish,
@@ -62,10 +67,9 @@ struct Endpoints: ParsableArguments {
         )
     }
 
-    var ingestEndpoint: String { resolved.ingestEndpoint }
-    var publishEndpoint: String { resolved.publishEndpoint }
-    var queryEndpoint: String { resolved.queryEndpoint }
-    var dataDirectory: String { resolved.dataDirectory }
+    var ingestEndpoint: String { resolved.ingest }
+    var publishEndpoint: String { resolved.publish }
+    var queryEndpoint: String { resolved.query }
 
     /// The one worker these endpoints name, as a cluster (receiptctl talks to one worker: its
     /// ordinal is always 0).
@@ -73,11 +77,7 @@ struct Endpoints: ParsableArguments {
         let resolved = self.resolved
         return Cluster(
             workers: [
-                Cluster.Worker(
-                    ingest: resolved.ingestEndpoint,
-                    query: resolved.queryEndpoint,
-                    publish: resolved.publishEndpoint
-                )
+                Cluster.Worker(ingest: resolved.ingest, query: resolved.query, publish: resolved.publish)
             ]
         )
     }

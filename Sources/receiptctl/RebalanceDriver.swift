@@ -83,19 +83,19 @@ struct RebalanceDriver {
         target: Int,
         epochStep: UInt64
     ) throws -> (epoch: UInt64, from: Int, movesDone: Bool) {
-        let epoch = reports.map(\.epoch).max() ?? 0
+        let epoch = reports.map(\.moveEpoch).max() ?? 0
         if let underWay = reports.first(where: { $0.targetCount != nil }) {
             guard underWay.targetCount == target else {
                 throw CtlError(
                     "worker \(underWay.workerIndex) is moving to \(underWay.targetCount ?? 0) workers "
-                        + "(epoch \(underWay.epoch)): finish that move first (--to \(underWay.targetCount ?? 0))"
+                        + "(epoch \(underWay.moveEpoch)): finish that move first (--to \(underWay.targetCount ?? 0))"
                 )
             }
-            let from = reports.first { $0.targetCount != nil && $0.epoch == underWay.epoch }?.workerCount ?? 0
+            let from = reports.first { $0.targetCount != nil && $0.moveEpoch == underWay.moveEpoch }?.workerCount ?? 0
             let committed = reports.contains {
-                $0.epoch == underWay.epoch && $0.targetCount == nil && $0.workerCount == target
+                $0.moveEpoch == underWay.moveEpoch && $0.targetCount == nil && $0.workerCount == target
             }
-            return (underWay.epoch, from, committed)
+            return (underWay.moveEpoch, from, committed)
         }
         let counts = Set(reports.map(\.workerCount))
         guard counts.count == 1, let from = counts.first else {
@@ -116,7 +116,7 @@ struct RebalanceDriver {
             guard Self.moveState(of: now) == Self.moveState(of: report) else {
                 throw CtlError(
                     "another driver is moving these workers: worker \(report.workerIndex) took a step of the move "
-                        + "(epoch \(now.epoch)) while this one watched for \(quiet); "
+                        + "(epoch \(now.moveEpoch)) while this one watched for \(quiet); "
                         + "if that driver stops, run this again to resume its move"
                 )
             }

@@ -137,18 +137,18 @@ enum Rendering {
                     )
                 }
             }
-        case .snapshot(let snapshot, let epoch, let sequence):
+        case .snapshot(let snapshot, let publisherRun, let sequence):
             if json {
                 Swift.print(
                     encode([
                         "conversation": snapshot.conversation, "kind": snapshot.kind == .direct ? "direct" : "group",
-                        "members": snapshot.members, "epoch": epoch, "sequence": sequence,
+                        "members": snapshot.members, "epoch": publisherRun, "sequence": sequence,
                         "messages": snapshot.messages.map { object($0, displayText: nil) },
                     ])
                 )
             } else {
                 Swift.print(
-                    "\(snapshot.conversation) (\(snapshot.kind == .direct ? "direct" : "group")) members \(snapshot.members.joined(separator: ",")) epoch \(epoch) sequence \(sequence)"
+                    "\(snapshot.conversation) (\(snapshot.kind == .direct ? "direct" : "group")) members \(snapshot.members.joined(separator: ",")) epoch \(publisherRun) sequence \(sequence)"
                 )
                 for message in snapshot.messages { Swift.print("  " + text(message, displayText: nil)) }
             }
@@ -157,9 +157,9 @@ enum Rendering {
                 json
                     ? encode([
                         "state": health.state, "workerIndex": health.workerIndex, "workerCount": health.workerCount,
-                        "uptimeMs": health.uptimeMilliseconds, "epoch": health.epoch,
+                        "uptimeMs": health.uptimeMilliseconds, "epoch": health.publisherRun,
                     ])
-                    : "\(health.state) worker \(health.workerIndex)/\(health.workerCount) up \(health.uptimeMilliseconds) ms epoch \(health.epoch)"
+                    : "\(health.state) worker \(health.workerIndex)/\(health.workerCount) up \(health.uptimeMilliseconds) ms epoch \(health.publisherRun)"
             )
         case .stats(let counters):
             for counter in counters {
@@ -205,7 +205,7 @@ enum Rendering {
     static func text(_ report: TopologyReport) -> String {
         let move = report.targetCount.map { ", moving to \($0) workers" } ?? ""
         let completed = report.completedSenders.isEmpty ? "" : ", all arrived from \(report.completedSenders)"
-        return "worker \(report.workerIndex): \(report.workerCount) workers (epoch \(report.epoch))\(move); "
+        return "worker \(report.workerIndex): \(report.workerCount) workers (epoch \(report.moveEpoch))\(move); "
             + "owned \(report.owned) (imported \(report.imported)), frozen \(report.frozen), released \(report.released)"
             + completed
     }
@@ -213,7 +213,7 @@ enum Rendering {
     /// A worker's placement for `--json`.
     static func object(_ report: TopologyReport) -> [String: Any] {
         [
-            "workerIndex": report.workerIndex, "workerCount": report.workerCount, "epoch": report.epoch,
+            "workerIndex": report.workerIndex, "workerCount": report.workerCount, "epoch": report.moveEpoch,
             "targetCount": report.targetCount as Any, "completedSenders": report.completedSenders,
             "owned": report.owned, "imported": report.imported, "frozen": report.frozen, "released": report.released,
         ]

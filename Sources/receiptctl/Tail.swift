@@ -74,8 +74,8 @@ struct Tail: AsyncParsableCommand {
             guard let answer = try? await endpoints.ask(query, client) else { return nil }
             reply = answer
         }
-        guard case .snapshot(let state, let epoch, let sequence) = reply else { return nil }
-        return TailStart(snapshot: state, epoch: epoch, sequence: sequence)
+        guard case .snapshot(let state, let publisherRun, let sequence) = reply else { return nil }
+        return TailStart(snapshot: state, publisherRun: publisherRun, sequence: sequence)
     }
 
     /// Prints updates the start does not cover, one line each, flushed, until `limit` are
@@ -115,7 +115,7 @@ struct Tail: AsyncParsableCommand {
             idleTimer?.reset()
             if let start, start.covers(update) { continue }
             var object = Rendering.object(update.status, displayText: nil)
-            object["epoch"] = update.epoch
+            object["epoch"] = update.publisherRun
             object["updateSequence"] = update.sequence
             print(
                 json

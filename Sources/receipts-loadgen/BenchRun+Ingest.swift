@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsTestKit
 
 extension BenchRun {
     /// Durable ingest, batched, beside the receive-only transport and the wire limit on the same frames.
@@ -186,7 +187,7 @@ extension BenchRun {
 
     /// The disk's limit.
     mutating func disk() throws {
-        let directory = try DaemonProcess.makeTemporaryDirectory(prefix: "rd")
+        let directory = try TemporaryDirectory.make(prefix: "rd")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let duration = smoke ? 0.3 : 3 * scale
         let small = try DiskBaseline.syncLoop(directory: directory, size: 4096, seconds: duration)

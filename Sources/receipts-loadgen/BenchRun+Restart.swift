@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptsClient
+import ReceiptsTestKit
 import ReceiptsWire
 
 extension BenchRun {
@@ -87,6 +88,6 @@ extension BenchRun {
     }
 
     private func compact(_ client: ReceiptsClient) throws -> CompactResult {
-        try AsyncBridge.wait { try await client.compact(worker: 0) }
+        try BlockingWait.run { try await client.compact(worker: 0) }
     }
 }

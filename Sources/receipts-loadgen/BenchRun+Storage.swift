@@ -3,6 +3,7 @@ import Logging
 import ReceiptLog
 import ReceiptsCore
 import ReceiptsService
+import ReceiptsTestKit
 import ReceiptsWire
 
 extension BenchRun {
@@ -14,7 +15,7 @@ extension BenchRun {
         let time = Timestamp(milliseconds: 1_750_000_000_000)
         let batchedRecords = (batched.setup + batched.frames).map { Self.batchRecord(time: time, frame: $0.bytes) }
         let singleRecords = single.frames.map { Self.batchRecord(time: time, frame: $0.bytes) }
-        let directory = try DaemonProcess.makeTemporaryDirectory(prefix: "rs")
+        let directory = try TemporaryDirectory.make(prefix: "rs")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let disk = try DiskBaseline.syncLoop(directory: directory, size: 1 << 20, seconds: smoke ? 0.3 : 2)
         let syncs = try DiskBaseline.syncLoop(directory: directory, size: 4096, seconds: smoke ? 0.3 : 2)

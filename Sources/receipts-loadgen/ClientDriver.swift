@@ -1,6 +1,7 @@
 import Glibc
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestKit
 import ReceiptsWire
 import ZeroMQ
 
@@ -31,8 +32,8 @@ struct ClientDriver {
         let setup = try set.setup.map { try EventBatchCodec.decode($0.bytes) }
         let calls = try set.frames.map { try EventBatchCodec.decode($0.bytes) }
         let client = try ReceiptsClient.harness(worker: worker, queryTimeoutMilliseconds: 10_000, curve: curve)
-        defer { try? AsyncBridge.wait { await client.shutdown() } }
-        try AsyncBridge.wait {
+        defer { try? BlockingWait.run { await client.shutdown() } }
+        try BlockingWait.run {
             for events in setup { _ = try await client.send(identified: events) }
         }
 
@@ -51,7 +52,9 @@ struct ClientDriver {
         let framesBefore = client.currentStatistics
         let cpuBefore = Self.processCPUSeconds()
         let start = Monotonic.now()
-        let tally = try AsyncBridge.wait {
+        // The callers run on the cooperative pool, as a gateway's tasks would, not on the
+        // bridge's serial queue; the command's own thread is the one that blocks.
+        let tally = try BlockingWait.run(executor: globalConcurrentExecutor) {
             try await withThrowingTaskGroup(of: Tally.self) { group in
                 for caller in 0..<min(callers, max(calls.count, 1)) {
                     group.addTask {

@@ -1,16 +1,18 @@
 import Foundation
 import ReceiptsClient
-import ReceiptsService
+import ReceiptsTestKit
+import ReceiptsWire
 import ZeroMQ
 
 /// A `receiptd` child process on a fresh short data directory under /tmp (ipc:// paths must
-/// stay under ~100 bytes), started from the directory this executable was built into.
+/// stay under ~100 bytes), started by the kit's `ReceiptdLauncher` from the directory this
+/// executable was built into.
 final class DaemonProcess {
-    let dataDirectory: String
+    var dataDirectory: String { launcher.dataDirectory }
     let arguments: [String]
     /// The keys every harness client of this receiptd uses, when it runs with CURVE.
     let clientKeys: CurveClientKeys?
-    private var process: Process?
+    private let launcher: ReceiptdLauncher
     private let context: ZMQContext
     private var currentClient: ReceiptsClient?
 
@@ -22,26 +24,19 @@ final class DaemonProcess {
     }
 
     /// The daemon's default endpoints under its data directory.
-    private var endpoints: ServiceConfiguration { ServiceConfiguration(dataDirectory: dataDirectory) }
-    var ingestEndpoint: String { endpoints.ingestEndpoint }
-    var ingestSubscribeEndpoint: String { endpoints.ingestSubscribeEndpoint }
-    var publishEndpoint: String { endpoints.publishEndpoint }
-    var queryEndpoint: String { endpoints.queryEndpoint }
-    var processIdentifier: Int32 { process?.processIdentifier ?? 0 }
-
-    /// The directory holding receiptd (beside this executable), or `RECEIPTD_BIN_DIR`.
-    static var binaryDirectory: URL {
-        if let directory = ProcessInfo.processInfo.environment["RECEIPTD_BIN_DIR"] {
-            return URL(fileURLWithPath: directory)
-        }
-        return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-    }
+    private var endpoints: WorkerEndpoints { WorkerEndpoints(dataDirectory: dataDirectory) }
+    var ingestEndpoint: String { endpoints.ingest }
+    var ingestSubscribeEndpoint: String { endpoints.ingestSubscribe }
+    var publishEndpoint: String { endpoints.publish }
+    var queryEndpoint: String { endpoints.query }
+    var processIdentifier: Int32 { launcher.processIdentifier }
 
     /// Makes a fresh data directory and starts receiptd on it.
     /// - Parameter curve: Run receiptd with CURVE on: a server key pair and one client key pair,
     ///   listed for every role, are made in the data directory.
     init(context: ZMQContext, arguments: [String] = [], curve: Bool = false) throws {
-        dataDirectory = try Self.makeTemporaryDirectory(prefix: "rb")
+        let dataDirectory = try TemporaryDirectory.make(prefix: "rb")
+        launcher = ReceiptdLauncher(dataDirectory: dataDirectory)
         self.context = context
         if curve {
             let (keys, curveArguments) = try Self.makeKeys(in: dataDirectory)
@@ -78,15 +73,8 @@ final class DaemonProcess {
     }
 
     deinit {
-        kill9()
+        launcher.kill9()
         try? FileManager.default.removeItem(atPath: dataDirectory)
-    }
-
-    /// Makes a directory `/tmp/<prefix>-XXXXXX`.
-    static func makeTemporaryDirectory(prefix: String) throws -> String {
-        var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw LoadgenError(.system, "mkdtemp failed: errno \(errno)") }
-        return String(cString: made)
     }
 
     /// Launches receiptd and waits until it answers a health query.
@@ -99,40 +87,21 @@ final class DaemonProcess {
     func start(timeoutSeconds: Double = 600) throws -> Double {
         if let currentClient {
             self.currentClient = nil
-            try AsyncBridge.wait { await currentClient.shutdown() }
+            try BlockingWait.run { await currentClient.shutdown() }
         }
         // A socket file left by a killed receiptd would look like a bound endpoint.
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory)) ?? []
         for name in names where name.hasSuffix(".sock") {
             try? FileManager.default.removeItem(atPath: "\(dataDirectory)/\(name)")
         }
-        let process = Process()
-        process.executableURL = Self.binaryDirectory.appendingPathComponent("receiptd")
-        process.arguments =
-            [
-                "--data-dir", dataDirectory, "--log-level", "warning", "--compact-interval-s", "0",
-                // Metrics served on a free port, so no bench daemon collides with a running one.
-                "--http", "127.0.0.1:0",
-            ] + arguments
-        let logPath = "\(dataDirectory)/receiptd.stderr"
-        if !FileManager.default.fileExists(atPath: logPath) {
-            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        }
-        let log = FileHandle(forWritingAtPath: logPath)
-        log?.seekToEndOfFile()
-        process.standardError = log
-        process.standardOutput = log
+        // Metrics are served on a free port (the launcher's), so no bench daemon collides with a
+        // running one.
         let started = Monotonic.now()
-        do {
-            try process.run()
-        } catch {
-            throw LoadgenError(.process, "cannot start \(process.executableURL?.path ?? "receiptd")", cause: error)
-        }
-        self.process = process
+        try launcher.launch(arguments: ["--log-level", "warning", "--compact-interval-s", "0"] + arguments)
         let deadline = started + UInt64(timeoutSeconds * 1e9)
         let querySocketPath = String(queryEndpoint.dropFirst("ipc://".count))
         while !FileManager.default.fileExists(atPath: querySocketPath) {
-            guard process.isRunning else {
+            guard launcher.isRunning else {
                 throw LoadgenError(.process, "receiptd exited during start-up: \(standardError())")
             }
             guard Monotonic.now() < deadline else {
@@ -147,7 +116,7 @@ final class DaemonProcess {
         )
         currentClient = client
         let remaining = max(Monotonic.seconds(from: Monotonic.now(), to: deadline), 1)
-        _ = try AsyncBridge.wait(timeoutSeconds: remaining) { try await client.health(worker: 0) }
+        _ = try BlockingWait.run(seconds: remaining) { try await client.health(worker: 0) }
         return Monotonic.seconds(from: started, to: Monotonic.now())
     }
 
@@ -156,7 +125,7 @@ final class DaemonProcess {
 
     /// What receiptd wrote to standard error (for failure messages).
     func standardError() -> String {
-        (try? String(contentsOfFile: "\(dataDirectory)/receiptd.stderr", encoding: .utf8)) ?? ""
+        launcher.standardError()
     }
 
     /// Resident memory of the process in bytes (VmRSS).
@@ -182,15 +151,11 @@ final class DaemonProcess {
 
     /// SIGKILL and wait: nothing gets flushed or closed.
     func kill9() {
-        guard let process, process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        launcher.kill9()
     }
 
     /// SIGTERM and wait: the graceful shutdown.
     func terminate() {
-        guard let process, process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        launcher.terminate()
     }
 }

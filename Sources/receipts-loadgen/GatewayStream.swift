@@ -1,4 +1,5 @@
 import ReceiptsCore
+import ReceiptsTestKit
 
 /// The events one gateway sends, in order: its conversations' upserts first, then, per
 /// conversation, each message followed by every recipient's delivery and then every

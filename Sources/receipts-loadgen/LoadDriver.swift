@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestKit
 import ReceiptsWire
 import ZeroMQ
 
@@ -172,7 +173,7 @@ struct LoadDriver {
     /// The worker's counters, by "name" or "name{label}".
     private func counters() throws -> [String: UInt64] {
         guard let queries else { throw LoadgenError(.process, "this peer answers no stats queries") }
-        let counters = try AsyncBridge.wait { try await queries.stats(worker: 0) }
+        let counters = try BlockingWait.run { try await queries.stats(worker: 0) }
         var byName: [String: UInt64] = [:]
         for counter in counters {
             byName[counter.label.isEmpty ? counter.name : "\(counter.name){\(counter.label)}"] = counter.value

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ReceiptsTestKit
 
 /// A redis-server child on 127.0.0.1 and a free port, in a temporary directory, with the
 /// append-only file synced on every write (`appendfsync always`): the durability receiptd's
@@ -19,7 +20,7 @@ final class RedisServer {
 
     /// Starts redis-server and waits until it answers PING.
     init(executable: String) throws {
-        directory = try DaemonProcess.makeTemporaryDirectory(prefix: "rr")
+        directory = try TemporaryDirectory.make(prefix: "rr")
         port = try Self.freePort()
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)

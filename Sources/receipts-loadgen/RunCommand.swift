@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import ReceiptsClient
-import ReceiptsService
+import ReceiptsWire
 import ZeroMQ
 
 /// Drives an already-running receiptd with one workload and prints what it measured.
@@ -19,7 +19,7 @@ struct RunCommand: ParsableCommand {
     }
 
     @Option(help: "receiptd's data directory: its default ipc:// endpoints are derived from it.")
-    var dataDir = ServiceConfiguration.defaultDataDirectory
+    var dataDir = WorkerEndpoints.defaultDataDirectory
 
     @Option(help: "Acknowledged ingest endpoint (default ipc://<data-dir>/ingest.sock).")
     var ingest: String?
@@ -80,7 +80,15 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        let defaults = ServiceConfiguration(dataDirectory: URL(fileURLWithPath: dataDir).standardizedFileURL.path)
+        // The flags given, else the defaults under the data directory (no environment fallback).
+        let endpoints = WorkerEndpoints(
+            dataDirectory: URL(fileURLWithPath: dataDir).standardizedFileURL.path,
+            ingest: ingest,
+            ingestSubscribe: ingestSub,
+            publish: publish,
+            query: query,
+            environment: [:]
+        )
         let context = try ZMQContext()
         defer { context.terminate() }
         let shape = workload.shape
@@ -100,9 +108,9 @@ struct RunCommand: ParsableCommand {
             let driver = ClientDriver(
                 context: context,
                 worker: Cluster.Worker(
-                    ingest: ingest ?? defaults.ingestEndpoint,
-                    query: query ?? defaults.queryEndpoint,
-                    publish: publish ?? defaults.publishEndpoint
+                    ingest: endpoints.ingest,
+                    query: endpoints.query,
+                    publish: endpoints.publish
                 ),
                 curve: curve
             )
@@ -117,10 +125,10 @@ struct RunCommand: ParsableCommand {
         }
         let driver = try LoadDriver(
             context: context,
-            ingestEndpoint: ingest ?? defaults.ingestEndpoint,
-            ingestSubscribeEndpoint: ingestSub ?? defaults.ingestSubscribeEndpoint,
-            publishEndpoint: publish ?? defaults.publishEndpoint,
-            queryEndpoint: query ?? defaults.queryEndpoint,
+            ingestEndpoint: endpoints.ingest,
+            ingestSubscribeEndpoint: endpoints.ingestSubscribe,
+            publishEndpoint: endpoints.publish,
+            queryEndpoint: endpoints.query,
             curve: curve
         )
         let result = try driver.drive(

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsTestKit
 
 /// A baseline's receiver in a process of its own, as receiptd runs in one: this executable
 /// started again with its hidden `sink` subcommand on `ipc://` endpoints in a
@@ -19,7 +20,7 @@ final class SinkProcess {
     ///   - arguments: The subcommand and its flags, given the directory (for `endpoint(_:)`).
     /// - Throws: `LoadgenError` if the receiver does not start.
     init(prefix: String, arguments: (SinkProcess) -> [String]) throws {
-        directory = try DaemonProcess.makeTemporaryDirectory(prefix: prefix)
+        directory = try TemporaryDirectory.make(prefix: prefix)
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         let output = Pipe()
         process.standardOutput = output

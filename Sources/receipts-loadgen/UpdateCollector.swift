@@ -93,7 +93,7 @@ final class UpdateCollector: Sendable {
         ready.store(true, ordering: .releasing)
         var report = Report()
         var lastSequence = [UInt64](repeating: 0, count: conversations)
-        var epoch: UInt64 = 0
+        var publisherRun: UInt64 = 0
         var stopSeen: UInt64 = 0
         while true {
             let received = try socket.receiveMultipart { frames -> StatusUpdate? in
@@ -114,8 +114,8 @@ final class UpdateCollector: Sendable {
             }
             report.updates += 1
             report.lastArrival = now
-            if epoch != update.epoch {
-                epoch = update.epoch
+            if publisherRun != update.publisherRun {
+                publisherRun = update.publisherRun
                 for i in lastSequence.indices { lastSequence[i] = 0 }
             }
             var matched = false

@@ -29,7 +29,7 @@ enum WireSink {
         try publisher.setSendHighWaterMark(ServiceConfiguration().publishHighWaterMark)
         try router.bind(ingest)
         try publisher.bind(publish)
-        let updates = StatusPublisher(sink: publisher, windowMilliseconds: 0, epoch: 1, onPublished: { _ in })
+        let updates = StatusPublisher(sink: publisher, windowMilliseconds: 0, publisherRun: 1, onPublished: { _ in })
         FileHandle.standardOutput.write(Data("ready\n".utf8))
         while true {
             let reply = try router.receiveMultipart { frames -> [[UInt8]]? in

@@ -75,7 +75,7 @@ import Testing
             let sequences = updates.filter { $0.status.conversation == conversation }.map(\.sequence)
             #expect(sequences == Array(1...UInt64(sequences.count)), "\(conversation): \(sequences)")
         }
-        #expect(Set(updates.map(\.epoch)) == [fixture.pipeline.statusPublisher.epoch])
+        #expect(Set(updates.map(\.publisherRun)) == [fixture.pipeline.statusPublisher.publisherRun])
         // Every update shows the message as the engine had it after that frame: d<i> is read.
         let lastOfD = updates.filter { $0.status.message.hasPrefix("d") }.reduce(into: [:]) {
             $0[$1.status.message] = $1
@@ -88,7 +88,7 @@ import Testing
         guard case .snapshot(_, let epoch, let sequence) = reply else {
             throw PipelineTestError("unexpected reply \(reply)")
         }
-        #expect(epoch == fixture.pipeline.statusPublisher.epoch)
+        #expect(epoch == fixture.pipeline.statusPublisher.publisherRun)
         #expect(sequence == updates.filter { $0.status.conversation == "c2" }.last?.sequence)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestKit
 import ReceiptsWire
 import Synchronization
 import Testing
@@ -290,9 +291,7 @@ struct ClientClusterTests {
     /// they are answered; started again on the same outbox, it delivers them, each applied once.
     @Test func outboxDeliversWhatAGatewayTookInBeforeItsRestart() async throws {
         let cluster = try WorkerCluster(count: 1)
-        var outboxDirectory = Array("/tmp/rdob-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&outboxDirectory) else { throw IntegrationError("mkdtemp failed") }
-        let path = String(cString: made)
+        let path = try TemporaryDirectory.make(prefix: "rdob")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let configure: (inout ReceiptsClient.Configuration) -> Void = { $0.outboxDirectory = path }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestKit
 import ReceiptsWire
 import Testing
 
@@ -115,7 +116,7 @@ struct ClientMovingTests {
             guard case .snapshot(let conversation, _) = query, conversation == "c", index >= 2 else {
                 return .error(ErrorReply(code: .unavailable, message: "frozen"))
             }
-            return .snapshot(snapshot, epoch: 1, sequence: 0)
+            return .snapshot(snapshot, publisherRun: 1, sequence: 0)
         }
         let worker = try ScriptedWorker(
             ingest: { events, _ in Self.outcomes(events, .accepted(held: false)) },

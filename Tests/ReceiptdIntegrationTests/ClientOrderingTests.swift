@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestKit
 import Testing
 
 /// Events a client numbers reach each worker in the order they were numbered, so none falls
@@ -21,9 +22,7 @@ struct ClientOrderingTests {
         outbox: Bool,
         _ body: (ReceiptsClient) async throws -> Void
     ) async throws {
-        var template = Array("/tmp/rdob-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw IntegrationError("mkdtemp failed") }
-        let path = String(cString: made)
+        let path = try TemporaryDirectory.make(prefix: "rdob")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let client = try cluster.client { if outbox { $0.outboxDirectory = path } }
         try await body(client)

@@ -27,9 +27,9 @@ struct ClientScaleUpTests {
                 if templated {
                     configuration.cluster = Cluster(
                         workerCount: 2,
-                        ingest: templates.endpointTemplate("ingest.sock"),
-                        query: templates.endpointTemplate("query.sock"),
-                        publish: templates.endpointTemplate("updates.sock")
+                        ingest: templates.endpointTemplates.ingest,
+                        query: templates.endpointTemplates.query,
+                        publish: templates.endpointTemplates.publish
                     )
                 }
             }

@@ -65,7 +65,10 @@ struct ClientSubscriptionTests {
         }
 
         Self.expectMonotonic(seen)
-        #expect(Set(seen.map(\.epoch)).count >= 2, "the restart's new epoch must show: \(seen.map(\.epoch))")
+        #expect(
+            Set(seen.map(\.publisherRun)).count >= 2,
+            "the restart's new epoch must show: \(seen.map(\.publisherRun))"
+        )
         let fresh = try await client.snapshot(of: conversation).snapshot.messages
         #expect(seen.last?.status == fresh.first { $0.message == "m1" })
         #expect(client.currentStatistics.snapshotRepairs >= 2)

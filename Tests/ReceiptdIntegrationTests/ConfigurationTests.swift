@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsTestKit
 import ReceiptsWire
 import Testing
 
@@ -29,14 +30,12 @@ struct ConfigurationTests {
         let daemon = try ReceiptdProcess(arguments: ["--pending-limit", "10"])
         #expect(try daemon.terminate() == 0)
 
-        let changed = Process()
-        changed.executableURL = ReceiptdProcess.binaryDirectory.appendingPathComponent("receiptd")
-        changed.arguments = ["--data-dir", daemon.dataDirectory, "--pending-limit", "20"]
+        let changed = ReceiptdLauncher.process(arguments: ["--data-dir", daemon.dataDirectory, "--pending-limit", "20"])
         let output = Pipe()
         changed.standardError = output
         changed.standardOutput = output
         try changed.run()
-        #expect(ReceiptdProcess.waitForExit(of: changed, seconds: 15), "a refused start exits on its own")
+        #expect(changed.waitForExit(seconds: 15), "a refused start exits on its own")
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(changed.terminationStatus != 0)
         #expect(text.contains("pending_receipt_limit=10") && text.contains("pending_receipt_limit=20"), "\(text)")

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestKit
 import ReceiptsWire
 import Testing
 import ZeroMQ
@@ -19,9 +20,7 @@ private struct KeyRing {
     let stranger: (publicKey: CurveKey, secretKey: CurveKey)
 
     init() throws {
-        var template = Array("/tmp/rdkeys-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw IntegrationError("mkdtemp failed") }
-        directory = String(cString: made)
+        directory = try TemporaryDirectory.make(prefix: "rdkeys")
         server = try CurveKey.makePair()
         admin = try CurveKey.makePair()
         gateway = try CurveKey.makePair()
@@ -248,14 +247,14 @@ struct CurveTests {
         let daemon = try ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
         func runExample(_ extra: [String]) throws -> (status: Int32, output: String) {
             let process = Process()
-            process.executableURL = ReceiptdProcess.binaryDirectory.appendingPathComponent("gateway-example")
+            process.executableURL = ReceiptdLauncher.binaryDirectory.appendingPathComponent("gateway-example")
             process.arguments =
                 ["--ingest", daemon.ingestEndpoint, "--publish", daemon.publishEndpoint, "--timeout-ms", "3000"] + extra
             let output = Pipe()
             process.standardOutput = output
             process.standardError = output
             try process.run()
-            guard ReceiptdProcess.waitForExit(of: process, seconds: 15) else {
+            guard process.waitForExit(seconds: 15) else {
                 process.terminate()
                 throw IntegrationError("gateway-example did not exit")
             }

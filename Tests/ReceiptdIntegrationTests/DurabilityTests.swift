@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestKit
 import ReceiptsWire
 import Testing
 import ZeroMQ
@@ -233,7 +234,7 @@ struct DurabilityTests {
     }
 
     private func crashLoop(seed: UInt64, replay: String) async throws {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         let arguments = ["--compact-bytes", "32768"]
         var daemon = try ReceiptdProcess(arguments: arguments)
         let owner = daemon  // owns and finally removes the data directory

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestKit
 import ReceiptsWire
 import Testing
 import ZeroMQ
@@ -353,20 +354,17 @@ struct GatewayLimitsTests {
         ] as [([String], [String: String], String)]
     )
     func invalidLimitsStopTheStart(arguments: [String], environment: [String: String], message: String) throws {
-        var template = Array("/tmp/rdlim-XXXXXX".utf8CString)
-        let directory = try #require(mkdtemp(&template).map { String(cString: $0) })
+        let directory = try TemporaryDirectory.make(prefix: "rdlim")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let process = Process()
-        process.executableURL = ReceiptdProcess.binaryDirectory.appendingPathComponent("receiptd")
-        process.arguments = ["--data-dir", directory, "--http", "off"] + arguments
-        process.environment = ProcessInfo.processInfo.environment
-            .filter { $0.key != "HOSTNAME" && !$0.key.hasPrefix("RECEIPTD_") }
-            .merging(environment) { $1 }
+        let process = ReceiptdLauncher.process(
+            arguments: ["--data-dir", directory, "--http", "off"] + arguments,
+            environment: environment
+        )
         let output = Pipe()
         process.standardError = output
         process.standardOutput = output
         try process.run()
-        guard ReceiptdProcess.waitForExit(of: process, seconds: 15) else {
+        guard process.waitForExit(seconds: 15) else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             Issue.record("receiptd \(arguments) \(environment) did not stop on its own")

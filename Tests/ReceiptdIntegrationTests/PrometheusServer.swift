@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsTestKit
 import Testing
 
 /// Debian's `prometheus` on loopback, scraping one target every second, with its data in a
@@ -51,7 +52,7 @@ final class PrometheusServer {
     func stop() {
         if process.isRunning {
             process.terminate()
-            if !ReceiptdProcess.waitForExit(of: process, seconds: 5) {
+            if !process.waitForExit(seconds: 5) {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
             }

@@ -27,7 +27,7 @@ struct ProtocolTests {
         // Clone pattern: subscribe first, then snapshot, then continue after its sequence.
         let subscriber = try await daemon.subscribe(to: group)
         let positioned = try await daemon.client.snapshot(of: group)
-        let (snapshot, epoch, sequence) = (positioned.snapshot, positioned.epoch, positioned.sequence)
+        let (snapshot, epoch, sequence) = (positioned.snapshot, positioned.publisherRun, positioned.sequence)
         #expect(snapshot.messages.map(\.message) == ["m1", "m2", "m3", "m4", "m5"])
         #expect(snapshot.members.sorted() == members.sorted())
         #expect(sequence >= 6, "one update per sent message and at least one for the delivery")
@@ -49,7 +49,7 @@ struct ProtocolTests {
         }
         // Clone pattern: an update at or before the snapshot's sequence is already in it.
         for update in updates where update.sequence > sequence {
-            #expect(update.epoch == epoch)
+            #expect(update.publisherRun == epoch)
             #expect(update.sequence == expected, "no gap and no duplicate after the snapshot")
             expected = update.sequence + 1
             state[update.status.message] = update.status

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestKit
 import Testing
 
 /// The Swift gateway quick start in README.md: its lines run in process, and its two blocks
@@ -41,7 +42,7 @@ struct ReadmeQuickStartTests {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        guard ReceiptdProcess.waitForExit(of: process, seconds: seconds) else {
+        guard process.waitForExit(seconds: seconds) else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             throw IntegrationError("\(arguments.joined(separator: " ")) did not end within \(seconds) s")
@@ -61,9 +62,7 @@ struct ReadmeQuickStartTests {
             "README shows no gateway quick start"
         )
         // The README's layout: this repository checked out as `receiptd` beside the gateway.
-        var template = Array("/tmp/rdqs-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw IntegrationError("mkdtemp failed") }
-        let root = String(cString: made)
+        let root = try TemporaryDirectory.make(prefix: "rdqs")
         defer { try? FileManager.default.removeItem(atPath: root) }
         try FileManager.default.createSymbolicLink(
             atPath: root + "/receiptd",

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsTestKit
 import Testing
 
 /// The README quick start through the real receiptctl binary.
@@ -14,7 +15,7 @@ struct ReceiptctlTests {
         stdin: String? = nil
     ) throws -> (Int32, String) {
         let process = Process()
-        process.executableURL = ReceiptdProcess.binaryDirectory.appendingPathComponent("receiptctl")
+        process.executableURL = ReceiptdLauncher.binaryDirectory.appendingPathComponent("receiptctl")
         let command = arguments.first.map { [$0] } ?? []
         let subcommand = arguments.count > 1 && ["log"].contains(arguments[0]) ? [arguments[1]] : []
         process.arguments =
@@ -34,7 +35,7 @@ struct ReceiptctlTests {
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
-        guard ReceiptdProcess.waitForExit(of: process, seconds: 30) else {
+        guard process.waitForExit(seconds: 30) else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             throw IntegrationError("receiptctl \(arguments.joined(separator: " ")) did not exit within 30 s")

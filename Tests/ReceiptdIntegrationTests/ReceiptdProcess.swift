@@ -2,26 +2,19 @@ import Foundation
 import Logging
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestKit
 import ReceiptsWire
 import Testing
 import ZeroMQ
 
-/// A real `receiptd` child process on its own data directory, with a `ReceiptsClient` for it.
+/// A real `receiptd` child process on its own data directory (started by the kit's
+/// `ReceiptdLauncher`), with a `ReceiptsClient` for it.
 ///
 /// Events and queries go through the client, which talks to this one process as worker 0 of
 /// a one-worker cluster whatever its `--worker-index`; raw sockets remain only for tests of
 /// the wire contract itself. Every wait is bounded: by a timeout, or by a deadline after which
 /// the process is killed and the test fails instead of hanging CI.
 final class ReceiptdProcess {
-    /// Where the test runner finds the built binaries: beside the test bundle, or `RECEIPTD_BIN_DIR`.
-    static let binaryDirectory: URL = {
-        if let directory = ProcessInfo.processInfo.environment["RECEIPTD_BIN_DIR"] {
-            return URL(fileURLWithPath: directory)
-        }
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        return executable.deletingLastPathComponent()
-    }()
-
     /// One context for every raw socket in the test process, never terminated: a socket that
     /// outlives a daemon (a gateway reconnecting after a restart) must not block teardown.
     static let sharedContext: ZMQContext = {
@@ -52,7 +45,7 @@ final class ReceiptdProcess {
     /// The address (`host:port`) of the daemon's HTTP endpoint, from its "ready" log line;
     /// nil when started with `--http off`.
     private(set) var httpAddress: String?
-    private var process: Process?
+    private let launcher: ReceiptdLauncher
     /// The client of the running process; nil once it is stopped.
     private var currentClient: ReceiptsClient?
     /// The raw DEALER of the wire-contract tests (`ingestRaw`, `ingestPipelined`).
@@ -78,12 +71,10 @@ final class ReceiptdProcess {
             self.dataDirectory = dataDirectory
             ownsDirectory = false
         } else {
-            // ipc:// paths must stay under ~100 bytes, so keep the directory short.
-            var template = Array("/tmp/rdit-XXXXXX".utf8CString)
-            guard let made = mkdtemp(&template) else { throw IntegrationError("mkdtemp failed") }
-            self.dataDirectory = String(cString: made)
+            self.dataDirectory = try TemporaryDirectory.make(prefix: "rdit")
             ownsDirectory = true
         }
+        launcher = ReceiptdLauncher(dataDirectory: self.dataDirectory)
         self.arguments = arguments
         self.environment = environment
         self.curve = curve
@@ -93,58 +84,33 @@ final class ReceiptdProcess {
 
     deinit {
         rawIngestSocket?.close()
-        if let process, process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        launcher.kill9()
         if ownsDirectory {
             try? FileManager.default.removeItem(atPath: dataDirectory)
         }
     }
 
-    var ingestEndpoint: String { "ipc://\(dataDirectory)/ingest.sock" }
-    var publishEndpoint: String { "ipc://\(dataDirectory)/updates.sock" }
-    var queryEndpoint: String { "ipc://\(dataDirectory)/query.sock" }
-    var ingestSubscribeEndpoint: String { "ipc://\(dataDirectory)/ingest-sub.sock" }
+    /// The daemon's default endpoints under its data directory.
+    var endpoints: WorkerEndpoints { WorkerEndpoints(dataDirectory: dataDirectory) }
+    var ingestEndpoint: String { endpoints.ingest }
+    var publishEndpoint: String { endpoints.publish }
+    var queryEndpoint: String { endpoints.query }
+    var ingestSubscribeEndpoint: String { endpoints.ingestSubscribe }
 
     /// Launches the binary (again, after `terminate` or `kill`), makes a new client for it and
     /// waits for health.
     ///
-    /// The daemon inherits the runner's environment without `HOSTNAME` and `RECEIPTD_*`
-    /// (a CI runner in a pod named `runner-3`, or an exported setting, must not change what
-    /// the tests start), then gets `environment`.
+    /// The daemon gets the launcher's cleared environment (without `HOSTNAME` and `RECEIPTD_*`),
+    /// then `environment`.
     func start() throws {
         stopClients()
-        let process = Process()
-        let binary = Self.binaryDirectory.appendingPathComponent("receiptd")
-        // Info level for the "ready" line with the HTTP address; port 0 so that daemons running
-        // in parallel never collide (a test's own --http comes later and wins).
-        let daemonArguments =
-            ["--data-dir", dataDirectory, "--log-level", "info", "--http", "127.0.0.1:0"] + arguments
-        if let fileSizeLimitBytes {
-            // An ignored signal stays ignored across exec; bash's ulimit -f counts KiB.
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments =
-                ["-c", #"trap "" XFSZ; ulimit -f \#(fileSizeLimitBytes / 1024); exec "$0" "$@""#, binary.path]
-                + daemonArguments
-        } else {
-            process.executableURL = binary
-            process.arguments = daemonArguments
-        }
-        process.environment = ProcessInfo.processInfo.environment
-            .filter { $0.key != "HOSTNAME" && !$0.key.hasPrefix("RECEIPTD_") }
-            .merging(environment) { $1 }
-        let log =
-            FileHandle(forWritingAtPath: "\(dataDirectory)/receiptd.stderr")
-            ?? {
-                _ = FileManager.default.createFile(atPath: "\(dataDirectory)/receiptd.stderr", contents: nil)
-                return FileHandle(forWritingAtPath: "\(dataDirectory)/receiptd.stderr")!
-            }()
-        let logStart = log.seekToEndOfFile()
-        process.standardError = log
-        process.standardOutput = log
-        try process.run()
-        self.process = process
+        // Info level for the "ready" line with the HTTP address (a test's own --http comes
+        // after the launcher's free port and wins).
+        let logStart = try launcher.launch(
+            arguments: ["--log-level", "info"] + arguments,
+            environment: environment,
+            fileSizeLimitBytes: fileSizeLimitBytes
+        )
         let client = try makeClient()
         currentClient = client
         try waitUntilHealthy(client)
@@ -177,7 +143,7 @@ final class ReceiptdProcess {
     private func waitUntilHealthy(_ client: ReceiptsClient) throws {
         let deadline = Date().addingTimeInterval(Self.startDeadlineSeconds)
         while Date() < deadline {
-            guard let process, process.isRunning else {
+            guard launcher.isRunning else {
                 throw IntegrationError("receiptd exited during start-up: \(standardError())")
             }
             if let health = try? BlockingWait.run(seconds: 0.2, { try await client.health(worker: 0) }) {
@@ -193,7 +159,7 @@ final class ReceiptdProcess {
 
     /// What receiptd wrote to standard error so far (for failure messages).
     func standardError() -> String {
-        (try? String(contentsOfFile: "\(dataDirectory)/receiptd.stderr", encoding: .utf8)) ?? ""
+        launcher.standardError()
     }
 
     // MARK: - Clients
@@ -359,12 +325,12 @@ final class ReceiptdProcess {
     }
 
     /// The daemon process is alive.
-    var isRunning: Bool { process?.isRunning ?? false }
+    var isRunning: Bool { launcher.isRunning }
 
     /// The names of the running process's threads (`/proc/<pid>/task/*/comm`), as `top -H` shows them.
     func threadNames() throws -> [String] {
-        guard let process, process.isRunning else { throw IntegrationError("receiptd is not running") }
-        let tasks = "/proc/\(process.processIdentifier)/task"
+        guard launcher.isRunning else { throw IntegrationError("receiptd is not running") }
+        let tasks = "/proc/\(launcher.processIdentifier)/task"
         return try FileManager.default.contentsOfDirectory(atPath: tasks).map { task in
             try String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -377,9 +343,9 @@ final class ReceiptdProcess {
     /// `/proc/<pid>/stat`, within 2 s): on a loaded machine the stop can lag the signal, and a
     /// test that pauses a worker must not send it anything before it is paused.
     func signal(_ signalNumber: Int32) {
-        guard let process, process.isRunning else { return }
-        let pid = process.processIdentifier
-        kill(pid, signalNumber)
+        guard launcher.isRunning else { return }
+        let pid = launcher.processIdentifier
+        launcher.signal(signalNumber)
         guard signalNumber == SIGSTOP else { return }
         let deadline = Date().addingTimeInterval(2)
         while Date() < deadline {
@@ -397,34 +363,20 @@ final class ReceiptdProcess {
     /// - Returns: its exit status, or 128 + the signal number if a signal ended it.
     /// - Throws: if it is still running at the deadline; it is then killed with SIGKILL.
     func waitForExit() throws -> Int32 {
-        guard let process else { throw IntegrationError("receiptd was never started") }
-        guard Self.waitForExit(of: process, seconds: Self.stopDeadlineSeconds) else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        guard let process = launcher.process else { throw IntegrationError("receiptd was never started") }
+        guard process.waitForExit(seconds: Self.stopDeadlineSeconds) else {
+            launcher.kill9()
             throw IntegrationError(
                 "receiptd did not exit within \(Self.stopDeadlineSeconds) s; killed: \(standardError().suffix(2000))"
             )
         }
-        return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
-    }
-
-    /// Polls until `process` has exited.
-    /// - Returns: false if it still runs after `seconds`.
-    static func waitForExit(of process: Process, seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning {
-            if Date() >= deadline { return false }
-            usleep(5_000)
-        }
-        return true
+        return process.exitStatus
     }
 
     /// Sends SIGKILL and waits for the process to be gone.
     func kill9() {
         stopClients()
-        guard let process else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        launcher.kill9()
     }
 
     /// Shuts the client down (its waiting calls fail with `.closed`, and its retries stop) and

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestKit
 import ReceiptsWire
 import Synchronization
 import Testing
@@ -32,7 +33,7 @@ struct ScaleOutTests {
         let stream = try await LoadStream.start([client, updated], rounds: 3)
         let driver = try await RebalanceProcess.run(
             to: to,
-            template: workers.endpointTemplate("query.sock"),
+            template: workers.endpointTemplates.query,
             arguments: ["--batch", "1", "--pause-ms", "10"]
         )
         #expect(driver.status == 0, "\(driver.output)")
@@ -115,7 +116,7 @@ struct ScaleOutTests {
         _ = try await client.query(.commitMove(epoch: 1), worker: 0)
         let driver = try await RebalanceProcess.run(
             to: 2,
-            template: workers.endpointTemplate("query.sock"),
+            template: workers.endpointTemplates.query,
             arguments: []
         )
         #expect(driver.status == 0 && driver.output.contains("committing on the remaining"), "\(driver.output)")
@@ -147,7 +148,7 @@ struct ScaleOutTests {
         // One conversation at a time, so that the kill lands in the middle of the move.
         let driver = try RebalanceProcess.start(
             to: 3,
-            template: workers.endpointTemplate("query.sock"),
+            template: workers.endpointTemplates.query,
             arguments: ["--batch", "1", "--pause-ms", "50", "--verbose"]
         )
         // What the killed worker has done of the move: given away, or taken in.
@@ -176,7 +177,7 @@ struct ScaleOutTests {
         // Running the driver again finds nothing to do.
         let again = try await RebalanceProcess.run(
             to: 3,
-            template: workers.endpointTemplate("query.sock"),
+            template: workers.endpointTemplates.query,
             arguments: []
         )
         #expect(again.status == 0 && again.output.contains("already serves 3 workers"), "\(again.output)")
@@ -190,7 +191,7 @@ struct ScaleOutTests {
 
         let first = try RebalanceProcess.start(
             to: 2,
-            template: workers.endpointTemplate("query.sock"),
+            template: workers.endpointTemplates.query,
             arguments: ["--batch", "1", "--pause-ms", "50"]
         )
         let probe = try workers.client(routingCount: 2) { $0.queryTimeoutMilliseconds = 5000 }
@@ -201,7 +202,7 @@ struct ScaleOutTests {
         _ = try await first.wait(seconds: 10)
         let second = try await RebalanceProcess.run(
             to: 2,
-            template: workers.endpointTemplate("query.sock"),
+            template: workers.endpointTemplates.query,
             arguments: []
         )
         #expect(second.status == 0, "\(second.output)")
@@ -404,7 +405,7 @@ final class Updates: Sendable {
     var epochs: [UInt64] {
         store.updates.withLock { updates in
             var epochs: [UInt64] = []
-            for update in updates where !epochs.contains(update.epoch) { epochs.append(update.epoch) }
+            for update in updates where !epochs.contains(update.publisherRun) { epochs.append(update.publisherRun) }
             return epochs
         }
     }
@@ -441,7 +442,7 @@ struct RebalanceProcess {
         let outputPath = NSTemporaryDirectory() + "rebalance-\(UUID().uuidString).out"
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         let process = Process()
-        process.executableURL = ReceiptdProcess.binaryDirectory.appendingPathComponent("receiptctl")
+        process.executableURL = ReceiptdLauncher.binaryDirectory.appendingPathComponent("receiptctl")
         process.arguments =
             ["rebalance", "--to", "\(count)", "--query-template", template]
             + (timeoutMilliseconds.map { ["--timeout-ms", "\($0)"] } ?? []) + arguments

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestKit
+import ReceiptsWire
 
 /// Several real `receiptd` workers on this host, each with its own data directory and ordinal,
 /// and the cluster description a `ReceiptsClient` needs to reach them.
@@ -20,9 +22,7 @@ final class WorkerCluster {
     init(count: Int, slots: Int? = nil, inOneDirectory: Bool = false) throws {
         var parent: String?
         if inOneDirectory {
-            var template = Array("/tmp/rdwc-XXXXXX".utf8CString)
-            guard let made = mkdtemp(&template) else { throw IntegrationError("mkdtemp failed") }
-            parent = String(cString: made)
+            parent = try TemporaryDirectory.make(prefix: "rdwc")
         }
         parentDirectory = parent
         workers = try (0..<(slots ?? count)).map { index in
@@ -43,10 +43,9 @@ final class WorkerCluster {
         try? FileManager.default.removeItem(atPath: parentDirectory)
     }
 
-    /// The endpoint of every worker's socket `file` (`query.sock`, ...) with `{index}` for the
-    /// ordinal; needs `inOneDirectory`.
-    func endpointTemplate(_ file: String) -> String {
-        "ipc://\(parentDirectory ?? "")/w{index}/\(file)"
+    /// Every worker's endpoints with `{index}` for the ordinal; needs `inOneDirectory`.
+    var endpointTemplates: WorkerEndpoints {
+        WorkerEndpoints(dataDirectory: "\(parentDirectory ?? "")/w{index}")
     }
 
     /// Every worker, routed by `routingCount` (all of them if nil).

@@ -29,8 +29,8 @@ struct CloneTrackerTests {
         )
     }
 
-    private static func update(_ sequence: UInt64, epoch: UInt64 = 7, _ status: MessageStatus) -> StatusUpdate {
-        StatusUpdate(epoch: epoch, sequence: sequence, status: status)
+    private static func update(_ sequence: UInt64, publisherRun: UInt64 = 7, _ status: MessageStatus) -> StatusUpdate {
+        StatusUpdate(publisherRun: publisherRun, sequence: sequence, status: status)
     }
 
     private static func snapshot(_ messages: [MessageStatus]) -> ConversationSnapshot {
@@ -56,7 +56,7 @@ struct CloneTrackerTests {
         // The snapshot covers up to 4; the held update 5 follows it.
         let decision = tracker.snapshotArrived(
             Self.snapshot([Self.status("m1", delivered: 3, read: 1)]),
-            epoch: 7,
+            publisherRun: 7,
             sequence: 4,
             from: 0
         )
@@ -67,7 +67,9 @@ struct CloneTrackerTests {
     @Test func aNewEpochIsRepaired() {
         var tracker = CloneTracker()
         _ = tracker.receive(Self.update(9, Self.status("m1", delivered: 1)), from: 0)
-        #expect(tracker.receive(Self.update(1, epoch: 8, Self.status("m1", delivered: 2)), from: 0).repair == "c")
+        #expect(
+            tracker.receive(Self.update(1, publisherRun: 8, Self.status("m1", delivered: 2)), from: 0).repair == "c"
+        )
     }
 
     @Test func aSnapshotNeverTakesTheConsumerBack() {
@@ -78,7 +80,7 @@ struct CloneTrackerTests {
         // A snapshot older than what is held: shown, then the held update after it.
         var decision = tracker.snapshotArrived(
             Self.snapshot([Self.status("m1", delivered: 2)]),
-            epoch: 7,
+            publisherRun: 7,
             sequence: 2,
             from: 0
         )
@@ -87,7 +89,7 @@ struct CloneTrackerTests {
         tracker.expectSnapshot(of: "c")
         decision = tracker.snapshotArrived(
             Self.snapshot([Self.status("m1", delivered: 3, read: 1)]),
-            epoch: 7,
+            publisherRun: 7,
             sequence: 3,
             from: 0
         )
@@ -100,7 +102,7 @@ struct CloneTrackerTests {
         _ = tracker.receive(Self.update(6, Self.status("m2", delivered: 1)), from: 0)
         let decision = tracker.snapshotArrived(
             Self.snapshot([Self.status("m1", delivered: 3)]),
-            epoch: 7,
+            publisherRun: 7,
             sequence: 4,
             from: 0
         )
@@ -128,7 +130,7 @@ struct CloneTrackerTests {
         #expect(tracker.isRepairing("c"))
         let decision = tracker.snapshotArrived(
             Self.snapshot([Self.status("m1", delivered: 1)]),
-            epoch: 7,
+            publisherRun: 7,
             sequence: 1,
             from: 0
         )
@@ -136,24 +138,24 @@ struct CloneTrackerTests {
     }
 
     /// A conversation moved from worker 0 to worker 2: the new owner publishes it under its own
-    /// epoch, sequence restarting. The first update from worker 2 asks for a snapshot; the
+    /// publisherRun, sequence restarting. The first update from worker 2 asks for a snapshot; the
     /// snapshot from worker 2 makes its stream the one followed.
     @Test func aMoveToAnotherWorkerIsFollowedAfterASnapshot() {
         var tracker = CloneTracker()
         let before = Self.update(5, Self.status("m1", delivered: 1))
         #expect(tracker.receive(before, from: 0).emit == [before])
-        let moved = Self.update(1, epoch: 99, Self.status("m1", delivered: 2))
+        let moved = Self.update(1, publisherRun: 99, Self.status("m1", delivered: 2))
         #expect(tracker.receive(moved, from: 2) == .repair("c"))
-        let next = Self.update(2, epoch: 99, Self.status("m1", delivered: 3))
+        let next = Self.update(2, publisherRun: 99, Self.status("m1", delivered: 3))
         #expect(tracker.receive(next, from: 2).emit.isEmpty, "held until the snapshot")
         let decision = tracker.snapshotArrived(
             Self.snapshot([Self.status("m1", delivered: 2)]),
-            epoch: 99,
+            publisherRun: 99,
             sequence: 1,
             from: 2
         )
-        #expect(decision == .emit([Self.update(1, epoch: 99, Self.status("m1", delivered: 2)), next]))
-        let after = Self.update(3, epoch: 99, Self.status("m1", delivered: 3, read: 1))
+        #expect(decision == .emit([Self.update(1, publisherRun: 99, Self.status("m1", delivered: 2)), next]))
+        let after = Self.update(3, publisherRun: 99, Self.status("m1", delivered: 3, read: 1))
         #expect(tracker.receive(after, from: 2).emit == [after])
     }
 
@@ -164,17 +166,17 @@ struct CloneTrackerTests {
         var tracker = CloneTracker()
         tracker.expectSnapshot(of: "c")
         let current = Self.status("m1", delivered: 3, read: 1)
-        #expect(tracker.snapshotArrived(Self.snapshot([current]), epoch: 99, sequence: 4, from: 2).repair == nil)
-        let stale = Self.update(8, epoch: 7, Self.status("m1", delivered: 2))
+        #expect(tracker.snapshotArrived(Self.snapshot([current]), publisherRun: 99, sequence: 4, from: 2).repair == nil)
+        let stale = Self.update(8, publisherRun: 7, Self.status("m1", delivered: 2))
         #expect(tracker.receive(stale, from: 0) == .repair("c"))
         // The owner answers the same state; the stale update held meanwhile is dropped, and the
         // conversation is asked for once more in case worker 0 owned it again.
-        var decision = tracker.snapshotArrived(Self.snapshot([current]), epoch: 99, sequence: 4, from: 2)
+        var decision = tracker.snapshotArrived(Self.snapshot([current]), publisherRun: 99, sequence: 4, from: 2)
         #expect(decision == .repair("c"))
-        decision = tracker.snapshotArrived(Self.snapshot([current]), epoch: 99, sequence: 4, from: 2)
+        decision = tracker.snapshotArrived(Self.snapshot([current]), publisherRun: 99, sequence: 4, from: 2)
         #expect(decision == .emit([]))
-        let next = Self.update(5, epoch: 99, Self.status("m1", delivered: 3, read: 2))
+        let next = Self.update(5, publisherRun: 99, Self.status("m1", delivered: 3, read: 2))
         #expect(tracker.receive(next, from: 2).emit == [next])
-        #expect(tracker.receive(Self.update(9, epoch: 7, Self.status("m1", delivered: 3)), from: 0).emit.isEmpty)
+        #expect(tracker.receive(Self.update(9, publisherRun: 7, Self.status("m1", delivered: 3)), from: 0).emit.isEmpty)
     }
 }

@@ -43,7 +43,7 @@ struct QueryReplyTests {
             .readDetail(ReadDetail(status: status, read: [], delivered: [], notDelivered: [])),
             .snapshot(
                 ConversationSnapshot(conversation: "c", kind: .direct, members: [], messages: []),
-                epoch: 0,
+                publisherRun: 0,
                 sequence: 0
             ),
         ]

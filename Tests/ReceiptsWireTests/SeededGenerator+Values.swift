@@ -173,7 +173,7 @@ extension SeededGenerator {
                 members: strings(),
                 messages: (0..<Int.random(in: 0...3, using: &self)).map { _ in messageStatus() }
             )
-            return .snapshot(snapshot, epoch: uint64(), sequence: uint64())
+            return .snapshot(snapshot, publisherRun: uint64(), sequence: uint64())
         case 5:
             return .health(
                 Health(
@@ -181,7 +181,7 @@ extension SeededGenerator {
                     workerIndex: count(),
                     workerCount: count(),
                     uptimeMilliseconds: uint64(),
-                    epoch: uint64()
+                    publisherRun: uint64()
                 )
             )
         case 6:

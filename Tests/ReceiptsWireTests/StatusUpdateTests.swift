@@ -6,7 +6,11 @@ struct StatusUpdateTests {
     @Test func roundTripsRandomUpdates() throws {
         var random = SeededGenerator(seed: 20)
         for _ in 0..<500 {
-            let update = StatusUpdate(epoch: random.uint64(), sequence: random.uint64(), status: random.messageStatus())
+            let update = StatusUpdate(
+                publisherRun: random.uint64(),
+                sequence: random.uint64(),
+                status: random.messageStatus()
+            )
             #expect(try StatusUpdate.decode(update.encode()) == update)
         }
     }
@@ -16,7 +20,7 @@ struct StatusUpdateTests {
         var random = SeededGenerator(seed: UInt64(status.rawValue))
         var messageStatus = random.messageStatus()
         messageStatus.status = status
-        let update = StatusUpdate(epoch: 1, sequence: 2, status: messageStatus)
+        let update = StatusUpdate(publisherRun: 1, sequence: 2, status: messageStatus)
         #expect(try StatusUpdate.decode(update.encode()) == update)
     }
 
@@ -41,7 +45,7 @@ struct StatusUpdateTests {
         }
         let update = try StatusUpdate.decode(frame)
         #expect(update.status.conversation == "conv")
-        #expect(update.epoch == 9)
+        #expect(update.publisherRun == 9)
         #expect(update.sequence == 10)
         #expect(update.status.sentAt == Timestamp(milliseconds: 0))
         #expect(update.status.deliveredAt == nil)
@@ -52,14 +56,14 @@ struct StatusUpdateTests {
         var status = random.messageStatus()
         status.recipientCount = Int.max
         status.deliveredCount = -1
-        let decoded = try StatusUpdate.decode(StatusUpdate(epoch: 1, sequence: 1, status: status).encode())
+        let decoded = try StatusUpdate.decode(StatusUpdate(publisherRun: 1, sequence: 1, status: status).encode())
         #expect(decoded.status.recipientCount == Int(UInt32.max))
         #expect(decoded.status.deliveredCount == 0)
     }
 
     @Test func hostileFramesNeverCrash() {
         var random = SeededGenerator(seed: 22)
-        let valid = StatusUpdate(epoch: 3, sequence: 4, status: random.messageStatus()).encode()
+        let valid = StatusUpdate(publisherRun: 3, sequence: 4, status: random.messageStatus()).encode()
         for length in 0..<valid.count {
             _ = try? StatusUpdate.decode(Array(valid[..<length]))
         }
@@ -97,7 +101,7 @@ struct StatusUpdateTests {
         let status = update.status
         return ProtoWriter.build { writer in
             writer.string(field: 1, status.conversation)
-            writer.varint(field: 2, update.epoch)
+            writer.varint(field: 2, update.publisherRun)
             writer.varint(field: 3, update.sequence)
             writer.message(field: 4) { m in
                 m.string(field: 1, status.conversation)
@@ -123,7 +127,7 @@ struct StatusUpdateTests {
     /// from ids of one byte to ids far past the 1 KiB stack block.
     @Test(arguments: [1, 100, 300, 5_000, 100_000])
     func encodesTheWidestValuesByteForByte(idLength: Int) throws {
-        let update = StatusUpdate(epoch: .max, sequence: .max, status: Self.widestStatus(idLength: idLength))
+        let update = StatusUpdate(publisherRun: .max, sequence: .max, status: Self.widestStatus(idLength: idLength))
         let bytes = update.encode()
         #expect(bytes == Self.expectedBytes(update))
         #expect(try StatusUpdate.decode(bytes) == update)
@@ -134,7 +138,7 @@ struct StatusUpdateTests {
         var status = random.messageStatus()
         status.conversation = "conv\u{0}tail"
         status.message = "\u{0}"
-        let decoded = try StatusUpdate.decode(StatusUpdate(epoch: 1, sequence: 1, status: status).encode())
+        let decoded = try StatusUpdate.decode(StatusUpdate(publisherRun: 1, sequence: 1, status: status).encode())
         #expect(decoded.status.conversation == "conv")
         #expect(decoded.status.message == "")
         #expect(decoded.status.sender == status.sender)

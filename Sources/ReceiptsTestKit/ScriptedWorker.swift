@@ -1,29 +1,31 @@
 import Foundation
-import ReceiptsClient
-import ReceiptsCore
-import ReceiptsWire
+package import ReceiptsClient
+package import ReceiptsCore
+package import ReceiptsWire
 import Synchronization
 import ZeroMQ
 
 /// A stand-in for a receiptd worker that answers from a script, for answers the real one
 /// cannot give yet (a conversation `moving` between workers): a ROUTER on the ingest and one on
 /// the query endpoint a ``Cluster/Worker/init(dataDirectory:)`` names, served by its own thread.
-final class ScriptedWorker: Sendable {
+package final class ScriptedWorker: Sendable {
     /// The ingest script: the events of a frame and how many frames came before it.
-    typealias IngestScript = @Sendable (_ events: [Event], _ frameIndex: Int) -> IngestReply
+    package typealias IngestScript = @Sendable (_ events: [Event], _ frameIndex: Int) -> IngestReply
     /// The query script: the query and how many queries came before it.
-    typealias QueryScript = @Sendable (_ query: Query, _ queryIndex: Int) -> QueryReply
+    package typealias QueryScript = @Sendable (_ query: Query, _ queryIndex: Int) -> QueryReply
 
-    let directory: String
+    package let directory: String
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let log = Mutex<(frames: [[EventID]], queryCount: Int)>(([], 0))
 
     /// Binds the endpoints under a fresh directory and starts answering.
-    init(ingest: @escaping IngestScript, query: @escaping QueryScript = ScriptedWorker.refuseQueries) throws {
-        var template = Array("/tmp/rdsw-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw IntegrationError("mkdtemp failed") }
-        directory = String(cString: made)
+    /// - Parameters:
+    ///   - ingest: The answer to each ingest frame.
+    ///   - query: The answer to each query; an error for every one by default.
+    /// - Throws: `TestKitError` if no directory can be made, `ZMQError` if an endpoint cannot be bound.
+    package init(ingest: @escaping IngestScript, query: @escaping QueryScript = ScriptedWorker.refuseQueries) throws {
+        directory = try TemporaryDirectory.make(prefix: "rdsw")
         endpoints = Cluster.Worker(dataDirectory: directory)
         let context = try ZMQContext()
         let ingestSocket = try ZMQSocket(context: context, type: .router)
@@ -48,19 +50,19 @@ final class ScriptedWorker: Sendable {
     }
 
     /// The worker's endpoints.
-    let endpoints: Cluster.Worker
+    package let endpoints: Cluster.Worker
 
     /// The event ids of every frame received, in order.
-    var frames: [[EventID]] { log.withLock { $0.frames } }
+    package var frames: [[EventID]] { log.withLock { $0.frames } }
 
     /// Stops answering and closes the sockets.
-    func stop() {
+    package func stop() {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
         finished.wait()
     }
 
     /// A query script that answers every query with an error.
-    static let refuseQueries: QueryScript = { _, _ in
+    package static let refuseQueries: QueryScript = { _, _ in
         .error(ErrorReply(code: .invalidArgument, message: "the scripted worker answers no queries"))
     }
 

@@ -1,0 +1,103 @@
+import Logging
+import ZeroMQ
+
+/// The client's SUB sockets: one per worker, shared by every subscription, each subscribed to
+/// the filters the subscriptions need (``TopicIndex`` counts them).
+///
+/// A socket is made for a worker when the first subscription starts (every worker the cluster
+/// lists, since a conversation moved between workers is published by its new owner) or when a
+/// repair follows NOT_OWNER to a worker not listened to yet. It stays until the client shuts
+/// down: a PUB filters by topic on its side, so a socket with no filter costs no traffic, and a
+/// later subscription does not wait for a new connection.
+///
+/// Owned by the client's loop thread, like the sockets it holds.
+final class UpdateListeners {
+    /// One SUB connected to one worker's PUB endpoint.
+    struct Listener {
+        /// The worker's ordinal: updates from it are told apart from another worker's (a
+        /// conversation's publisher changes when it moves between workers).
+        let worker: Int
+        let socket: ZMQSocket
+    }
+
+    private let configuration: ReceiptsClient.Configuration
+    private let context: ZMQContext
+    private let logger: Logger
+    /// The sockets, in the order they were made.
+    private(set) var listeners: [Listener] = []
+    private var index = TopicIndex()
+
+    /// No sockets yet.
+    /// - Parameters:
+    ///   - configuration: The cluster's PUB endpoints and the CURVE keys.
+    ///   - context: The loop's context.
+    ///   - logger: For a filter that could not be removed.
+    init(configuration: ReceiptsClient.Configuration, context: ZMQContext, logger: Logger) {
+        self.configuration = configuration
+        self.context = context
+        self.logger = logger
+    }
+
+    /// Makes sure a worker's updates are received, with every filter in use.
+    /// - Returns: true if a socket was made (the poll set changes).
+    /// - Throws: ``ReceiptsClientError`` `.invalidArgument` for a worker the cluster cannot
+    ///   name, `ZMQError` if the socket cannot be set up.
+    func listen(to worker: Int) throws -> Bool {
+        guard !listeners.contains(where: { $0.worker == worker }) else { return false }
+        guard let endpoint = configuration.cluster.worker(worker)?.publish else {
+            throw ReceiptsClientError(.invalidArgument, "no worker \(worker) in the cluster")
+        }
+        let socket = try ZMQSocket(context: context, type: .sub)
+        do {
+            // The loop drains these promptly; a gap from a full buffer is repaired anyway.
+            try socket.setReceiveHighWaterMark(100_000)
+            for filter in index.filters { try socket.subscribe(filter) }
+            try configuration.secure(socket)
+            try socket.connect(endpoint)
+        } catch {
+            socket.close()
+            throw error
+        }
+        listeners.append(Listener(worker: worker, socket: socket))
+        return true
+    }
+
+    /// Adds a subscription, subscribing every socket to its filter if it is new.
+    /// - Throws: `ZMQError` if a socket refused the filter (the subscription is not added).
+    func add(_ id: UInt64, _ topic: SubscriptionTopic) throws(ZMQError) {
+        guard let filter = index.add(id, topic) else { return }
+        do {
+            for listener in listeners { try listener.socket.subscribe(filter) }
+        } catch {
+            remove(id, topic)
+            throw error
+        }
+    }
+
+    /// Removes a subscription, unsubscribing every socket from its filter once no subscription
+    /// uses it.
+    func remove(_ id: UInt64, _ topic: SubscriptionTopic) {
+        guard let filter = index.remove(id, topic) else { return }
+        for listener in listeners {
+            do {
+                try listener.socket.unsubscribe(filter)
+            } catch {
+                logger.warning(
+                    "cannot remove a topic filter",
+                    metadata: ["receipts.worker": "\(listener.worker)", "error": "\(error)"]
+                )
+            }
+        }
+    }
+
+    /// The subscriptions an update published under `topic` is for.
+    func subscribers(of topic: UnsafeRawBufferPointer) -> [UInt64] {
+        index.subscribers(of: topic)
+    }
+
+    /// Closes every socket.
+    func close() {
+        for listener in listeners { listener.socket.close() }
+        listeners = []
+    }
+}
