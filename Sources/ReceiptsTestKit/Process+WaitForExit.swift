@@ -19,3 +19,45 @@ extension Process {
         terminationReason == .exit ? terminationStatus : 128 + terminationStatus
     }
 }
+
+extension Process {
+    /// Runs the configured process to its end, its standard output and error going to the file
+    /// at `outputPath` (a file, not a pipe, so that a hung child cannot block the read).
+    /// - Parameters:
+    ///   - outputPath: Where the output goes (created or emptied).
+    ///   - input: What its standard input reads, if anything (else it reads end of file).
+    ///   - seconds: How long it may run; then it is killed with SIGKILL and this throws.
+    /// - Returns: its exit status and its output.
+    /// - Throws: `TestKitError` if it cannot start, its output file cannot be made, or it
+    ///   outlives `seconds`.
+    package func runToEnd(
+        outputPath: String,
+        input: String? = nil,
+        seconds: Double
+    ) throws -> (status: Int32, output: String) {
+        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
+            let output = FileHandle(forWritingAtPath: outputPath)
+        else {
+            throw TestKitError(.system, "cannot create \(outputPath)")
+        }
+        defer { try? output.close() }
+        standardOutput = output
+        standardError = output
+        let inputPipe = Pipe()
+        standardInput = inputPipe
+        do {
+            try run()
+        } catch {
+            throw TestKitError(.process, "cannot start \(executableURL?.path ?? "a process")", cause: error)
+        }
+        if let input { inputPipe.fileHandleForWriting.write(Data(input.utf8)) }
+        try? inputPipe.fileHandleForWriting.close()
+        guard waitForExit(seconds: seconds) else {
+            kill(processIdentifier, SIGKILL)
+            waitUntilExit()
+            let command = ([executableURL?.path ?? ""] + (arguments ?? [])).joined(separator: " ")
+            throw TestKitError(.timeout, "\(command) did not end within \(seconds) s")
+        }
+        return (terminationStatus, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
+    }
+}

@@ -32,22 +32,7 @@ struct ReadmeQuickStartTests {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let outputPath = directory + "/command.out"
-        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
-            let output = FileHandle(forWritingAtPath: outputPath)
-        else {
-            throw IntegrationError("cannot create \(outputPath)")
-        }
-        defer { try? output.close() }
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        guard process.waitForExit(seconds: seconds) else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw IntegrationError("\(arguments.joined(separator: " ")) did not end within \(seconds) s")
-        }
-        return (process.terminationStatus, try String(contentsOfFile: outputPath, encoding: .utf8))
+        return try process.runToEnd(outputPath: directory + "/command.out", seconds: seconds)
     }
 
     @Test(.timeLimit(.minutes(10)))

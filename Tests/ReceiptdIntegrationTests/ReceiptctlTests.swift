@@ -21,27 +21,8 @@ struct ReceiptctlTests {
         process.arguments =
             command + subcommand + ["--data-dir", daemon.dataDirectory]
             + arguments.dropFirst(command.count + subcommand.count)
-        let outputPath = "\(daemon.dataDirectory)/receiptctl.out"
-        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
-            let output = FileHandle(forWritingAtPath: outputPath)
-        else {
-            throw IntegrationError("cannot create \(outputPath)")
-        }
-        defer { try? output.close() }
-        process.standardOutput = output
-        process.standardError = output
-        let input = Pipe()
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        guard process.waitForExit(seconds: 30) else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw IntegrationError("receiptctl \(arguments.joined(separator: " ")) did not exit within 30 s")
-        }
-        let text = try String(contentsOfFile: outputPath, encoding: .utf8)
-        return (process.terminationStatus, text)
+        let run = try process.runToEnd(outputPath: "\(daemon.dataDirectory)/receiptctl.out", input: stdin, seconds: 30)
+        return (run.status, run.output)
     }
 
     @Test("Quick start: a direct message goes from nothing to Read at <time> with receiptctl")
