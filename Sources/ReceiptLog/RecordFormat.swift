@@ -17,6 +17,12 @@ package enum RecordFormat {
     /// The largest payload a record may carry; anything longer is treated as a damaged length.
     static let maxPayload = 256 << 20
 
+    /// Where a record with a payload of `payloadCount` bytes starts, from the position where it
+    /// ends (the one replay hands over).
+    package static func recordStart(end: UInt64, payloadCount: Int) -> UInt64 {
+        end - UInt64(recordHeaderSize + payloadCount)
+    }
+
     /// zlib's crc32 of `bytes`, continuing from `crc`.
     @inline(__always)
     static func crc32(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {

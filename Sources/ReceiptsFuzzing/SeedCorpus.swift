@@ -88,12 +88,19 @@ public enum SeedCorpus {
         let records: [UInt8] = [3, 1, 0xA, 0xB, 0xC, 0, 2, 5, 1, 1, 2, 3, 4, 5]
         return [
             ("seed-records", [2] + records),
+            ("seed-term-record", [2] + records + [UInt8(termRecordPayload.count), 9] + termRecordPayload),
             ("seed-flipped-record", [3] + records + [0, 0, 0, 30]),
             ("seed-torn-tail", [3] + records + [1, 0, 0, 40]),
             ("seed-zero-filled", [3] + records + [2, 0, 0, 35]),
             ("seed-header-then-bytes", [1] + records),
         ]
     }
+
+    /// The payload of a `termStarted` record (type 9, deploy/REPLICATION.md section 7.1): term
+    /// u64 | previous term u64 | member name (u16 length, UTF-8); here term 2 after term 1, for
+    /// member "receiptd-b-3". `LogRecordTests` reads it back from the committed seed.
+    static let termRecordPayload: [UInt8] =
+        [2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 12, 0] + Array("receiptd-b-3".utf8)
 
     /// Engine scripts, two bytes a step (see `EngineScript.step`).
     static let scripts: [(String, [UInt8])] = [

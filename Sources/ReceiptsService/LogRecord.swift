@@ -13,6 +13,9 @@ package import ReceiptsCore
 /// The steps of a worker count change (deploy/SCALING.md) are records too, written before the
 /// step is answered, so that a restart in the middle of a move knows what it serves.
 ///
+/// A term record marks a change of primary (deploy/REPLICATION.md, section 7.1): it changes no
+/// receipt state, and recovery collects the terms into the log's `TermHistory`.
+///
 /// A batch's frame and an import's state are borrowed: a record read from a payload is valid
 /// only while the payload is.
 package enum LogRecord {
@@ -32,6 +35,9 @@ package enum LogRecord {
     case moveReleased(epoch: UInt64, destination: Int, conversations: [String])
     /// The move under `epoch` is done.
     case moveCommitted(epoch: UInt64)
+    /// `member` became the primary of `term`, which followed `previousTerm`; the first record of
+    /// every term.
+    case termStarted(term: UInt64, previousTerm: UInt64, member: String)
 
     /// The record types, as stored in the log.
     package enum Kind: UInt8, Sendable {
@@ -43,6 +49,7 @@ package enum LogRecord {
         case moveImported = 6
         case moveReleased = 7
         case moveCommitted = 8
+        case termStarted = 9
 
         /// The steps of a worker count change.
         package static let moveSteps: [Kind] = [
@@ -60,6 +67,7 @@ package enum LogRecord {
             case .acknowledgedBatch: "acknowledged_batch"
             case .unacknowledgedBatch: "unacknowledged_batch"
             case .retention: "retention"
+            case .termStarted: "term_started"
             }
         }
     }
@@ -82,6 +90,7 @@ package enum LogRecord {
         case .moveImported: .moveImported
         case .moveReleased: .moveReleased
         case .moveCommitted: .moveCommitted
+        case .termStarted: .termStarted
         }
     }
 
@@ -119,6 +128,11 @@ package enum LogRecord {
             }
         case .moveCommitted(let epoch):
             Self.bytes { $0.append(epoch) }
+        case .termStarted(let term, let previousTerm, let member):
+            Self.bytes {
+                $0.append(term, previousTerm)
+                $0.append(name: member)
+            }
         }
     }
 
@@ -131,7 +145,7 @@ package enum LogRecord {
     /// Reads a record back from its stored type and payload.
     ///
     /// - Throws: `Invalid` for a type this build does not know, or a payload too short for
-    ///   its time or of the wrong size for a cutoff.
+    ///   its time, of the wrong size for a cutoff, or short or long for its fields.
     package init(type: UInt8, payload: UnsafeRawBufferPointer) throws(Invalid) {
         switch Kind(rawValue: type) {
         case .acknowledgedBatch, .unacknowledgedBatch:
@@ -179,13 +193,17 @@ package enum LogRecord {
             var r = PayloadReader(payload, name: "a move-committed record")
             self = .moveCommitted(epoch: try r.read())
             try r.finish()
+        case .termStarted:
+            var r = PayloadReader(payload, name: "a term-started record")
+            self = .termStarted(term: try r.read(), previousTerm: try r.read(), member: try r.readName())
+            try r.finish()
         case nil:
             throw Invalid(description: "a record of unknown type \(type)")
         }
     }
 }
 
-/// Little-endian integers and counted strings, for the payloads of move records.
+/// Little-endian integers and counted strings, for the payloads of move and term records.
 private struct PayloadWriter {
     var bytes: [UInt8] = []
 
@@ -199,6 +217,13 @@ private struct PayloadWriter {
             append(UInt32(string.utf8.count))
             bytes.append(contentsOf: string.utf8)
         }
+    }
+
+    /// A name counted by a u16 (a term record's member: `TermHistory` keeps names that short).
+    mutating func append(name: String) {
+        precondition(name.utf8.count <= UInt16.max, "a name of \(name.utf8.count) bytes")
+        append(UInt16(name.utf8.count))
+        bytes.append(contentsOf: name.utf8)
     }
 }
 
@@ -228,16 +253,22 @@ private struct PayloadReader {
         var strings: [String] = []
         strings.reserveCapacity(count)
         for _ in 0..<count {
-            let length = Int(try read(UInt32.self))
-            guard payload.count - offset >= length else {
-                throw LogRecord.Invalid(description: "\(name) of \(payload.count) bytes is too short")
-            }
-            strings.append(
-                String(decoding: UnsafeRawBufferPointer(rebasing: payload[offset..<offset + length]), as: UTF8.self)
-            )
-            offset += length
+            strings.append(try readString(length: Int(try read(UInt32.self))))
         }
         return strings
+    }
+
+    /// A name counted by a u16, as `PayloadWriter.append(name:)` wrote it.
+    mutating func readName() throws(LogRecord.Invalid) -> String {
+        try readString(length: Int(try read(UInt16.self)))
+    }
+
+    private mutating func readString(length: Int) throws(LogRecord.Invalid) -> String {
+        guard payload.count - offset >= length else {
+            throw LogRecord.Invalid(description: "\(name) of \(payload.count) bytes is too short")
+        }
+        defer { offset += length }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: payload[offset..<offset + length]), as: UTF8.self)
     }
 
     /// The bytes after what was read.

@@ -27,7 +27,7 @@ extension ReceiptPipeline {
             try engine.release(conversations, epoch: epoch, to: destination)
         case .moveCommitted(let epoch):
             try engine.commitMove(epoch: epoch)
-        case .acknowledgedBatch, .unacknowledgedBatch, .retention:
+        case .acknowledgedBatch, .unacknowledgedBatch, .retention, .termStarted:
             break
         }
         return (0, 0)

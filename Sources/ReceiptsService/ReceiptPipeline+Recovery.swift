@@ -5,15 +5,28 @@ import ReceiptsWire
 
 extension ReceiptPipeline {
     /// Loads the newest snapshot and replays the log after it through the same engine code
-    /// as live ingest, at the times recorded in the log.
+    /// as live ingest, at the times recorded in the log, and rebuilds the term history.
+    ///
+    /// Term records change no receipt state. Replay collects them after the `terms` file's
+    /// entries that start before the snapshot (`TermsFile` says why both), and the file is
+    /// rewritten if that differs from what it held, before the pipeline serves or compacts.
+    ///
+    /// - Parameters:
+    ///   - directory: The data directory, which holds the `terms` file.
+    ///   - terms: Set to the log's term history.
     static func recover(
         log: ReceiptLog,
+        directory: String,
         configuration: EngineConfiguration,
         clock: inout ServiceClock,
+        terms: inout TermHistory,
         counters: ServiceCounters,
         logger: Logger
     ) throws(ServiceError) -> ReceiptEngine {
         let report = log.recovery
+        let recordedTerms = try TermsFile.read(directory: directory)
+        let replayStart = report.snapshotPosition?.offset ?? 0
+        var history = (recordedTerms ?? TermHistory()).prefix(before: replayStart)
         if report.truncatedBytes > 0 {
             counters.increment(.logTruncatedBytes, by: Int(report.truncatedBytes))
             counters.increment(.logDroppedRecords, by: report.droppedRecords)
@@ -63,6 +76,13 @@ extension ReceiptPipeline {
                         switch try LogRecord(type: type, payload: payload) {
                         case .retention(let cutoff):
                             _ = engine.expireMessages(sentBefore: cutoff)
+                        case .termStarted(let term, _, let member):
+                            let start = RecordFormat.recordStart(end: end.offset, payloadCount: payload.count)
+                            do {
+                                try history.append(TermHistory.Entry(term: term, start: start, member: member))
+                            } catch {
+                                throw ServiceError(.recovery, "term record ending at \(end.offset): \(error)")
+                            }
                         case let record:
                             do {
                                 _ = try applyMove(record, to: &engine)
@@ -78,6 +98,16 @@ extension ReceiptPipeline {
         } catch {
             throw ServiceError(.recovery, "cannot replay the log", cause: error)
         }
+        if history != recordedTerms {
+            if recordedTerms == nil, replayStart > 0 {
+                logger.warning(
+                    "no terms file: the terms before the snapshot, if any, are unknown and taken as term 0",
+                    metadata: ["recovery.snapshot_position": "\(replayStart)"]
+                )
+            }
+            try TermsFile.write(history, directory: directory)
+        }
+        terms = history
         logger.info(
             "recovered",
             metadata: [
@@ -86,6 +116,7 @@ extension ReceiptPipeline {
                 "recovery.milliseconds": "\(ServiceClock.monotonicMilliseconds() - started)",
                 "recovery.truncated_bytes": "\(report.truncatedBytes)",
                 "recovery.dropped_records": "\(report.droppedRecords)",
+                "recovery.term": "\(history.last.term)",
             ]
         )
         return engine

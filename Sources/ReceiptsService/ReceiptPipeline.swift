@@ -66,6 +66,8 @@ final class ReceiptPipeline {
     var reportedWorkerCount = 0
     var engine: ReceiptEngine
     var clock = ServiceClock()
+    /// The log's terms, rebuilt at recovery (deploy/REPLICATION.md, section 7.1).
+    var terms = TermHistory()
     var awaiting = AwaitingQueue()
     var compaction = CompactionSchedule()
     /// Replies their ROUTER could not take yet; a peer holds at most its in-flight limit.
@@ -157,8 +159,10 @@ final class ReceiptPipeline {
         )
         engine = try Self.recover(
             log: log,
+            directory: configuration.dataDirectory,
             configuration: engineConfiguration,
             clock: &clock,
+            terms: &terms,
             counters: counters,
             logger: logger
         )

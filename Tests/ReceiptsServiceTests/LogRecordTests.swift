@@ -1,3 +1,4 @@
+import Foundation
 import ReceiptsCore
 import ReceiptsService
 import Testing
@@ -58,6 +59,46 @@ struct LogRecordTests {
         #expect(LogRecord.Kind.unacknowledgedBatch.rawValue == 2)
         #expect(LogRecord.Kind.retention.rawValue == 3)
         #expect(LogRecord.Kind.moveSteps.map(\.rawValue) == [4, 5, 6, 7, 8])
+        #expect(LogRecord.Kind.termStarted.rawValue == 9)
+    }
+
+    @Test(arguments: ["receiptd-b-3", "", "r\u{e9}ceiptd-0"])
+    func aTermRecordKeepsItsTermsAndMember(member: String) throws {
+        try Self.readBack(.termStarted(term: 7, previousTerm: 5, member: member)) {
+            guard case .termStarted(let term, let previousTerm, let read) = $0 else {
+                Issue.record("read back as \($0)")
+                return
+            }
+            #expect(term == 7 && previousTerm == 5 && read == member)
+        }
+    }
+
+    @Test func aTermRecordIsLaidOutAsTheDesignSays() {
+        // deploy/REPLICATION.md, section 7.1: term u64 | previous term u64 | member (u16 length, UTF-8).
+        let payload = LogRecord.termStarted(term: 0x0102, previousTerm: 3, member: "ab").payload()
+        #expect(payload == [2, 1, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0x61, 0x62])
+    }
+
+    @Test func theFuzzSeedsTermRecordIsOne() throws {
+        // Corpus/segment/seed-term-record: shape 2, then records as (length, type, payload); the
+        // last one is the term record (SeedCorpus.termRecordPayload).
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../ReceiptsFuzzingTests/Corpus/segment/seed-term-record")
+        var bytes = [UInt8](try Data(contentsOf: seed)).dropFirst()
+        var last: (type: UInt8, payload: [UInt8])?
+        while bytes.count >= 2 {
+            let length = Int(bytes[bytes.startIndex])
+            last = (bytes[bytes.startIndex + 1], Array(bytes.dropFirst(2).prefix(length)))
+            bytes = bytes.dropFirst(2 + length)
+        }
+        let record = try #require(last)
+        try record.payload.withUnsafeBytes { payload in
+            let read = try LogRecord(type: record.type, payload: payload)
+            guard case .termStarted(2, 1, "receiptd-b-3") = read else {
+                Issue.record("read as \(read)")
+                return
+            }
+        }
     }
 
     @Test func moveStepsKeepEveryField() throws {
@@ -94,7 +135,10 @@ struct LogRecordTests {
         (UInt8(4), [UInt8](repeating: 0, count: 8), "too short"),
         (UInt8(5), [UInt8](repeating: 0, count: 13), "too short"),
         (UInt8(8), [UInt8](repeating: 0, count: 9), "1 bytes too many"),
-        (UInt8(9), [UInt8](repeating: 0, count: 8), "unknown type 9"),
+        (UInt8(9), [UInt8](repeating: 0, count: 17), "a term-started record of 17 bytes is too short"),
+        (UInt8(9), [UInt8](repeating: 0, count: 19), "1 bytes too many"),
+        (UInt8(9), [UInt8](repeating: 0, count: 16) + [3, 0, 0x61, 0x62], "too short"),
+        (UInt8(10), [UInt8](repeating: 0, count: 8), "unknown type 10"),
         (UInt8(0), [], "unknown type 0"),
     ])
     func aDamagedRecordIsRefusedWithItsReason(type: UInt8, payload: [UInt8], reason: String) {
