@@ -3,6 +3,7 @@
 # SECONDS (default 60) from the committed corpus.
 #
 #   deploy/fuzz.sh [SECONDS] [TARGET...]     targets: event-batch query snapshot segment engine
+#                                          replication-request replication-message
 #
 # Inputs that find new coverage go to .build-fuzz/corpus/TARGET (not committed). A crash or a
 # broken invariant stops the run and leaves its input in .build-fuzz/crash-TARGET-*; once fixed,
@@ -16,7 +17,7 @@ if ! [[ $seconds =~ ^[0-9]+$ ]]; then
 fi
 shift $(($# > 0 ? 1 : 0))
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(event-batch query snapshot segment engine); fi
+if [ ${#targets[@]} -eq 0 ]; then targets=(event-batch query snapshot segment engine replication-request replication-message); fi
 build=(swift build -c release --scratch-path .build-fuzz)
 "${build[@]}" --product receipts-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld
 fuzz="$("${build[@]}" --show-bin-path)/receipts-fuzz"

@@ -2167,6 +2167,501 @@ void   receipts__v1__query_reply__free_unpacked
   assert(message->base.descriptor == &receipts__v1__query_reply__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   receipts__v1__served_by__init
+                     (Receipts__V1__ServedBy         *message)
+{
+  static const Receipts__V1__ServedBy init_value = RECEIPTS__V1__SERVED_BY__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__served_by__get_packed_size
+                     (const Receipts__V1__ServedBy *message)
+{
+  assert(message->base.descriptor == &receipts__v1__served_by__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__served_by__pack
+                     (const Receipts__V1__ServedBy *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__served_by__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__served_by__pack_to_buffer
+                     (const Receipts__V1__ServedBy *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__served_by__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__ServedBy *
+       receipts__v1__served_by__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__ServedBy *)
+     protobuf_c_message_unpack (&receipts__v1__served_by__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__served_by__free_unpacked
+                     (Receipts__V1__ServedBy *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__served_by__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__term_start__init
+                     (Receipts__V1__TermStart         *message)
+{
+  static const Receipts__V1__TermStart init_value = RECEIPTS__V1__TERM_START__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__term_start__get_packed_size
+                     (const Receipts__V1__TermStart *message)
+{
+  assert(message->base.descriptor == &receipts__v1__term_start__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__term_start__pack
+                     (const Receipts__V1__TermStart *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__term_start__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__term_start__pack_to_buffer
+                     (const Receipts__V1__TermStart *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__term_start__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__TermStart *
+       receipts__v1__term_start__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__TermStart *)
+     protobuf_c_message_unpack (&receipts__v1__term_start__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__term_start__free_unpacked
+                     (Receipts__V1__TermStart *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__term_start__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__replication_request__init
+                     (Receipts__V1__ReplicationRequest         *message)
+{
+  static const Receipts__V1__ReplicationRequest init_value = RECEIPTS__V1__REPLICATION_REQUEST__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__replication_request__get_packed_size
+                     (const Receipts__V1__ReplicationRequest *message)
+{
+  assert(message->base.descriptor == &receipts__v1__replication_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__replication_request__pack
+                     (const Receipts__V1__ReplicationRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__replication_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__replication_request__pack_to_buffer
+                     (const Receipts__V1__ReplicationRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__replication_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__ReplicationRequest *
+       receipts__v1__replication_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__ReplicationRequest *)
+     protobuf_c_message_unpack (&receipts__v1__replication_request__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__replication_request__free_unpacked
+                     (Receipts__V1__ReplicationRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__replication_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__follow__init
+                     (Receipts__V1__Follow         *message)
+{
+  static const Receipts__V1__Follow init_value = RECEIPTS__V1__FOLLOW__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__follow__get_packed_size
+                     (const Receipts__V1__Follow *message)
+{
+  assert(message->base.descriptor == &receipts__v1__follow__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__follow__pack
+                     (const Receipts__V1__Follow *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__follow__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__follow__pack_to_buffer
+                     (const Receipts__V1__Follow *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__follow__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__Follow *
+       receipts__v1__follow__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__Follow *)
+     protobuf_c_message_unpack (&receipts__v1__follow__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__follow__free_unpacked
+                     (Receipts__V1__Follow *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__follow__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__replication_ack__init
+                     (Receipts__V1__ReplicationAck         *message)
+{
+  static const Receipts__V1__ReplicationAck init_value = RECEIPTS__V1__REPLICATION_ACK__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__replication_ack__get_packed_size
+                     (const Receipts__V1__ReplicationAck *message)
+{
+  assert(message->base.descriptor == &receipts__v1__replication_ack__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__replication_ack__pack
+                     (const Receipts__V1__ReplicationAck *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__replication_ack__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__replication_ack__pack_to_buffer
+                     (const Receipts__V1__ReplicationAck *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__replication_ack__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__ReplicationAck *
+       receipts__v1__replication_ack__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__ReplicationAck *)
+     protobuf_c_message_unpack (&receipts__v1__replication_ack__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__replication_ack__free_unpacked
+                     (Receipts__V1__ReplicationAck *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__replication_ack__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__replication_message__init
+                     (Receipts__V1__ReplicationMessage         *message)
+{
+  static const Receipts__V1__ReplicationMessage init_value = RECEIPTS__V1__REPLICATION_MESSAGE__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__replication_message__get_packed_size
+                     (const Receipts__V1__ReplicationMessage *message)
+{
+  assert(message->base.descriptor == &receipts__v1__replication_message__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__replication_message__pack
+                     (const Receipts__V1__ReplicationMessage *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__replication_message__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__replication_message__pack_to_buffer
+                     (const Receipts__V1__ReplicationMessage *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__replication_message__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__ReplicationMessage *
+       receipts__v1__replication_message__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__ReplicationMessage *)
+     protobuf_c_message_unpack (&receipts__v1__replication_message__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__replication_message__free_unpacked
+                     (Receipts__V1__ReplicationMessage *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__replication_message__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__follow_accepted__init
+                     (Receipts__V1__FollowAccepted         *message)
+{
+  static const Receipts__V1__FollowAccepted init_value = RECEIPTS__V1__FOLLOW_ACCEPTED__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__follow_accepted__get_packed_size
+                     (const Receipts__V1__FollowAccepted *message)
+{
+  assert(message->base.descriptor == &receipts__v1__follow_accepted__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__follow_accepted__pack
+                     (const Receipts__V1__FollowAccepted *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__follow_accepted__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__follow_accepted__pack_to_buffer
+                     (const Receipts__V1__FollowAccepted *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__follow_accepted__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__FollowAccepted *
+       receipts__v1__follow_accepted__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__FollowAccepted *)
+     protobuf_c_message_unpack (&receipts__v1__follow_accepted__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__follow_accepted__free_unpacked
+                     (Receipts__V1__FollowAccepted *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__follow_accepted__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__records__init
+                     (Receipts__V1__Records         *message)
+{
+  static const Receipts__V1__Records init_value = RECEIPTS__V1__RECORDS__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__records__get_packed_size
+                     (const Receipts__V1__Records *message)
+{
+  assert(message->base.descriptor == &receipts__v1__records__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__records__pack
+                     (const Receipts__V1__Records *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__records__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__records__pack_to_buffer
+                     (const Receipts__V1__Records *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__records__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__Records *
+       receipts__v1__records__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__Records *)
+     protobuf_c_message_unpack (&receipts__v1__records__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__records__free_unpacked
+                     (Receipts__V1__Records *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__records__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__snapshot_chunk__init
+                     (Receipts__V1__SnapshotChunk         *message)
+{
+  static const Receipts__V1__SnapshotChunk init_value = RECEIPTS__V1__SNAPSHOT_CHUNK__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__snapshot_chunk__get_packed_size
+                     (const Receipts__V1__SnapshotChunk *message)
+{
+  assert(message->base.descriptor == &receipts__v1__snapshot_chunk__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__snapshot_chunk__pack
+                     (const Receipts__V1__SnapshotChunk *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__snapshot_chunk__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__snapshot_chunk__pack_to_buffer
+                     (const Receipts__V1__SnapshotChunk *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__snapshot_chunk__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__SnapshotChunk *
+       receipts__v1__snapshot_chunk__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__SnapshotChunk *)
+     protobuf_c_message_unpack (&receipts__v1__snapshot_chunk__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__snapshot_chunk__free_unpacked
+                     (Receipts__V1__SnapshotChunk *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__snapshot_chunk__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__heartbeat__init
+                     (Receipts__V1__Heartbeat         *message)
+{
+  static const Receipts__V1__Heartbeat init_value = RECEIPTS__V1__HEARTBEAT__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__heartbeat__get_packed_size
+                     (const Receipts__V1__Heartbeat *message)
+{
+  assert(message->base.descriptor == &receipts__v1__heartbeat__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__heartbeat__pack
+                     (const Receipts__V1__Heartbeat *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__heartbeat__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__heartbeat__pack_to_buffer
+                     (const Receipts__V1__Heartbeat *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__heartbeat__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__Heartbeat *
+       receipts__v1__heartbeat__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__Heartbeat *)
+     protobuf_c_message_unpack (&receipts__v1__heartbeat__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__heartbeat__free_unpacked
+                     (Receipts__V1__Heartbeat *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__heartbeat__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__follow_refused__init
+                     (Receipts__V1__FollowRefused         *message)
+{
+  static const Receipts__V1__FollowRefused init_value = RECEIPTS__V1__FOLLOW_REFUSED__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__follow_refused__get_packed_size
+                     (const Receipts__V1__FollowRefused *message)
+{
+  assert(message->base.descriptor == &receipts__v1__follow_refused__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__follow_refused__pack
+                     (const Receipts__V1__FollowRefused *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__follow_refused__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__follow_refused__pack_to_buffer
+                     (const Receipts__V1__FollowRefused *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__follow_refused__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__FollowRefused *
+       receipts__v1__follow_refused__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__FollowRefused *)
+     protobuf_c_message_unpack (&receipts__v1__follow_refused__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__follow_refused__free_unpacked
+                     (Receipts__V1__FollowRefused *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__follow_refused__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor receipts__v1__event_id__field_descriptors[2] =
 {
   {
@@ -3901,7 +4396,7 @@ const ProtobufCMessageDescriptor receipts__v1__compact_query__descriptor =
   (ProtobufCMessageInit) receipts__v1__compact_query__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__query__field_descriptors[14] =
+static const ProtobufCFieldDescriptor receipts__v1__query__field_descriptors[15] =
 {
   {
     "message_status",
@@ -4071,8 +4566,21 @@ static const ProtobufCFieldDescriptor receipts__v1__query__field_descriptors[14]
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "allow_standby",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Query, allow_standby),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__query__field_indices_by_name[] = {
+  14,   /* field[14] = allow_standby */
   13,   /* field[13] = commit_move */
   7,   /* field[7] = compact */
   10,   /* field[10] = export_conversations */
@@ -4088,10 +4596,11 @@ static const unsigned receipts__v1__query__field_indices_by_name[] = {
   8,   /* field[8] = topology */
   3,   /* field[3] = unread_counts */
 };
-static const ProtobufCIntRange receipts__v1__query__number_ranges[1 + 1] =
+static const ProtobufCIntRange receipts__v1__query__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 14 }
+  { 20, 14 },
+  { 0, 15 }
 };
 const ProtobufCMessageDescriptor receipts__v1__query__descriptor =
 {
@@ -4101,10 +4610,10 @@ const ProtobufCMessageDescriptor receipts__v1__query__descriptor =
   "Receipts__V1__Query",
   "receipts.v1",
   sizeof(Receipts__V1__Query),
-  14,
+  15,
   receipts__v1__query__field_descriptors,
   receipts__v1__query__field_indices_by_name,
-  1,  receipts__v1__query__number_ranges,
+  2,  receipts__v1__query__number_ranges,
   (ProtobufCMessageInit) receipts__v1__query__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -5088,7 +5597,7 @@ const ProtobufCMessageDescriptor receipts__v1__conversation_snapshot__descriptor
   (ProtobufCMessageInit) receipts__v1__conversation_snapshot__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__health__field_descriptors[5] =
+static const ProtobufCFieldDescriptor receipts__v1__health__field_descriptors[9] =
 {
   {
     "state",
@@ -5150,10 +5659,62 @@ static const ProtobufCFieldDescriptor receipts__v1__health__field_descriptors[5]
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "role",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Health, role),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "term",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Health, term),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "member",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Health, member),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "applied",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Health, applied),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__health__field_indices_by_name[] = {
+  8,   /* field[8] = applied */
   4,   /* field[4] = epoch */
+  7,   /* field[7] = member */
+  5,   /* field[5] = role */
   0,   /* field[0] = state */
+  6,   /* field[6] = term */
   3,   /* field[3] = uptime_ms */
   2,   /* field[2] = worker_count */
   1,   /* field[1] = worker_index */
@@ -5161,7 +5722,7 @@ static const unsigned receipts__v1__health__field_indices_by_name[] = {
 static const ProtobufCIntRange receipts__v1__health__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 9 }
 };
 const ProtobufCMessageDescriptor receipts__v1__health__descriptor =
 {
@@ -5171,7 +5732,7 @@ const ProtobufCMessageDescriptor receipts__v1__health__descriptor =
   "Receipts__V1__Health",
   "receipts.v1",
   sizeof(Receipts__V1__Health),
-  5,
+  9,
   receipts__v1__health__field_descriptors,
   receipts__v1__health__field_indices_by_name,
   1,  receipts__v1__health__number_ranges,
@@ -5344,7 +5905,7 @@ const ProtobufCMessageDescriptor receipts__v1__compact_result__descriptor =
   (ProtobufCMessageInit) receipts__v1__compact_result__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__error_reply__field_descriptors[3] =
+static const ProtobufCFieldDescriptor receipts__v1__error_reply__field_descriptors[8] =
 {
   {
     "code",
@@ -5382,16 +5943,81 @@ static const ProtobufCFieldDescriptor receipts__v1__error_reply__field_descripto
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "primary_member",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ErrorReply, primary_member),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "primary_ingest",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ErrorReply, primary_ingest),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "primary_query",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ErrorReply, primary_query),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "primary_publish",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ErrorReply, primary_publish),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "term",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ErrorReply, term),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__error_reply__field_indices_by_name[] = {
   0,   /* field[0] = code */
   1,   /* field[1] = message */
   2,   /* field[2] = owner_worker */
+  4,   /* field[4] = primary_ingest */
+  3,   /* field[3] = primary_member */
+  6,   /* field[6] = primary_publish */
+  5,   /* field[5] = primary_query */
+  7,   /* field[7] = term */
 };
 static const ProtobufCIntRange receipts__v1__error_reply__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor receipts__v1__error_reply__descriptor =
 {
@@ -5401,14 +6027,14 @@ const ProtobufCMessageDescriptor receipts__v1__error_reply__descriptor =
   "Receipts__V1__ErrorReply",
   "receipts.v1",
   sizeof(Receipts__V1__ErrorReply),
-  3,
+  8,
   receipts__v1__error_reply__field_descriptors,
   receipts__v1__error_reply__field_indices_by_name,
   1,  receipts__v1__error_reply__number_ranges,
   (ProtobufCMessageInit) receipts__v1__error_reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__query_reply__field_descriptors[12] =
+static const ProtobufCFieldDescriptor receipts__v1__query_reply__field_descriptors[13] =
 {
   {
     "message_status",
@@ -5554,6 +6180,18 @@ static const ProtobufCFieldDescriptor receipts__v1__query_reply__field_descripto
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "served_by",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__QueryReply, served_by),
+    &receipts__v1__served_by__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__query_reply__field_indices_by_name[] = {
   7,   /* field[7] = compact */
@@ -5564,15 +6202,17 @@ static const unsigned receipts__v1__query_reply__field_indices_by_name[] = {
   2,   /* field[2] = last_sent */
   0,   /* field[0] = message_status */
   1,   /* field[1] = read_detail */
+  12,   /* field[12] = served_by */
   4,   /* field[4] = snapshot */
   6,   /* field[6] = stats */
   9,   /* field[9] = topology */
   3,   /* field[3] = unread_counts */
 };
-static const ProtobufCIntRange receipts__v1__query_reply__number_ranges[1 + 1] =
+static const ProtobufCIntRange receipts__v1__query_reply__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 20, 12 },
+  { 0, 13 }
 };
 const ProtobufCMessageDescriptor receipts__v1__query_reply__descriptor =
 {
@@ -5582,11 +6222,962 @@ const ProtobufCMessageDescriptor receipts__v1__query_reply__descriptor =
   "Receipts__V1__QueryReply",
   "receipts.v1",
   sizeof(Receipts__V1__QueryReply),
-  12,
+  13,
   receipts__v1__query_reply__field_descriptors,
   receipts__v1__query_reply__field_indices_by_name,
-  1,  receipts__v1__query_reply__number_ranges,
+  2,  receipts__v1__query_reply__number_ranges,
   (ProtobufCMessageInit) receipts__v1__query_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__served_by__field_descriptors[5] =
+{
+  {
+    "member",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ServedBy, member),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "role",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ServedBy, role),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "term",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ServedBy, term),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "applied",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ServedBy, applied),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "behind_ms",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ServedBy, behind_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__served_by__field_indices_by_name[] = {
+  3,   /* field[3] = applied */
+  4,   /* field[4] = behind_ms */
+  0,   /* field[0] = member */
+  1,   /* field[1] = role */
+  2,   /* field[2] = term */
+};
+static const ProtobufCIntRange receipts__v1__served_by__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor receipts__v1__served_by__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.ServedBy",
+  "ServedBy",
+  "Receipts__V1__ServedBy",
+  "receipts.v1",
+  sizeof(Receipts__V1__ServedBy),
+  5,
+  receipts__v1__served_by__field_descriptors,
+  receipts__v1__served_by__field_indices_by_name,
+  1,  receipts__v1__served_by__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__served_by__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__term_start__field_descriptors[3] =
+{
+  {
+    "term",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__TermStart, term),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "start",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__TermStart, start),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "member",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__TermStart, member),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__term_start__field_indices_by_name[] = {
+  2,   /* field[2] = member */
+  1,   /* field[1] = start */
+  0,   /* field[0] = term */
+};
+static const ProtobufCIntRange receipts__v1__term_start__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor receipts__v1__term_start__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.TermStart",
+  "TermStart",
+  "Receipts__V1__TermStart",
+  "receipts.v1",
+  sizeof(Receipts__V1__TermStart),
+  3,
+  receipts__v1__term_start__field_descriptors,
+  receipts__v1__term_start__field_indices_by_name,
+  1,  receipts__v1__term_start__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__term_start__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__replication_request__field_descriptors[2] =
+{
+  {
+    "follow",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__ReplicationRequest, kind_case),
+    offsetof(Receipts__V1__ReplicationRequest, follow),
+    &receipts__v1__follow__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "ack",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__ReplicationRequest, kind_case),
+    offsetof(Receipts__V1__ReplicationRequest, ack),
+    &receipts__v1__replication_ack__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__replication_request__field_indices_by_name[] = {
+  1,   /* field[1] = ack */
+  0,   /* field[0] = follow */
+};
+static const ProtobufCIntRange receipts__v1__replication_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor receipts__v1__replication_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.ReplicationRequest",
+  "ReplicationRequest",
+  "Receipts__V1__ReplicationRequest",
+  "receipts.v1",
+  sizeof(Receipts__V1__ReplicationRequest),
+  2,
+  receipts__v1__replication_request__field_descriptors,
+  receipts__v1__replication_request__field_indices_by_name,
+  1,  receipts__v1__replication_request__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__replication_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__follow__field_descriptors[9] =
+{
+  {
+    "session",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Follow, session),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "member",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Follow, member),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "worker_index",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Follow, worker_index),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "known_term",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Follow, known_term),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "terms",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__Follow, n_terms),
+    offsetof(Receipts__V1__Follow, terms),
+    &receipts__v1__term_start__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "log_end",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Follow, log_end),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "durable",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Follow, durable),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "engine_settings",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Follow, engine_settings),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "window_bytes",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Follow, window_bytes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__follow__field_indices_by_name[] = {
+  6,   /* field[6] = durable */
+  7,   /* field[7] = engine_settings */
+  3,   /* field[3] = known_term */
+  5,   /* field[5] = log_end */
+  1,   /* field[1] = member */
+  0,   /* field[0] = session */
+  4,   /* field[4] = terms */
+  8,   /* field[8] = window_bytes */
+  2,   /* field[2] = worker_index */
+};
+static const ProtobufCIntRange receipts__v1__follow__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 9 }
+};
+const ProtobufCMessageDescriptor receipts__v1__follow__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.Follow",
+  "Follow",
+  "Receipts__V1__Follow",
+  "receipts.v1",
+  sizeof(Receipts__V1__Follow),
+  9,
+  receipts__v1__follow__field_descriptors,
+  receipts__v1__follow__field_indices_by_name,
+  1,  receipts__v1__follow__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__follow__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__replication_ack__field_descriptors[4] =
+{
+  {
+    "session",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReplicationAck, session),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "appended",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReplicationAck, appended),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "durable",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReplicationAck, durable),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "applied",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReplicationAck, applied),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__replication_ack__field_indices_by_name[] = {
+  1,   /* field[1] = appended */
+  3,   /* field[3] = applied */
+  2,   /* field[2] = durable */
+  0,   /* field[0] = session */
+};
+static const ProtobufCIntRange receipts__v1__replication_ack__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor receipts__v1__replication_ack__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.ReplicationAck",
+  "ReplicationAck",
+  "Receipts__V1__ReplicationAck",
+  "receipts.v1",
+  sizeof(Receipts__V1__ReplicationAck),
+  4,
+  receipts__v1__replication_ack__field_descriptors,
+  receipts__v1__replication_ack__field_indices_by_name,
+  1,  receipts__v1__replication_ack__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__replication_ack__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__replication_message__field_descriptors[5] =
+{
+  {
+    "accepted",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__ReplicationMessage, kind_case),
+    offsetof(Receipts__V1__ReplicationMessage, accepted),
+    &receipts__v1__follow_accepted__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "records",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__ReplicationMessage, kind_case),
+    offsetof(Receipts__V1__ReplicationMessage, records),
+    &receipts__v1__records__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "snapshot",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__ReplicationMessage, kind_case),
+    offsetof(Receipts__V1__ReplicationMessage, snapshot),
+    &receipts__v1__snapshot_chunk__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "heartbeat",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__ReplicationMessage, kind_case),
+    offsetof(Receipts__V1__ReplicationMessage, heartbeat),
+    &receipts__v1__heartbeat__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "refused",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__ReplicationMessage, kind_case),
+    offsetof(Receipts__V1__ReplicationMessage, refused),
+    &receipts__v1__follow_refused__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__replication_message__field_indices_by_name[] = {
+  0,   /* field[0] = accepted */
+  3,   /* field[3] = heartbeat */
+  1,   /* field[1] = records */
+  4,   /* field[4] = refused */
+  2,   /* field[2] = snapshot */
+};
+static const ProtobufCIntRange receipts__v1__replication_message__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor receipts__v1__replication_message__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.ReplicationMessage",
+  "ReplicationMessage",
+  "Receipts__V1__ReplicationMessage",
+  "receipts.v1",
+  sizeof(Receipts__V1__ReplicationMessage),
+  5,
+  receipts__v1__replication_message__field_descriptors,
+  receipts__v1__replication_message__field_indices_by_name,
+  1,  receipts__v1__replication_message__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__replication_message__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__follow_accepted__field_descriptors[4] =
+{
+  {
+    "session",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__FollowAccepted, session),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "term",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__FollowAccepted, term),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "continue_at",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__FollowAccepted, continue_at),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "snapshot_first",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__FollowAccepted, snapshot_first),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__follow_accepted__field_indices_by_name[] = {
+  2,   /* field[2] = continue_at */
+  0,   /* field[0] = session */
+  3,   /* field[3] = snapshot_first */
+  1,   /* field[1] = term */
+};
+static const ProtobufCIntRange receipts__v1__follow_accepted__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor receipts__v1__follow_accepted__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.FollowAccepted",
+  "FollowAccepted",
+  "Receipts__V1__FollowAccepted",
+  "receipts.v1",
+  sizeof(Receipts__V1__FollowAccepted),
+  4,
+  receipts__v1__follow_accepted__field_descriptors,
+  receipts__v1__follow_accepted__field_indices_by_name,
+  1,  receipts__v1__follow_accepted__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__follow_accepted__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__records__field_descriptors[6] =
+{
+  {
+    "session",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Records, session),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "term",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Records, term),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "start",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Records, start),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Records, end),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "acknowledged",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Records, acknowledged),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "primary_end",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Records, primary_end),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__records__field_indices_by_name[] = {
+  4,   /* field[4] = acknowledged */
+  3,   /* field[3] = end */
+  5,   /* field[5] = primary_end */
+  0,   /* field[0] = session */
+  2,   /* field[2] = start */
+  1,   /* field[1] = term */
+};
+static const ProtobufCIntRange receipts__v1__records__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor receipts__v1__records__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.Records",
+  "Records",
+  "Receipts__V1__Records",
+  "receipts.v1",
+  sizeof(Receipts__V1__Records),
+  6,
+  receipts__v1__records__field_descriptors,
+  receipts__v1__records__field_indices_by_name,
+  1,  receipts__v1__records__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__records__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__snapshot_chunk__field_descriptors[7] =
+{
+  {
+    "session",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__SnapshotChunk, session),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "position",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__SnapshotChunk, position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "file_bytes",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__SnapshotChunk, file_bytes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "offset",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__SnapshotChunk, offset),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__SnapshotChunk, last),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "terms",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__SnapshotChunk, n_terms),
+    offsetof(Receipts__V1__SnapshotChunk, terms),
+    &receipts__v1__term_start__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "engine_settings",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__SnapshotChunk, engine_settings),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__snapshot_chunk__field_indices_by_name[] = {
+  6,   /* field[6] = engine_settings */
+  2,   /* field[2] = file_bytes */
+  4,   /* field[4] = last */
+  3,   /* field[3] = offset */
+  1,   /* field[1] = position */
+  0,   /* field[0] = session */
+  5,   /* field[5] = terms */
+};
+static const ProtobufCIntRange receipts__v1__snapshot_chunk__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor receipts__v1__snapshot_chunk__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.SnapshotChunk",
+  "SnapshotChunk",
+  "Receipts__V1__SnapshotChunk",
+  "receipts.v1",
+  sizeof(Receipts__V1__SnapshotChunk),
+  7,
+  receipts__v1__snapshot_chunk__field_descriptors,
+  receipts__v1__snapshot_chunk__field_indices_by_name,
+  1,  receipts__v1__snapshot_chunk__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__snapshot_chunk__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__heartbeat__field_descriptors[5] =
+{
+  {
+    "session",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Heartbeat, session),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "term",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Heartbeat, term),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "acknowledged",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Heartbeat, acknowledged),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "primary_end",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Heartbeat, primary_end),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "primary_durable",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Heartbeat, primary_durable),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__heartbeat__field_indices_by_name[] = {
+  2,   /* field[2] = acknowledged */
+  4,   /* field[4] = primary_durable */
+  3,   /* field[3] = primary_end */
+  0,   /* field[0] = session */
+  1,   /* field[1] = term */
+};
+static const ProtobufCIntRange receipts__v1__heartbeat__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor receipts__v1__heartbeat__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.Heartbeat",
+  "Heartbeat",
+  "Receipts__V1__Heartbeat",
+  "receipts.v1",
+  sizeof(Receipts__V1__Heartbeat),
+  5,
+  receipts__v1__heartbeat__field_descriptors,
+  receipts__v1__heartbeat__field_indices_by_name,
+  1,  receipts__v1__heartbeat__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__heartbeat__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__follow_refused__field_descriptors[2] =
+{
+  {
+    "session",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__FollowRefused, session),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "error",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__FollowRefused, error),
+    &receipts__v1__error_reply__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__follow_refused__field_indices_by_name[] = {
+  1,   /* field[1] = error */
+  0,   /* field[0] = session */
+};
+static const ProtobufCIntRange receipts__v1__follow_refused__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor receipts__v1__follow_refused__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.FollowRefused",
+  "FollowRefused",
+  "Receipts__V1__FollowRefused",
+  "receipts.v1",
+  sizeof(Receipts__V1__FollowRefused),
+  2,
+  receipts__v1__follow_refused__field_descriptors,
+  receipts__v1__follow_refused__field_indices_by_name,
+  1,  receipts__v1__follow_refused__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__follow_refused__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCEnumValue receipts__v1__conversation_kind__enum_values_by_number[3] =
@@ -5773,7 +7364,7 @@ const ProtobufCEnumDescriptor receipts__v1__recipient_state__descriptor =
   receipts__v1__recipient_state__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue receipts__v1__error_code__enum_values_by_number[11] =
+static const ProtobufCEnumValue receipts__v1__error_code__enum_values_by_number[12] =
 {
   { "ERROR_CODE_UNSPECIFIED", "RECEIPTS__V1__ERROR_CODE__ERROR_CODE_UNSPECIFIED", 0 },
   { "ERROR_CODE_MALFORMED_FRAME", "RECEIPTS__V1__ERROR_CODE__ERROR_CODE_MALFORMED_FRAME", 1 },
@@ -5786,11 +7377,12 @@ static const ProtobufCEnumValue receipts__v1__error_code__enum_values_by_number[
   { "ERROR_CODE_INVALID_ARGUMENT", "RECEIPTS__V1__ERROR_CODE__ERROR_CODE_INVALID_ARGUMENT", 8 },
   { "ERROR_CODE_INTERNAL", "RECEIPTS__V1__ERROR_CODE__ERROR_CODE_INTERNAL", 9 },
   { "ERROR_CODE_PERMISSION_DENIED", "RECEIPTS__V1__ERROR_CODE__ERROR_CODE_PERMISSION_DENIED", 10 },
+  { "ERROR_CODE_NOT_PRIMARY", "RECEIPTS__V1__ERROR_CODE__ERROR_CODE_NOT_PRIMARY", 11 },
 };
 static const ProtobufCIntRange receipts__v1__error_code__value_ranges[] = {
-{0, 0},{0, 11}
+{0, 0},{0, 12}
 };
-static const ProtobufCEnumValueIndex receipts__v1__error_code__enum_values_by_name[11] =
+static const ProtobufCEnumValueIndex receipts__v1__error_code__enum_values_by_name[12] =
 {
   { "ERROR_CODE_FRAME_TOO_LARGE", 3 },
   { "ERROR_CODE_INTERNAL", 9 },
@@ -5798,6 +7390,7 @@ static const ProtobufCEnumValueIndex receipts__v1__error_code__enum_values_by_na
   { "ERROR_CODE_MALFORMED_FRAME", 1 },
   { "ERROR_CODE_NOT_FOUND", 5 },
   { "ERROR_CODE_NOT_OWNER", 6 },
+  { "ERROR_CODE_NOT_PRIMARY", 11 },
   { "ERROR_CODE_PERMISSION_DENIED", 10 },
   { "ERROR_CODE_UNAVAILABLE", 7 },
   { "ERROR_CODE_UNKNOWN_KIND", 2 },
@@ -5811,9 +7404,9 @@ const ProtobufCEnumDescriptor receipts__v1__error_code__descriptor =
   "ErrorCode",
   "Receipts__V1__ErrorCode",
   "receipts.v1",
-  11,
+  12,
   receipts__v1__error_code__enum_values_by_number,
-  11,
+  12,
   receipts__v1__error_code__enum_values_by_name,
   1,
   receipts__v1__error_code__value_ranges,

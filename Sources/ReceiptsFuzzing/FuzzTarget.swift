@@ -12,6 +12,11 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case segment
     /// `ReceiptEngine.apply`: event sequences derived from the input keep every invariant.
     case engine
+    /// `ReplicationRequest.decode`: a standby's requests that decode survive a re-encode.
+    case replicationRequest = "replication-request"
+    /// `ReplicationMessage.decode`: a primary's messages (one or two frames) that decode survive a
+    /// re-encode, their second frame unchanged.
+    case replicationMessage = "replication-message"
 
     /// Runs one input through the target.
     ///
@@ -24,6 +29,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .snapshot: try SnapshotTarget.run(input)
         case .segment: try SegmentTarget.run(input)
         case .engine: try EngineTarget.run(input)
+        case .replicationRequest: try ReplicationTargets.request(input)
+        case .replicationMessage: try ReplicationTargets.message(input)
         }
     }
 
@@ -32,7 +39,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     public var maxInputLength: Int {
         switch self {
         case .engine: 96
-        case .eventBatch, .query, .snapshot, .segment: 4096
+        case .eventBatch, .query, .snapshot, .segment, .replicationRequest, .replicationMessage: 4096
         }
     }
 }

@@ -13,8 +13,101 @@ public enum SeedCorpus {
         case .snapshot: snapshots
         case .segment: segments
         case .engine: scripts
+        case .replicationRequest: replicationRequests.map { ($0.0, $0.1.encode()[0]) }
+        case .replicationMessage: replicationMessages.map { ($0.0, ReplicationTargets.input(frames: $0.1.encode())) }
         }
     }
+
+    /// The term history of the replication seeds: term 2 after term 1.
+    static let replicationTerms = [
+        TermStart(term: 1, start: 0, member: "receiptd-3"),
+        TermStart(term: 2, start: 4096, member: "receiptd-b-3"),
+    ]
+
+    static let replicationRequests: [(String, ReplicationRequest)] = [
+        (
+            "seed-follow",
+            .follow(
+                ReplicationRequest.Follow(
+                    session: 0x5EED,
+                    member: "receiptd-3",
+                    workerIndex: 3,
+                    knownTerm: 2,
+                    terms: replicationTerms,
+                    logEnd: 8192,
+                    durable: 8000,
+                    engineSettings: "retention-days=30\n",
+                    windowBytes: 16 << 20
+                )
+            )
+        ),
+        ("seed-ack", .ack(ReplicationRequest.Ack(session: 0x5EED, appended: 9000, durable: 8500, applied: 8192))),
+    ]
+
+    static let replicationMessages: [(String, ReplicationMessage)] = [
+        (
+            "seed-accepted",
+            .accepted(
+                ReplicationMessage.FollowAccepted(session: 0x5EED, term: 2, continueAt: 8000, snapshotFirst: false)
+            )
+        ),
+        (
+            "seed-records",
+            .records(
+                ReplicationMessage.Records(
+                    session: 0x5EED,
+                    term: 2,
+                    start: 8000,
+                    bytes: [3, 0, 0, 0, 1, 0xA, 0xB, 0xC, 0, 0, 0, 0],
+                    acknowledged: 7900,
+                    primaryEnd: 9000
+                )
+            )
+        ),
+        (
+            "seed-snapshot-chunk",
+            .snapshot(
+                ReplicationMessage.SnapshotChunk(
+                    session: 0x5EED,
+                    position: 4096,
+                    fileBytes: 16,
+                    offset: 0,
+                    bytes: Array("RCPTSNAP".utf8) + [0, 16, 0, 0, 0, 0, 0, 0],
+                    terms: replicationTerms,
+                    engineSettings: "retention-days=30\n"
+                )
+            )
+        ),
+        (
+            "seed-heartbeat",
+            .heartbeat(
+                ReplicationMessage.Heartbeat(
+                    session: 0x5EED,
+                    term: 2,
+                    acknowledged: 8500,
+                    primaryEnd: 9000,
+                    primaryDurable: 8800
+                )
+            )
+        ),
+        (
+            "seed-refused",
+            .refused(
+                session: 0x5EED,
+                error: ErrorReply(
+                    code: .notPrimary,
+                    message: "receiptd-3 is a standby",
+                    primary: ErrorReply.Primary(
+                        member: "receiptd-b-3",
+                        ingest: "tcp://receiptd-b-3.receiptd:7001",
+                        query: "tcp://receiptd-b-3.receiptd:7002",
+                        publish: "tcp://receiptd-b-3.receiptd:7003"
+                    ),
+                    term: 2
+                )
+            )
+        ),
+    ]
 
     static func event(_ sequence: UInt64, _ kind: EventKind, clientTime: Int64? = nil) -> Event {
         Event(

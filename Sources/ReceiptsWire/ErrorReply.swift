@@ -6,7 +6,7 @@ public struct ErrorReply: Hashable, Sendable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Wrapped: Hashable, Sendable {
             case malformedFrame, unknownKind, frameTooLarge, wrongFrameCount, notFound
-            case notOwner, unavailable, invalidArgument, `internal`, permissionDenied
+            case notOwner, unavailable, invalidArgument, `internal`, permissionDenied, notPrimary
         }
 
         fileprivate var wrapped: Wrapped
@@ -36,6 +36,9 @@ public struct ErrorReply: Hashable, Sendable {
         public static let `internal` = Code(.internal)
         /// The client's key may not make this request (CurveZMQ on: compact and stats need an operator key).
         public static let permissionDenied = Code(.permissionDenied)
+        /// This member does not take writes for its ordinal (a standby, or its lease is gone): see
+        /// `primary` and `term`. Nothing of the frame was applied (deploy/REPLICATION.md section 8.1).
+        public static let notPrimary = Code(.notPrimary)
 
         public var description: String {
             switch wrapped {
@@ -49,7 +52,33 @@ public struct ErrorReply: Hashable, Sendable {
             case .invalidArgument: "invalid_argument"
             case .internal: "internal"
             case .permissionDenied: "permission_denied"
+            case .notPrimary: "not_primary"
             }
+        }
+    }
+
+    /// The primary a `.notPrimary` answer names: its member name and advertised endpoints.
+    public struct Primary: Hashable, Sendable {
+        /// The primary's member name, e.g. "receiptd-b-3".
+        public var member: String
+        /// Its advertised ingest endpoint; empty if not known.
+        public var ingest: String
+        /// Its advertised query endpoint; empty if not known.
+        public var query: String
+        /// Its advertised status update endpoint; empty if not known.
+        public var publish: String
+
+        /// Creates a primary's address.
+        /// - Parameters:
+        ///   - member: The primary's member name (not empty: an unknown primary is no `Primary`).
+        ///   - ingest: Its advertised ingest endpoint.
+        ///   - query: Its advertised query endpoint.
+        ///   - publish: Its advertised status update endpoint.
+        public init(member: String, ingest: String = "", query: String = "", publish: String = "") {
+            self.member = member
+            self.ingest = ingest
+            self.query = query
+            self.publish = publish
         }
     }
 
@@ -60,16 +89,25 @@ public struct ErrorReply: Hashable, Sendable {
     /// With `.notOwner`: the worker that owns the conversation (ignored with other codes,
     /// since the wire field is only meaningful with NOT_OWNER and worker 0 is valid).
     public var ownerWorker: Int?
+    /// With `.notPrimary`: the primary, nil while an election is under way (ignored with other
+    /// codes, like `ownerWorker`).
+    public var primary: Primary?
+    /// With `.notPrimary`: the term the answer is about (0 with other codes).
+    public var term: UInt64
 
     /// Creates an error reply.
     /// - Parameters:
     ///   - code: What kind of error.
     ///   - message: Human-readable explanation.
     ///   - ownerWorker: With `.notOwner`, the worker that owns the conversation.
-    public init(code: Code, message: String, ownerWorker: Int? = nil) {
+    ///   - primary: With `.notPrimary`, the primary if known.
+    ///   - term: With `.notPrimary`, the term the answer is about.
+    public init(code: Code, message: String, ownerWorker: Int? = nil, primary: Primary? = nil, term: UInt64 = 0) {
         self.code = code
         self.message = message
         self.ownerWorker = ownerWorker
+        self.primary = primary
+        self.term = term
     }
 
     /// The reply for a frame that failed to decode (or was refused before decoding), so the
@@ -80,6 +118,7 @@ public struct ErrorReply: Hashable, Sendable {
             case .malformedFrame: .malformedFrame
             case .frameTooLarge: .frameTooLarge
             case .unknownKind: .unknownKind
+            case .wrongFrameCount: .wrongFrameCount
             default: .invalidArgument
             }
         self.init(code: code, message: error.message)
@@ -90,6 +129,15 @@ extension ErrorReply {
     /// The reply from the wire. UNSPECIFIED and codes from a newer peer read as `.internal`
     /// (the message still says what happened).
     init(wire reply: Receipts__V1__ErrorReply) {
+        self.init(wire: reply) { pointer, _ in String(wire: pointer) }
+    }
+
+    /// The reply from the wire, its strings read by `string` (a ``RequestStrings`` reader where
+    /// they must be valid: in a replication message).
+    init<Failure: Error>(
+        wire reply: Receipts__V1__ErrorReply,
+        string: (UnsafePointer<CChar>?, StaticString) throws(Failure) -> String
+    ) throws(Failure) {
         let code: Code =
             switch reply.code {
             case RECEIPTS__V1__ERROR_CODE__ERROR_CODE_MALFORMED_FRAME: .malformedFrame
@@ -101,12 +149,27 @@ extension ErrorReply {
             case RECEIPTS__V1__ERROR_CODE__ERROR_CODE_UNAVAILABLE: .unavailable
             case RECEIPTS__V1__ERROR_CODE__ERROR_CODE_INVALID_ARGUMENT: .invalidArgument
             case RECEIPTS__V1__ERROR_CODE__ERROR_CODE_PERMISSION_DENIED: .permissionDenied
+            case RECEIPTS__V1__ERROR_CODE__ERROR_CODE_NOT_PRIMARY: .notPrimary
             default: .internal
             }
+        var primary: Primary?
+        if code == .notPrimary {
+            let member = try string(reply.primary_member, "error.primary_member")
+            if !member.isEmpty {
+                primary = Primary(
+                    member: member,
+                    ingest: try string(reply.primary_ingest, "error.primary_ingest"),
+                    query: try string(reply.primary_query, "error.primary_query"),
+                    publish: try string(reply.primary_publish, "error.primary_publish")
+                )
+            }
+        }
         self.init(
             code: code,
-            message: String(wire: reply.message),
-            ownerWorker: code == .notOwner ? Int(reply.owner_worker) : nil
+            message: try string(reply.message, "error.message"),
+            ownerWorker: code == .notOwner ? Int(reply.owner_worker) : nil,
+            primary: primary,
+            term: code == .notPrimary ? reply.term : 0
         )
     }
 
@@ -124,9 +187,19 @@ extension ErrorReply {
             case .invalidArgument: RECEIPTS__V1__ERROR_CODE__ERROR_CODE_INVALID_ARGUMENT
             case .internal: RECEIPTS__V1__ERROR_CODE__ERROR_CODE_INTERNAL
             case .permissionDenied: RECEIPTS__V1__ERROR_CODE__ERROR_CODE_PERMISSION_DENIED
+            case .notPrimary: RECEIPTS__V1__ERROR_CODE__ERROR_CODE_NOT_PRIMARY
             }
         reply.pointee.message = arena.cString(message)
         reply.pointee.owner_worker = code == .notOwner ? UInt32(clamping: ownerWorker ?? 0) : 0
+        if code == .notPrimary {
+            if let primary {
+                reply.pointee.primary_member = arena.cString(primary.member)
+                reply.pointee.primary_ingest = arena.cString(primary.ingest)
+                reply.pointee.primary_query = arena.cString(primary.query)
+                reply.pointee.primary_publish = arena.cString(primary.publish)
+            }
+            reply.pointee.term = term
+        }
         return reply
     }
 }

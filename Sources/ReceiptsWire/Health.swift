@@ -12,6 +12,14 @@ public struct Health: Hashable, Sendable {
     public var uptimeMilliseconds: UInt64
     /// The worker's publisher run (the wire's `epoch`).
     public var publisherRun: UInt64
+    /// The member's replication role ("primary", "standby", ...); empty until replication runs.
+    public var role: String
+    /// The highest term of the ordinal the member knows; 0 until replication runs.
+    public var term: UInt64
+    /// The member's name; empty until replication runs.
+    public var member: String
+    /// The log position up to which the member's engine applied records; 0 until replication runs.
+    public var applied: UInt64
 
     /// Creates a health answer.
     /// - Parameters:
@@ -20,12 +28,30 @@ public struct Health: Hashable, Sendable {
     ///   - workerCount: How many workers share the conversations.
     ///   - uptimeMilliseconds: Milliseconds since start.
     ///   - publisherRun: The publisher run.
-    public init(state: String, workerIndex: Int, workerCount: Int, uptimeMilliseconds: UInt64, publisherRun: UInt64) {
+    ///   - role: The member's replication role; empty for an unreplicated worker.
+    ///   - term: The highest term the member knows.
+    ///   - member: The member's name.
+    ///   - applied: The log position its engine applied records up to.
+    public init(
+        state: String,
+        workerIndex: Int,
+        workerCount: Int,
+        uptimeMilliseconds: UInt64,
+        publisherRun: UInt64,
+        role: String = "",
+        term: UInt64 = 0,
+        member: String = "",
+        applied: UInt64 = 0
+    ) {
         self.state = state
         self.workerIndex = workerIndex
         self.workerCount = workerCount
         self.uptimeMilliseconds = uptimeMilliseconds
         self.publisherRun = publisherRun
+        self.role = role
+        self.term = term
+        self.member = member
+        self.applied = applied
     }
 }
 
@@ -36,7 +62,11 @@ extension Health {
             workerIndex: Int(health.worker_index),
             workerCount: Int(health.worker_count),
             uptimeMilliseconds: health.uptime_ms,
-            publisherRun: health.epoch
+            publisherRun: health.epoch,
+            role: String(wire: health.role),
+            term: health.term,
+            member: String(wire: health.member),
+            applied: health.applied
         )
     }
 
@@ -48,6 +78,10 @@ extension Health {
         health.pointee.worker_count = UInt32(clamping: workerCount)
         health.pointee.uptime_ms = uptimeMilliseconds
         health.pointee.epoch = publisherRun
+        health.pointee.role = arena.cString(role)
+        health.pointee.term = term
+        health.pointee.member = arena.cString(member)
+        health.pointee.applied = applied
         return health
     }
 }

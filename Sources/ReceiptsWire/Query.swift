@@ -33,10 +33,13 @@ public enum Query: Hashable, Sendable {
     case commitMove(epoch: UInt64)
 
     /// The query as a frame body. A negative or too-large snapshot limit is clamped into `uint32`.
-    public func encode() -> [UInt8] {
+    /// - Parameter allowStandby: Accept an answer from a standby, which may be behind the primary
+    ///   (`allow_standby`, deploy/REPLICATION.md section 10); false asks the primary only.
+    public func encode(allowStandby: Bool = false) -> [UInt8] {
         Arena.with(expectedBytes: 256) { arena in
             var query = Receipts__V1__Query()
             receipts__v1__query__init(&query)
+            query.allow_standby = allowStandby ? 1 : 0
             switch self {
             case .messageStatus(let conversation, let message, let viewer):
                 let m = arena.message(receipts__v1__message_status_query__init)
@@ -127,94 +130,113 @@ public enum Query: Hashable, Sendable {
     ///   not valid UTF-8`) or holds a NUL (`query: conversation_id holds a NUL byte`): repaired
     ///   or cut at the NUL, it could name another conversation.
     public static func decode(_ frame: UnsafeRawBufferPointer) throws(WireError) -> Query {
+        try decodeAllowingStandby(frame).query
+    }
+
+    /// Decodes a query frame with its `allow_standby` flag; see ``decode(_:)-(UnsafeRawBufferPointer)``.
+    /// - Returns: The query, and whether it accepts an answer from a standby.
+    public static func decodeAllowingStandby(
+        _ frame: UnsafeRawBufferPointer
+    ) throws(WireError) -> (query: Query, allowStandby: Bool) {
         try ProtobufC.unpack(
             frame,
             as: "Query",
             unpack: receipts__v1__query__unpack
         ) { (query) throws(WireError) in
-            let strings = RequestStrings(request: .query, invalidUTF8: .refuse)
-            switch query.kind_case {
-            case RECEIPTS__V1__QUERY__KIND_MESSAGE_STATUS:
-                let m = query.message_status?.pointee
-                return .messageStatus(
-                    conversation: try strings.string(m?.conversation_id, "conversation_id"),
-                    message: try strings.string(m?.message_id, "message_id"),
-                    viewer: try Viewer(wire: m?.viewer, strings: strings)
+            (try kind(of: query), query.allow_standby != 0)
+        }
+    }
+
+    /// Decodes a query frame with its `allow_standby` flag; see
+    /// ``decodeAllowingStandby(_:)-(UnsafeRawBufferPointer)``.
+    public static func decodeAllowingStandby(_ frame: [UInt8]) throws(WireError) -> (query: Query, allowStandby: Bool) {
+        try ProtobufC.withBytes(frame) { (bytes) throws(WireError) in try decodeAllowingStandby(bytes) }
+    }
+
+    /// The question of an unpacked query, its strings validated.
+    private static func kind(of query: Receipts__V1__Query) throws(WireError) -> Query {
+        let strings = RequestStrings(request: .query, invalidUTF8: .refuse)
+        switch query.kind_case {
+        case RECEIPTS__V1__QUERY__KIND_MESSAGE_STATUS:
+            let m = query.message_status?.pointee
+            return .messageStatus(
+                conversation: try strings.string(m?.conversation_id, "conversation_id"),
+                message: try strings.string(m?.message_id, "message_id"),
+                viewer: try Viewer(wire: m?.viewer, strings: strings)
+            )
+        case RECEIPTS__V1__QUERY__KIND_READ_DETAIL:
+            let m = query.read_detail?.pointee
+            return .readDetail(
+                conversation: try strings.string(m?.conversation_id, "conversation_id"),
+                message: try strings.string(m?.message_id, "message_id")
+            )
+        case RECEIPTS__V1__QUERY__KIND_LAST_SENT:
+            let m = query.last_sent?.pointee
+            return .lastSent(
+                conversation: try strings.string(m?.conversation_id, "conversation_id"),
+                viewer: try Viewer(wire: m?.viewer, strings: strings)
+            )
+        case RECEIPTS__V1__QUERY__KIND_UNREAD_COUNTS:
+            let m = query.unread_counts?.pointee
+            return .unreadCounts(
+                user: try strings.string(m?.user_id, "user_id"),
+                conversations: try strings.strings(
+                    m?.conversation_ids,
+                    count: m?.n_conversation_ids ?? 0,
+                    "conversation_ids"
                 )
-            case RECEIPTS__V1__QUERY__KIND_READ_DETAIL:
-                let m = query.read_detail?.pointee
-                return .readDetail(
-                    conversation: try strings.string(m?.conversation_id, "conversation_id"),
-                    message: try strings.string(m?.message_id, "message_id")
+            )
+        case RECEIPTS__V1__QUERY__KIND_SNAPSHOT:
+            let m = query.snapshot?.pointee
+            return .snapshot(
+                conversation: try strings.string(m?.conversation_id, "conversation_id"),
+                limit: Int(m?.limit ?? 0)
+            )
+        case RECEIPTS__V1__QUERY__KIND_HEALTH:
+            return .health
+        case RECEIPTS__V1__QUERY__KIND_STATS:
+            return .stats
+        case RECEIPTS__V1__QUERY__KIND_COMPACT:
+            return .compact
+        case RECEIPTS__V1__QUERY__KIND_TOPOLOGY:
+            return .topology
+        case RECEIPTS__V1__QUERY__KIND_PREPARE_MOVE:
+            let m = query.prepare_move?.pointee
+            return .prepareMove(
+                epoch: m?.epoch ?? 0,
+                from: Int(m?.from_count ?? 0),
+                to: Int(m?.to_count ?? 0)
+            )
+        case RECEIPTS__V1__QUERY__KIND_EXPORT_CONVERSATIONS:
+            let m = query.export_conversations?.pointee
+            return .exportConversations(
+                epoch: m?.epoch ?? 0,
+                destination: Int(m?.destination ?? 0),
+                limit: Int(m?.limit ?? 0)
+            )
+        case RECEIPTS__V1__QUERY__KIND_IMPORT_CONVERSATIONS:
+            let m = query.import_conversations?.pointee
+            return .importConversations(
+                epoch: m?.epoch ?? 0,
+                sender: Int(m?.sender ?? 0),
+                state: m.map { [UInt8](wire: $0.state) } ?? [],
+                last: (m?.last ?? 0) != 0
+            )
+        case RECEIPTS__V1__QUERY__KIND_RELEASE_CONVERSATIONS:
+            let m = query.release_conversations?.pointee
+            return .releaseConversations(
+                epoch: m?.epoch ?? 0,
+                destination: Int(m?.destination ?? 0),
+                conversations: try strings.strings(
+                    m?.conversation_ids,
+                    count: m?.n_conversation_ids ?? 0,
+                    "conversation_ids"
                 )
-            case RECEIPTS__V1__QUERY__KIND_LAST_SENT:
-                let m = query.last_sent?.pointee
-                return .lastSent(
-                    conversation: try strings.string(m?.conversation_id, "conversation_id"),
-                    viewer: try Viewer(wire: m?.viewer, strings: strings)
-                )
-            case RECEIPTS__V1__QUERY__KIND_UNREAD_COUNTS:
-                let m = query.unread_counts?.pointee
-                return .unreadCounts(
-                    user: try strings.string(m?.user_id, "user_id"),
-                    conversations: try strings.strings(
-                        m?.conversation_ids,
-                        count: m?.n_conversation_ids ?? 0,
-                        "conversation_ids"
-                    )
-                )
-            case RECEIPTS__V1__QUERY__KIND_SNAPSHOT:
-                let m = query.snapshot?.pointee
-                return .snapshot(
-                    conversation: try strings.string(m?.conversation_id, "conversation_id"),
-                    limit: Int(m?.limit ?? 0)
-                )
-            case RECEIPTS__V1__QUERY__KIND_HEALTH:
-                return .health
-            case RECEIPTS__V1__QUERY__KIND_STATS:
-                return .stats
-            case RECEIPTS__V1__QUERY__KIND_COMPACT:
-                return .compact
-            case RECEIPTS__V1__QUERY__KIND_TOPOLOGY:
-                return .topology
-            case RECEIPTS__V1__QUERY__KIND_PREPARE_MOVE:
-                let m = query.prepare_move?.pointee
-                return .prepareMove(
-                    epoch: m?.epoch ?? 0,
-                    from: Int(m?.from_count ?? 0),
-                    to: Int(m?.to_count ?? 0)
-                )
-            case RECEIPTS__V1__QUERY__KIND_EXPORT_CONVERSATIONS:
-                let m = query.export_conversations?.pointee
-                return .exportConversations(
-                    epoch: m?.epoch ?? 0,
-                    destination: Int(m?.destination ?? 0),
-                    limit: Int(m?.limit ?? 0)
-                )
-            case RECEIPTS__V1__QUERY__KIND_IMPORT_CONVERSATIONS:
-                let m = query.import_conversations?.pointee
-                return .importConversations(
-                    epoch: m?.epoch ?? 0,
-                    sender: Int(m?.sender ?? 0),
-                    state: m.map { [UInt8](wire: $0.state) } ?? [],
-                    last: (m?.last ?? 0) != 0
-                )
-            case RECEIPTS__V1__QUERY__KIND_RELEASE_CONVERSATIONS:
-                let m = query.release_conversations?.pointee
-                return .releaseConversations(
-                    epoch: m?.epoch ?? 0,
-                    destination: Int(m?.destination ?? 0),
-                    conversations: try strings.strings(
-                        m?.conversation_ids,
-                        count: m?.n_conversation_ids ?? 0,
-                        "conversation_ids"
-                    )
-                )
-            case RECEIPTS__V1__QUERY__KIND_COMMIT_MOVE:
-                return .commitMove(epoch: query.commit_move?.pointee.epoch ?? 0)
-            default:
-                throw WireError(code: .unknownKind, message: "Query has no kind this build knows")
-            }
+            )
+        case RECEIPTS__V1__QUERY__KIND_COMMIT_MOVE:
+            return .commitMove(epoch: query.commit_move?.pointee.epoch ?? 0)
+        default:
+            throw WireError(code: .unknownKind, message: "Query has no kind this build knows")
         }
     }
 

@@ -30,10 +30,14 @@ public enum QueryReply: Hashable, Sendable {
     case importResult(imported: Int, alreadyHeld: Int)
 
     /// The reply as a frame body.
-    public func encode() -> [UInt8] {
+    /// - Parameter servedBy: The answering member, when a standby answers (follower reads,
+    ///   deploy/REPLICATION.md section 10); nil sets no `served_by`, as every worker does until
+    ///   replication runs.
+    public func encode(servedBy: ServedBy? = nil) -> [UInt8] {
         Arena.with(expectedBytes: 1024) { arena in
             var reply = Receipts__V1__QueryReply()
             receipts__v1__query_reply__init(&reply)
+            reply.served_by = servedBy?.build(in: &arena)
             switch self {
             case .messageStatus(let status, let displayText):
                 reply.message_status = status.build(displayText: displayText, in: &arena)
@@ -92,65 +96,85 @@ public enum QueryReply: Hashable, Sendable {
     ///   `.unknownKind` when no kind this build knows is set, `.invalidField` for a
     ///   snapshot whose conversation kind is not known.
     public static func decode(_ frame: UnsafeRawBufferPointer) throws(WireError) -> QueryReply {
+        try decodeServed(frame).reply
+    }
+
+    /// Decodes a reply frame with the member that served it; see
+    /// ``decode(_:)-(UnsafeRawBufferPointer)``.
+    /// - Returns: The reply, and its `served_by` (nil when the frame has none: a primary's or an
+    ///   unreplicated worker's answer).
+    public static func decodeServed(
+        _ frame: UnsafeRawBufferPointer
+    ) throws(WireError) -> (reply: QueryReply, servedBy: ServedBy?) {
         try ProtobufC.unpack(
             frame,
             as: "QueryReply",
             unpack: receipts__v1__query_reply__unpack
         ) { (reply) throws(WireError) in
-            switch reply.kind_case {
-            case RECEIPTS__V1__QUERY_REPLY__KIND_MESSAGE_STATUS:
-                return .messageStatus(
-                    MessageStatus(wire: reply.message_status?.pointee),
-                    displayText: MessageStatus.displayText(wire: reply.message_status?.pointee)
-                )
-            case RECEIPTS__V1__QUERY_REPLY__KIND_READ_DETAIL:
-                return .readDetail(ReadDetail(wire: reply.read_detail?.pointee))
-            case RECEIPTS__V1__QUERY_REPLY__KIND_LAST_SENT:
-                return .lastSent(
-                    MessageStatus(wire: reply.last_sent?.pointee),
-                    displayText: MessageStatus.displayText(wire: reply.last_sent?.pointee)
-                )
-            case RECEIPTS__V1__QUERY_REPLY__KIND_UNREAD_COUNTS:
-                let m = reply.unread_counts?.pointee
-                return .unreadCounts(
-                    [UnreadCount](wire: m?.counts, count: m?.n_counts ?? 0) { UnreadCount(wire: $0) }
-                )
-            case RECEIPTS__V1__QUERY_REPLY__KIND_SNAPSHOT:
-                guard let snapshot = reply.snapshot?.pointee else {
-                    throw WireError(code: .invalidField, message: "QueryReply.snapshot is empty")
-                }
-                let decoded = try ConversationSnapshot.decode(wire: snapshot)
-                return .snapshot(decoded.snapshot, publisherRun: decoded.publisherRun, sequence: decoded.sequence)
-            case RECEIPTS__V1__QUERY_REPLY__KIND_HEALTH:
-                guard let health = reply.health?.pointee else {
-                    return .health(
-                        Health(state: "", workerIndex: 0, workerCount: 0, uptimeMilliseconds: 0, publisherRun: 0)
-                    )
-                }
-                return .health(Health(wire: health))
-            case RECEIPTS__V1__QUERY_REPLY__KIND_STATS:
-                let m = reply.stats?.pointee
-                return .stats([Counter](wire: m?.counters, count: m?.n_counters ?? 0) { Counter(wire: $0) })
-            case RECEIPTS__V1__QUERY_REPLY__KIND_COMPACT:
-                guard let result = reply.compact?.pointee else {
-                    return .compact(CompactResult(snapshotBytes: 0, segmentsRemoved: 0, messagesExpired: 0))
-                }
-                return .compact(CompactResult(wire: result))
-            case RECEIPTS__V1__QUERY_REPLY__KIND_ERROR:
-                guard let error = reply.error?.pointee else {
-                    return .error(ErrorReply(code: .internal, message: ""))
-                }
-                return .error(ErrorReply(wire: error))
-            case RECEIPTS__V1__QUERY_REPLY__KIND_TOPOLOGY:
-                return .topology(TopologyReport(wire: reply.topology?.pointee))
-            case RECEIPTS__V1__QUERY_REPLY__KIND_EXPORT_RESULT:
-                return .exportResult(ExportResult(wire: reply.export_result?.pointee))
-            case RECEIPTS__V1__QUERY_REPLY__KIND_IMPORT_RESULT:
-                let m = reply.import_result?.pointee
-                return .importResult(imported: Int(m?.imported ?? 0), alreadyHeld: Int(m?.already_held ?? 0))
-            default:
-                throw WireError(code: .unknownKind, message: "QueryReply has no kind this build knows")
+            (try kind(of: reply), reply.served_by.map { ServedBy(wire: $0.pointee) })
+        }
+    }
+
+    /// Decodes a reply frame with the member that served it; see ``decodeServed(_:)-(UnsafeRawBufferPointer)``.
+    public static func decodeServed(_ frame: [UInt8]) throws(WireError) -> (reply: QueryReply, servedBy: ServedBy?) {
+        try ProtobufC.withBytes(frame) { (bytes) throws(WireError) in try decodeServed(bytes) }
+    }
+
+    /// The answer of an unpacked reply.
+    private static func kind(of reply: Receipts__V1__QueryReply) throws(WireError) -> QueryReply {
+        switch reply.kind_case {
+        case RECEIPTS__V1__QUERY_REPLY__KIND_MESSAGE_STATUS:
+            return .messageStatus(
+                MessageStatus(wire: reply.message_status?.pointee),
+                displayText: MessageStatus.displayText(wire: reply.message_status?.pointee)
+            )
+        case RECEIPTS__V1__QUERY_REPLY__KIND_READ_DETAIL:
+            return .readDetail(ReadDetail(wire: reply.read_detail?.pointee))
+        case RECEIPTS__V1__QUERY_REPLY__KIND_LAST_SENT:
+            return .lastSent(
+                MessageStatus(wire: reply.last_sent?.pointee),
+                displayText: MessageStatus.displayText(wire: reply.last_sent?.pointee)
+            )
+        case RECEIPTS__V1__QUERY_REPLY__KIND_UNREAD_COUNTS:
+            let m = reply.unread_counts?.pointee
+            return .unreadCounts(
+                [UnreadCount](wire: m?.counts, count: m?.n_counts ?? 0) { UnreadCount(wire: $0) }
+            )
+        case RECEIPTS__V1__QUERY_REPLY__KIND_SNAPSHOT:
+            guard let snapshot = reply.snapshot?.pointee else {
+                throw WireError(code: .invalidField, message: "QueryReply.snapshot is empty")
             }
+            let decoded = try ConversationSnapshot.decode(wire: snapshot)
+            return .snapshot(decoded.snapshot, publisherRun: decoded.publisherRun, sequence: decoded.sequence)
+        case RECEIPTS__V1__QUERY_REPLY__KIND_HEALTH:
+            guard let health = reply.health?.pointee else {
+                return .health(
+                    Health(state: "", workerIndex: 0, workerCount: 0, uptimeMilliseconds: 0, publisherRun: 0)
+                )
+            }
+            return .health(Health(wire: health))
+        case RECEIPTS__V1__QUERY_REPLY__KIND_STATS:
+            let m = reply.stats?.pointee
+            return .stats([Counter](wire: m?.counters, count: m?.n_counters ?? 0) { Counter(wire: $0) })
+        case RECEIPTS__V1__QUERY_REPLY__KIND_COMPACT:
+            guard let result = reply.compact?.pointee else {
+                return .compact(CompactResult(snapshotBytes: 0, segmentsRemoved: 0, messagesExpired: 0))
+            }
+            return .compact(CompactResult(wire: result))
+        case RECEIPTS__V1__QUERY_REPLY__KIND_ERROR:
+            guard let error = reply.error?.pointee else {
+                return .error(ErrorReply(code: .internal, message: ""))
+            }
+            return .error(ErrorReply(wire: error))
+        case RECEIPTS__V1__QUERY_REPLY__KIND_TOPOLOGY:
+            return .topology(TopologyReport(wire: reply.topology?.pointee))
+        case RECEIPTS__V1__QUERY_REPLY__KIND_EXPORT_RESULT:
+            return .exportResult(ExportResult(wire: reply.export_result?.pointee))
+        case RECEIPTS__V1__QUERY_REPLY__KIND_IMPORT_RESULT:
+            let m = reply.import_result?.pointee
+            return .importResult(imported: Int(m?.imported ?? 0), alreadyHeld: Int(m?.already_held ?? 0))
+        default:
+            throw WireError(code: .unknownKind, message: "QueryReply has no kind this build knows")
         }
     }
 

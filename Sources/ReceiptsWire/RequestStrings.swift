@@ -15,11 +15,14 @@ struct RequestStrings {
         case event(Int)
         /// A query.
         case query
+        /// A replication message (deploy/REPLICATION.md section 4.3), by its protobuf name.
+        case replication(StaticString)
 
         var description: String {
             switch self {
             case .event(let index): "event \(index)"
             case .query: "query"
+            case .replication(let message): "\(message)"
             }
         }
     }

@@ -11,6 +11,7 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
             case frameTooLarge
             case unknownKind
             case invalidField
+            case wrongFrameCount
         }
 
         private var wrapped: Wrapped
@@ -29,6 +30,9 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         /// default for, e.g. an event outcome number from a newer server, or a request's
         /// string that is not UTF-8 or holds a NUL (answer ERROR_CODE_INVALID_ARGUMENT).
         public static let invalidField = Code(.invalidField)
+        /// A message did not come with the number of frames its kind has (a replication
+        /// message's records or snapshot chunk without their second frame, ...).
+        public static let wrongFrameCount = Code(.wrongFrameCount)
 
         public var description: String {
             switch wrapped {
@@ -36,6 +40,7 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
             case .frameTooLarge: "frame too large"
             case .unknownKind: "unknown kind"
             case .invalidField: "invalid field"
+            case .wrongFrameCount: "wrong frame count"
             }
         }
     }

@@ -89,7 +89,7 @@ struct QueryReplyTests {
         #expect(detail.status.conversation == "")
     }
 
-    @Test(arguments: [0, 11, 12345])
+    @Test(arguments: [0, 12, 12345])
     func unknownErrorCodeReadsAsInternal(code: UInt64) throws {
         let frame = ProtoWriter.build { reply in
             reply.message(field: 9) { error in

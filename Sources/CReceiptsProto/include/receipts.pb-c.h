@@ -63,6 +63,17 @@ typedef struct Receipts__V1__Stats Receipts__V1__Stats;
 typedef struct Receipts__V1__CompactResult Receipts__V1__CompactResult;
 typedef struct Receipts__V1__ErrorReply Receipts__V1__ErrorReply;
 typedef struct Receipts__V1__QueryReply Receipts__V1__QueryReply;
+typedef struct Receipts__V1__ServedBy Receipts__V1__ServedBy;
+typedef struct Receipts__V1__TermStart Receipts__V1__TermStart;
+typedef struct Receipts__V1__ReplicationRequest Receipts__V1__ReplicationRequest;
+typedef struct Receipts__V1__Follow Receipts__V1__Follow;
+typedef struct Receipts__V1__ReplicationAck Receipts__V1__ReplicationAck;
+typedef struct Receipts__V1__ReplicationMessage Receipts__V1__ReplicationMessage;
+typedef struct Receipts__V1__FollowAccepted Receipts__V1__FollowAccepted;
+typedef struct Receipts__V1__Records Receipts__V1__Records;
+typedef struct Receipts__V1__SnapshotChunk Receipts__V1__SnapshotChunk;
+typedef struct Receipts__V1__Heartbeat Receipts__V1__Heartbeat;
+typedef struct Receipts__V1__FollowRefused Receipts__V1__FollowRefused;
 
 
 /* --- enums --- */
@@ -271,7 +282,15 @@ typedef enum _Receipts__V1__ErrorCode {
    * The client's key may not make this request (with CurveZMQ on: compact and stats are
    * for operator keys only).
    */
-  RECEIPTS__V1__ERROR_CODE__ERROR_CODE_PERMISSION_DENIED = 10
+  RECEIPTS__V1__ERROR_CODE__ERROR_CODE_PERMISSION_DENIED = 10,
+  /*
+   * This member does not take writes for its ordinal (it is a standby, or its lease is gone).
+   * primary_member names the primary, with its endpoints; empty while an election is under way:
+   * send again after a short pause. Nothing of the frame was applied. Answered once
+   * replication runs (deploy/REPLICATION.md section 8.1); a gateway built before it reads an
+   * unknown code, never a success.
+   */
+  RECEIPTS__V1__ERROR_CODE__ERROR_CODE_NOT_PRIMARY = 11
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECEIPTS__V1__ERROR_CODE)
 } Receipts__V1__ErrorCode;
 
@@ -985,6 +1004,14 @@ typedef enum {
 struct  Receipts__V1__Query
 {
   ProtobufCMessage base;
+  /*
+   * Follower reads (deploy/REPLICATION.md section 10): true accepts an answer from a standby,
+   * which may be behind the primary (QueryReply.served_by says by how much). False, or a
+   * gateway that never sets it: only the primary answers; a standby answers
+   * ERROR_CODE_NOT_PRIMARY. Outside the oneof, so any kind can carry it. Ignored until
+   * replication runs (every member answers as today).
+   */
+  protobuf_c_boolean allow_standby;
   Receipts__V1__Query__KindCase kind_case;
   union {
     Receipts__V1__MessageStatusQuery *message_status;
@@ -1005,7 +1032,7 @@ struct  Receipts__V1__Query
 };
 #define RECEIPTS__V1__QUERY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__query__descriptor) \
-    , RECEIPTS__V1__QUERY__KIND__NOT_SET, {0} }
+    , 0, RECEIPTS__V1__QUERY__KIND__NOT_SET, {0} }
 
 
 /*
@@ -1359,10 +1386,29 @@ struct  Receipts__V1__Health
    * The publisher's epoch.
    */
   uint64_t epoch;
+  /*
+   * Replication (deploy/REPLICATION.md): every field below is set once replication runs, and
+   * until then stays at its default ("", 0), as it reads from a worker built before it.
+   * The member's role for its ordinal: "primary", "standby", "candidate", "deposed" or
+   * "seeding"; empty for an unreplicated worker.
+   */
+  char *role;
+  /*
+   * The highest term of the ordinal this member knows.
+   */
+  uint64_t term;
+  /*
+   * The member's name (on Kubernetes its pod name, e.g. "receiptd-b-3").
+   */
+  char *member;
+  /*
+   * The log position up to which the member's engine has applied records.
+   */
+  uint64_t applied;
 };
 #define RECEIPTS__V1__HEALTH__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__health__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0 }
 
 
 /*
@@ -1448,10 +1494,32 @@ struct  Receipts__V1__ErrorReply
    * With ERROR_CODE_NOT_OWNER: the worker that owns the conversation.
    */
   uint32_t owner_worker;
+  /*
+   * With ERROR_CODE_NOT_PRIMARY: the primary's member name, if known; empty while an election
+   * is under way.
+   */
+  char *primary_member;
+  /*
+   * With ERROR_CODE_NOT_PRIMARY and a known primary: its advertised ingest endpoint
+   * (--advertise-ingest).
+   */
+  char *primary_ingest;
+  /*
+   * Its advertised query endpoint.
+   */
+  char *primary_query;
+  /*
+   * Its advertised status update endpoint.
+   */
+  char *primary_publish;
+  /*
+   * With ERROR_CODE_NOT_PRIMARY: the term the answer is about.
+   */
+  uint64_t term;
 };
 #define RECEIPTS__V1__ERROR_REPLY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__error_reply__descriptor) \
-    , RECEIPTS__V1__ERROR_CODE__ERROR_CODE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0 }
+    , RECEIPTS__V1__ERROR_CODE__ERROR_CODE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
 
 
 typedef enum {
@@ -1477,6 +1545,11 @@ typedef enum {
 struct  Receipts__V1__QueryReply
 {
   ProtobufCMessage base;
+  /*
+   * Which member answered, when a standby did (a query with allow_standby). Outside the oneof.
+   * Set once replication runs; absent from a primary and from an unreplicated worker.
+   */
+  Receipts__V1__ServedBy *served_by;
   Receipts__V1__QueryReply__KindCase kind_case;
   union {
     Receipts__V1__MessageStatus *message_status;
@@ -1495,7 +1568,359 @@ struct  Receipts__V1__QueryReply
 };
 #define RECEIPTS__V1__QUERY_REPLY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__query_reply__descriptor) \
-    , RECEIPTS__V1__QUERY_REPLY__KIND__NOT_SET, {0} }
+    , NULL, RECEIPTS__V1__QUERY_REPLY__KIND__NOT_SET, {0} }
+
+
+/*
+ * The member that answered a query, and how fresh its answer is (deploy/REPLICATION.md
+ * section 10).
+ */
+struct  Receipts__V1__ServedBy
+{
+  ProtobufCMessage base;
+  /*
+   * The member's name.
+   */
+  char *member;
+  /*
+   * Its role when it answered: "primary" or "standby".
+   */
+  char *role;
+  /*
+   * The highest term it knew.
+   */
+  uint64_t term;
+  /*
+   * The log position its engine had applied: the answer holds everything up to it.
+   */
+  uint64_t applied;
+  /*
+   * Milliseconds since the applied position was the primary's acknowledged position.
+   */
+  uint64_t behind_ms;
+};
+#define RECEIPTS__V1__SERVED_BY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__served_by__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0 }
+
+
+/*
+ * One term of an ordinal's history: the primary `member` wrote a termStarted record at `start`.
+ */
+struct  Receipts__V1__TermStart
+{
+  ProtobufCMessage base;
+  /*
+   * The term.
+   */
+  uint64_t term;
+  /*
+   * The log position of its termStarted record.
+   */
+  uint64_t start;
+  /*
+   * The member that was primary in it.
+   */
+  char *member;
+};
+#define RECEIPTS__V1__TERM_START__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__term_start__descriptor) \
+    , 0, 0, (char *)protobuf_c_empty_string }
+
+
+typedef enum {
+  RECEIPTS__V1__REPLICATION_REQUEST__KIND__NOT_SET = 0,
+  RECEIPTS__V1__REPLICATION_REQUEST__KIND_FOLLOW = 1,
+  RECEIPTS__V1__REPLICATION_REQUEST__KIND_ACK = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECEIPTS__V1__REPLICATION_REQUEST__KIND__CASE)
+} Receipts__V1__ReplicationRequest__KindCase;
+
+/*
+ * Standby -> primary.
+ */
+struct  Receipts__V1__ReplicationRequest
+{
+  ProtobufCMessage base;
+  Receipts__V1__ReplicationRequest__KindCase kind_case;
+  union {
+    Receipts__V1__Follow *follow;
+    Receipts__V1__ReplicationAck *ack;
+  };
+};
+#define RECEIPTS__V1__REPLICATION_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__replication_request__descriptor) \
+    , RECEIPTS__V1__REPLICATION_REQUEST__KIND__NOT_SET, {0} }
+
+
+/*
+ * Opens a session: who the standby is and where its log stands.
+ */
+struct  Receipts__V1__Follow
+{
+  ProtobufCMessage base;
+  /*
+   * Random per session; every message of the session echoes it.
+   */
+  uint64_t session;
+  /*
+   * The standby's member name.
+   */
+  char *member;
+  /*
+   * The ordinal it serves.
+   */
+  uint32_t worker_index;
+  /*
+   * The highest term this standby has seen (its log or etcd).
+   */
+  uint64_t known_term;
+  /*
+   * Its whole term history, oldest first.
+   */
+  size_t n_terms;
+  Receipts__V1__TermStart **terms;
+  /*
+   * Its appended end.
+   */
+  uint64_t log_end;
+  /*
+   * Its durable end (fsynced under its fsync policy).
+   */
+  uint64_t durable;
+  /*
+   * The text of its engine-settings file; empty for a new member.
+   */
+  char *engine_settings;
+  /*
+   * Flow control: see ReplicationAck.appended.
+   */
+  uint64_t window_bytes;
+};
+#define RECEIPTS__V1__FOLLOW__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__follow__descriptor) \
+    , 0, (char *)protobuf_c_empty_string, 0, 0, 0,NULL, 0, 0, (char *)protobuf_c_empty_string, 0 }
+
+
+/*
+ * What the standby has: sent when its durable position moves (coalesced: at most one per
+ * millisecond) and at least every heartbeat interval.
+ */
+struct  Receipts__V1__ReplicationAck
+{
+  ProtobufCMessage base;
+  /*
+   * The session, as in its Follow.
+   */
+  uint64_t session;
+  /*
+   * Handed to its log: the primary may send up to appended + window.
+   */
+  uint64_t appended;
+  /*
+   * Fsynced under its fsync policy: what the primary's frontier counts.
+   */
+  uint64_t durable;
+  /*
+   * Applied to its engine (follower reads are this fresh).
+   */
+  uint64_t applied;
+};
+#define RECEIPTS__V1__REPLICATION_ACK__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__replication_ack__descriptor) \
+    , 0, 0, 0, 0 }
+
+
+typedef enum {
+  RECEIPTS__V1__REPLICATION_MESSAGE__KIND__NOT_SET = 0,
+  RECEIPTS__V1__REPLICATION_MESSAGE__KIND_ACCEPTED = 1,
+  RECEIPTS__V1__REPLICATION_MESSAGE__KIND_RECORDS = 2,
+  RECEIPTS__V1__REPLICATION_MESSAGE__KIND_SNAPSHOT = 3,
+  RECEIPTS__V1__REPLICATION_MESSAGE__KIND_HEARTBEAT = 4,
+  RECEIPTS__V1__REPLICATION_MESSAGE__KIND_REFUSED = 5
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECEIPTS__V1__REPLICATION_MESSAGE__KIND__CASE)
+} Receipts__V1__ReplicationMessage__KindCase;
+
+/*
+ * Primary -> standby.
+ */
+struct  Receipts__V1__ReplicationMessage
+{
+  ProtobufCMessage base;
+  Receipts__V1__ReplicationMessage__KindCase kind_case;
+  union {
+    Receipts__V1__FollowAccepted *accepted;
+    /*
+     * Frame 2: the records, exactly as in a segment.
+     */
+    Receipts__V1__Records *records;
+    /*
+     * Frame 2: the chunk's bytes of the snapshot file.
+     */
+    Receipts__V1__SnapshotChunk *snapshot;
+    Receipts__V1__Heartbeat *heartbeat;
+    Receipts__V1__FollowRefused *refused;
+  };
+};
+#define RECEIPTS__V1__REPLICATION_MESSAGE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__replication_message__descriptor) \
+    , RECEIPTS__V1__REPLICATION_MESSAGE__KIND__NOT_SET, {0} }
+
+
+/*
+ * The answer to a Follow that the primary serves.
+ */
+struct  Receipts__V1__FollowAccepted
+{
+  ProtobufCMessage base;
+  /*
+   * The session of the Follow.
+   */
+  uint64_t session;
+  /*
+   * The primary's term.
+   */
+  uint64_t term;
+  /*
+   * Truncate to here if your log is longer, then records follow from here.
+   */
+  uint64_t continue_at;
+  /*
+   * A snapshot comes first; continue_at is then its position.
+   */
+  protobuf_c_boolean snapshot_first;
+};
+#define RECEIPTS__V1__FOLLOW_ACCEPTED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__follow_accepted__descriptor) \
+    , 0, 0, 0, 0 }
+
+
+/*
+ * Records of the primary's log; frame 2 holds them, exactly as in a segment.
+ */
+struct  Receipts__V1__Records
+{
+  ProtobufCMessage base;
+  /*
+   * The session.
+   */
+  uint64_t session;
+  /*
+   * The primary's term.
+   */
+  uint64_t term;
+  /*
+   * Where frame 2's first record starts.
+   */
+  uint64_t start;
+  /*
+   * Where its last record ends: end - start is frame 2's size.
+   */
+  uint64_t end;
+  /*
+   * The primary's frontier A: the standby applies up to min(A, its durable).
+   */
+  uint64_t acknowledged;
+  /*
+   * The primary's appended end, for the standby's lag.
+   */
+  uint64_t primary_end;
+};
+#define RECEIPTS__V1__RECORDS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__records__descriptor) \
+    , 0, 0, 0, 0, 0, 0 }
+
+
+/*
+ * A piece of the primary's newest snapshot file; frame 2 holds its bytes.
+ */
+struct  Receipts__V1__SnapshotChunk
+{
+  ProtobufCMessage base;
+  /*
+   * The session.
+   */
+  uint64_t session;
+  /*
+   * The snapshot's position P.
+   */
+  uint64_t position;
+  /*
+   * The whole file's size.
+   */
+  uint64_t file_bytes;
+  /*
+   * Frame 2's offset in the file.
+   */
+  uint64_t offset;
+  /*
+   * The chunk ends the file.
+   */
+  protobuf_c_boolean last;
+  /*
+   * On the first chunk: the primary's terms up to P.
+   */
+  size_t n_terms;
+  Receipts__V1__TermStart **terms;
+  /*
+   * On the first chunk: the primary's engine-settings text.
+   */
+  char *engine_settings;
+};
+#define RECEIPTS__V1__SNAPSHOT_CHUNK__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__snapshot_chunk__descriptor) \
+    , 0, 0, 0, 0, 0, 0,NULL, (char *)protobuf_c_empty_string }
+
+
+/*
+ * The primary is alive: sent when the session has been idle for a heartbeat interval.
+ */
+struct  Receipts__V1__Heartbeat
+{
+  ProtobufCMessage base;
+  /*
+   * The session.
+   */
+  uint64_t session;
+  /*
+   * The primary's term.
+   */
+  uint64_t term;
+  /*
+   * The primary's frontier A.
+   */
+  uint64_t acknowledged;
+  /*
+   * The primary's appended end.
+   */
+  uint64_t primary_end;
+  /*
+   * The primary's durable end.
+   */
+  uint64_t primary_durable;
+};
+#define RECEIPTS__V1__HEARTBEAT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__heartbeat__descriptor) \
+    , 0, 0, 0, 0, 0 }
+
+
+/*
+ * The answer to a Follow that the member does not serve.
+ */
+struct  Receipts__V1__FollowRefused
+{
+  ProtobufCMessage base;
+  /*
+   * The session of the Follow.
+   */
+  uint64_t session;
+  /*
+   * NOT_PRIMARY naming the primary, or INVALID_ARGUMENT (settings, index).
+   */
+  Receipts__V1__ErrorReply *error;
+};
+#define RECEIPTS__V1__FOLLOW_REFUSED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__follow_refused__descriptor) \
+    , 0, NULL }
 
 
 /* Receipts__V1__EventId methods */
@@ -2410,6 +2835,215 @@ Receipts__V1__QueryReply *
 void   receipts__v1__query_reply__free_unpacked
                      (Receipts__V1__QueryReply *message,
                       ProtobufCAllocator *allocator);
+/* Receipts__V1__ServedBy methods */
+void   receipts__v1__served_by__init
+                     (Receipts__V1__ServedBy         *message);
+size_t receipts__v1__served_by__get_packed_size
+                     (const Receipts__V1__ServedBy   *message);
+size_t receipts__v1__served_by__pack
+                     (const Receipts__V1__ServedBy   *message,
+                      uint8_t             *out);
+size_t receipts__v1__served_by__pack_to_buffer
+                     (const Receipts__V1__ServedBy   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__ServedBy *
+       receipts__v1__served_by__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__served_by__free_unpacked
+                     (Receipts__V1__ServedBy *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__TermStart methods */
+void   receipts__v1__term_start__init
+                     (Receipts__V1__TermStart         *message);
+size_t receipts__v1__term_start__get_packed_size
+                     (const Receipts__V1__TermStart   *message);
+size_t receipts__v1__term_start__pack
+                     (const Receipts__V1__TermStart   *message,
+                      uint8_t             *out);
+size_t receipts__v1__term_start__pack_to_buffer
+                     (const Receipts__V1__TermStart   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__TermStart *
+       receipts__v1__term_start__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__term_start__free_unpacked
+                     (Receipts__V1__TermStart *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__ReplicationRequest methods */
+void   receipts__v1__replication_request__init
+                     (Receipts__V1__ReplicationRequest         *message);
+size_t receipts__v1__replication_request__get_packed_size
+                     (const Receipts__V1__ReplicationRequest   *message);
+size_t receipts__v1__replication_request__pack
+                     (const Receipts__V1__ReplicationRequest   *message,
+                      uint8_t             *out);
+size_t receipts__v1__replication_request__pack_to_buffer
+                     (const Receipts__V1__ReplicationRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__ReplicationRequest *
+       receipts__v1__replication_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__replication_request__free_unpacked
+                     (Receipts__V1__ReplicationRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__Follow methods */
+void   receipts__v1__follow__init
+                     (Receipts__V1__Follow         *message);
+size_t receipts__v1__follow__get_packed_size
+                     (const Receipts__V1__Follow   *message);
+size_t receipts__v1__follow__pack
+                     (const Receipts__V1__Follow   *message,
+                      uint8_t             *out);
+size_t receipts__v1__follow__pack_to_buffer
+                     (const Receipts__V1__Follow   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__Follow *
+       receipts__v1__follow__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__follow__free_unpacked
+                     (Receipts__V1__Follow *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__ReplicationAck methods */
+void   receipts__v1__replication_ack__init
+                     (Receipts__V1__ReplicationAck         *message);
+size_t receipts__v1__replication_ack__get_packed_size
+                     (const Receipts__V1__ReplicationAck   *message);
+size_t receipts__v1__replication_ack__pack
+                     (const Receipts__V1__ReplicationAck   *message,
+                      uint8_t             *out);
+size_t receipts__v1__replication_ack__pack_to_buffer
+                     (const Receipts__V1__ReplicationAck   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__ReplicationAck *
+       receipts__v1__replication_ack__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__replication_ack__free_unpacked
+                     (Receipts__V1__ReplicationAck *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__ReplicationMessage methods */
+void   receipts__v1__replication_message__init
+                     (Receipts__V1__ReplicationMessage         *message);
+size_t receipts__v1__replication_message__get_packed_size
+                     (const Receipts__V1__ReplicationMessage   *message);
+size_t receipts__v1__replication_message__pack
+                     (const Receipts__V1__ReplicationMessage   *message,
+                      uint8_t             *out);
+size_t receipts__v1__replication_message__pack_to_buffer
+                     (const Receipts__V1__ReplicationMessage   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__ReplicationMessage *
+       receipts__v1__replication_message__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__replication_message__free_unpacked
+                     (Receipts__V1__ReplicationMessage *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__FollowAccepted methods */
+void   receipts__v1__follow_accepted__init
+                     (Receipts__V1__FollowAccepted         *message);
+size_t receipts__v1__follow_accepted__get_packed_size
+                     (const Receipts__V1__FollowAccepted   *message);
+size_t receipts__v1__follow_accepted__pack
+                     (const Receipts__V1__FollowAccepted   *message,
+                      uint8_t             *out);
+size_t receipts__v1__follow_accepted__pack_to_buffer
+                     (const Receipts__V1__FollowAccepted   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__FollowAccepted *
+       receipts__v1__follow_accepted__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__follow_accepted__free_unpacked
+                     (Receipts__V1__FollowAccepted *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__Records methods */
+void   receipts__v1__records__init
+                     (Receipts__V1__Records         *message);
+size_t receipts__v1__records__get_packed_size
+                     (const Receipts__V1__Records   *message);
+size_t receipts__v1__records__pack
+                     (const Receipts__V1__Records   *message,
+                      uint8_t             *out);
+size_t receipts__v1__records__pack_to_buffer
+                     (const Receipts__V1__Records   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__Records *
+       receipts__v1__records__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__records__free_unpacked
+                     (Receipts__V1__Records *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__SnapshotChunk methods */
+void   receipts__v1__snapshot_chunk__init
+                     (Receipts__V1__SnapshotChunk         *message);
+size_t receipts__v1__snapshot_chunk__get_packed_size
+                     (const Receipts__V1__SnapshotChunk   *message);
+size_t receipts__v1__snapshot_chunk__pack
+                     (const Receipts__V1__SnapshotChunk   *message,
+                      uint8_t             *out);
+size_t receipts__v1__snapshot_chunk__pack_to_buffer
+                     (const Receipts__V1__SnapshotChunk   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__SnapshotChunk *
+       receipts__v1__snapshot_chunk__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__snapshot_chunk__free_unpacked
+                     (Receipts__V1__SnapshotChunk *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__Heartbeat methods */
+void   receipts__v1__heartbeat__init
+                     (Receipts__V1__Heartbeat         *message);
+size_t receipts__v1__heartbeat__get_packed_size
+                     (const Receipts__V1__Heartbeat   *message);
+size_t receipts__v1__heartbeat__pack
+                     (const Receipts__V1__Heartbeat   *message,
+                      uint8_t             *out);
+size_t receipts__v1__heartbeat__pack_to_buffer
+                     (const Receipts__V1__Heartbeat   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__Heartbeat *
+       receipts__v1__heartbeat__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__heartbeat__free_unpacked
+                     (Receipts__V1__Heartbeat *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__FollowRefused methods */
+void   receipts__v1__follow_refused__init
+                     (Receipts__V1__FollowRefused         *message);
+size_t receipts__v1__follow_refused__get_packed_size
+                     (const Receipts__V1__FollowRefused   *message);
+size_t receipts__v1__follow_refused__pack
+                     (const Receipts__V1__FollowRefused   *message,
+                      uint8_t             *out);
+size_t receipts__v1__follow_refused__pack_to_buffer
+                     (const Receipts__V1__FollowRefused   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__FollowRefused *
+       receipts__v1__follow_refused__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__follow_refused__free_unpacked
+                     (Receipts__V1__FollowRefused *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Receipts__V1__EventId_Closure)
@@ -2556,6 +3190,39 @@ typedef void (*Receipts__V1__ErrorReply_Closure)
 typedef void (*Receipts__V1__QueryReply_Closure)
                  (const Receipts__V1__QueryReply *message,
                   void *closure_data);
+typedef void (*Receipts__V1__ServedBy_Closure)
+                 (const Receipts__V1__ServedBy *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__TermStart_Closure)
+                 (const Receipts__V1__TermStart *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__ReplicationRequest_Closure)
+                 (const Receipts__V1__ReplicationRequest *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__Follow_Closure)
+                 (const Receipts__V1__Follow *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__ReplicationAck_Closure)
+                 (const Receipts__V1__ReplicationAck *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__ReplicationMessage_Closure)
+                 (const Receipts__V1__ReplicationMessage *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__FollowAccepted_Closure)
+                 (const Receipts__V1__FollowAccepted *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__Records_Closure)
+                 (const Receipts__V1__Records *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__SnapshotChunk_Closure)
+                 (const Receipts__V1__SnapshotChunk *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__Heartbeat_Closure)
+                 (const Receipts__V1__Heartbeat *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__FollowRefused_Closure)
+                 (const Receipts__V1__FollowRefused *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -2616,6 +3283,17 @@ extern const ProtobufCMessageDescriptor receipts__v1__stats__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__compact_result__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__error_reply__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__query_reply__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__served_by__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__term_start__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__replication_request__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__follow__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__replication_ack__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__replication_message__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__follow_accepted__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__records__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__snapshot_chunk__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__heartbeat__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__follow_refused__descriptor;
 
 PROTOBUF_C__END_DECLS
 
