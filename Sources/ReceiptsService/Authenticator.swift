@@ -22,9 +22,9 @@ final class Authenticator {
     let handler: ZMQSocket
     private let counters: ServiceCounters
     private let logger: Logger
-    /// When each kind of refusal was last logged (monotonic ms). A client with a refused key
-    /// reconnects every 100 ms or so: each attempt is counted, but logged at most every 10 s.
-    private var refusalsLogged: [String: Int64] = [:]
+    /// A client with a refused key reconnects every 100 ms or so: each attempt is counted, but
+    /// logged at most every 10 s per kind of refusal.
+    private var refusalsLogged = LogThrottle<String>(intervalMilliseconds: 10_000)
 
     /// Reads the allowlists and binds the ZAP handler, before any endpoint is bound.
     init(
@@ -100,7 +100,7 @@ final class Authenticator {
         /// Counts and logs (at most every 10 s per `kind`) a refusal, and answers it.
         func refuse(_ why: Logger.Message, kind: String, _ detail: Logger.Metadata, reply text: String) -> [[UInt8]] {
             counters.increment(.authRefused, label: endpoint.rawValue)
-            if shouldLog("\(endpoint.rawValue) \(kind)") {
+            if refusalsLogged.admit("\(endpoint.rawValue) \(kind)") != nil {
                 logger.warning(
                     why,
                     metadata: detail.merging(["endpoint": "\(endpoint.rawValue)", "peer": "\(address)"]) { $1 }
@@ -147,22 +147,12 @@ final class Authenticator {
             case (.handshakeFailedProtocol, let code): "protocol error 0x\(String(code, radix: 16))"
             default: "the handshake did not complete"
             }
-        if shouldLog("\(endpoint.rawValue) \(reason)") {
+        if refusalsLogged.admit("\(endpoint.rawValue) \(reason)") != nil {
             logger.warning(
                 "handshake failed",
                 metadata: ["endpoint": "\(endpoint.rawValue)", "address": "\(event.address)", "reason": "\(reason)"]
             )
         }
-    }
-
-    /// Whether a refusal of this kind may be logged now (at most one per kind every 10 s).
-    private func shouldLog(_ kind: String) -> Bool {
-        let now = ServiceClock.monotonicMilliseconds()
-        if let last = refusalsLogged[kind], now - last < 10_000 { return false }
-        // Bounded however many keys a hostile peer invents.
-        if refusalsLogged.count >= 10_000 { refusalsLogged.removeAll() }
-        refusalsLogged[kind] = now
-        return true
     }
 
     private static func metadata(_ allowlist: KeyAllowlist) -> Logger.Metadata {

@@ -16,9 +16,8 @@ final class ConnectionMonitors {
     private let logger: Logger
     /// The transport bound, for the log line.
     private let maxMessageBytes: Int64
-    /// Per endpoint: when a disconnection was last logged (monotonic ms), and how many were
-    /// not logged since. A reconnecting crowd is counted in full but logged once a second.
-    private var logged: [ServiceEndpoint: (monotonic: Int64, suppressed: Int)] = [:]
+    /// A reconnecting crowd is counted in full but logged once a second per endpoint.
+    private var logged = LogThrottle<ServiceEndpoint>(intervalMilliseconds: 1000)
 
     init(counters: ServiceCounters, logger: Logger, maxMessageBytes: Int64) {
         self.counters = counters
@@ -73,20 +72,15 @@ final class ConnectionMonitors {
 
     private func countDisconnection(on endpoint: ServiceEndpoint, address: String) {
         counters.increment(.connectionsClosed, label: endpoint.rawValue)
-        let now = ServiceClock.monotonicMilliseconds()
-        if let last = logged[endpoint], now - last.monotonic < 1000 {
-            logged[endpoint]?.suppressed += 1
-            return
-        }
+        guard let unlogged = logged.admit(endpoint) else { return }
         logger.notice(
             "connection closed, by the peer or by libzmq for a message over the transport bound",
             metadata: [
                 "endpoint": "\(endpoint.rawValue)",
                 "address": "\(address)",
                 "transport.max_message_bytes": "\(maxMessageBytes)",
-                "connections.closed_unlogged": "\(logged[endpoint]?.suppressed ?? 0)",
+                "connections.closed_unlogged": "\(unlogged)",
             ]
         )
-        logged[endpoint] = (now, 0)
     }
 }

@@ -72,8 +72,8 @@ final class ReceiptPipeline {
     var compaction = CompactionSchedule()
     /// Replies their ROUTER could not take yet; a peer holds at most its in-flight limit.
     var heldReplies: HeldReplies
-    /// When a discarded request was last logged (monotonic milliseconds), to log one a second.
-    var discardLoggedMonotonic: Int64?
+    /// Discarded requests are logged at most once a second.
+    var discardsLogged = LogThrottle<ReplyEndpoint>(intervalMilliseconds: 1000)
     /// When `completeDurable` last ran (monotonic nanoseconds).
     var completedNanoseconds: UInt64 = 0
     let startedMonotonic: Int64
@@ -218,12 +218,13 @@ final class ReceiptPipeline {
         let peer = HeldReplies.Peer(endpoint: endpoint, routingID: Array(routingID))
         guard heldReplies.count(for: peer) >= heldReplies.limit else { return true }
         counters.increment(.requestsDiscarded, label: "\(endpoint)")
-        let now = ServiceClock.monotonicMilliseconds()
-        if discardLoggedMonotonic.map({ now - $0 >= 1000 }) ?? true {
-            discardLoggedMonotonic = now
+        if let unlogged = discardsLogged.admit(endpoint) {
             logger.warning(
                 "request discarded unread: the peer reads none of its replies",
-                metadata: ["endpoint": "\(endpoint)", "replies.held": "\(heldReplies.count(for: peer))"]
+                metadata: [
+                    "endpoint": "\(endpoint)", "replies.held": "\(heldReplies.count(for: peer))",
+                    "requests.discarded_unlogged": "\(unlogged)",
+                ]
             )
         }
         return false
@@ -315,22 +316,28 @@ final class ReceiptPipeline {
     /// Sends a reply now, or holds it while its ROUTER cannot take it (or holds earlier replies
     /// to the same peer); counts one whose peer went away.
     func send(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) {
-        let peer = HeldReplies.Peer(endpoint: endpoint, routingID: frames[0])
-        if !heldReplies.isEmpty, heldReplies.count(for: peer) > 0 {
-            counters.increment(.repliesHeld)
-            heldReplies.hold(frames, for: peer)
-            return
+        if !heldReplies.isEmpty {
+            let peer = HeldReplies.Peer(endpoint: endpoint, routingID: frames[0])
+            if heldReplies.count(for: peer) > 0 {
+                hold(frames, for: peer)
+                return
+            }
         }
         switch sink.send(frames, on: endpoint) {
         case .sent:
             break
         case .wouldBlock:
-            counters.increment(.repliesHeld)
-            heldReplies.hold(frames, for: peer)
+            hold(frames, for: HeldReplies.Peer(endpoint: endpoint, routingID: frames[0]))
         case .unroutable(let error):
             counters.increment(.repliesDropped, label: "unroutable")
             logger.debug("reply not delivered", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Holds a reply behind the peer's earlier ones, counting it.
+    private func hold(_ frames: [[UInt8]], for peer: HeldReplies.Peer) {
+        counters.increment(.repliesHeld)
+        heldReplies.hold(frames, for: peer)
     }
 
     /// Offers the held replies to their ROUTERs again.
