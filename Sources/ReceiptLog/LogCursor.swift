@@ -6,7 +6,8 @@ import Glibc
 /// Opened with ``ReceiptLog/cursor(from:)``. Each ``read(maxBytes:_:)`` hands out the records
 /// between ``position`` and the log's durable position, across segment files, each checked
 /// against its crc32, and returns 0 once the cursor has caught up; read again after the
-/// durable position moved (the log's `onDurable` says when).
+/// durable position moved (the log's `onDurable` says when). ``readRaw(maxBytes:_:)`` hands out
+/// the same records as the bytes they are stored as, for a shipper to send unchanged.
 ///
 /// Safe beside the writer thread and compaction, by what it reads and how:
 /// - Only bytes before the durable position. The writer wrote them (and under
@@ -98,21 +99,86 @@ public final class LogCursor {
     ///   or a fatal error, `.corruption` or `.io` when a durable record cannot be read back.
     public func read(maxBytes: Int = 1 << 20, _ body: (Record) throws -> Void) throws -> Int {
         var failure: (any Error)?
-        var records = 0
-        var bytes = 0
-        while bytes < maxBytes && failure == nil {
-            let (segmentStart, limit) = try self.readable()
-            guard self.position.offset < limit else { break }
-            let batch = try self.read(upTo: limit, inSegmentStartingAt: segmentStart, maxBytes: maxBytes - bytes) {
-                record in
+        let records = try self.readDurable(maxBytes: maxBytes) { record in
+            do {
+                try body(record)
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
+        return records
+    }
+
+    /// Hands the durable records from ``position`` on to `body` as their raw bytes, each run
+    /// of records exactly as it lies in the segment (header and payload of each, back to back),
+    /// and moves ``position`` past each run `body` returns from: what a shipper sends, so that
+    /// a standby's ``ReceiptLog/appendShipped(_:at:)`` writes the same bytes without the
+    /// primary decoding or encoding a header.
+    ///
+    /// Every record handed out has passed its crc32 check, as with ``read(maxBytes:_:)``. A run
+    /// comes from one read of one segment file, so a call may hand out several runs (one per
+    /// segment crossed, or per buffer filled); together they never exceed `maxBytes`, except
+    /// that the first record is handed out whatever its size.
+    ///
+    /// - Parameters:
+    ///   - maxBytes: The most bytes of records to hand out in this call.
+    ///   - body: Receives each run (valid only during the call), the position where its first
+    ///     record starts and the one where its last record ends. When it throws, reading stops
+    ///     and ``position`` stays at the run's start, so the next read starts with it again.
+    /// - Returns: The number of records handed out: 0 when the cursor is at the durable position.
+    /// - Throws: What `body` throws, or ``LogError`` as ``read(maxBytes:_:)``.
+    public func readRaw(
+        maxBytes: Int = 1 << 20,
+        _ body: (_ records: UnsafeRawBufferPointer, _ start: LogPosition, _ end: LogPosition) throws -> Void
+    ) throws -> Int {
+        let first = self.position.offset
+        var failure: (any Error)?
+        let records = try self.readDurable(
+            maxBytes: maxBytes,
+            records: { record in record.start.offset == first || record.end.offset - first <= UInt64(maxBytes) },
+            runs: { bytes, start, end in
                 do {
-                    try body(record)
+                    try body(bytes, start, end)
                     return true
                 } catch {
                     failure = error
                     return false
                 }
             }
+        )
+        if let failure { throw failure }
+        return records
+    }
+
+    /// Reads the durable records from ``position`` on, across segments, until `maxBytes` bytes
+    /// were read, the cursor caught up, or a callback declined.
+    ///
+    /// - Parameters:
+    ///   - maxBytes: As for ``read(maxBytes:_:)``.
+    ///   - records: Receives each record; false stops before it.
+    ///   - runs: Receives the records of each chunk read, after `body` took them; false stops
+    ///     and moves ``position`` back to the run's start.
+    /// - Returns: The number of records read.
+    private func readDurable(
+        maxBytes: Int,
+        records body: (Record) -> Bool,
+        runs: (UnsafeRawBufferPointer, LogPosition, LogPosition) -> Bool = { _, _, _ in true }
+    ) throws(LogError) -> Int {
+        var records = 0
+        var bytes = 0
+        while bytes < maxBytes {
+            let (segmentStart, limit) = try self.readable()
+            guard self.position.offset < limit else { break }
+            let batch = try self.read(
+                upTo: limit,
+                inSegmentStartingAt: segmentStart,
+                maxBytes: maxBytes - bytes,
+                records: body,
+                runs: runs
+            )
             guard !batch.crossesLimit else {
                 throw LogError(
                     code: .corruption,
@@ -122,8 +188,8 @@ public final class LogCursor {
             }
             records += batch.records
             bytes += batch.bytes
+            if batch.declined { break }
         }
-        if let failure { throw failure }
         return records
     }
 
@@ -145,17 +211,18 @@ public final class LogCursor {
     }
 
     /// Reads the records from ``position`` up to `limit`, a position inside or at the end of
-    /// the segment starting at `segmentStart`, handing each to `body` until it declines one or
-    /// `maxBytes` bytes have been read.
+    /// the segment starting at `segmentStart`, handing each to `body` and the records of each
+    /// chunk read to `runs`, until one of them declines or `maxBytes` bytes have been read.
     ///
-    /// - Returns: The records and bytes read, and whether it stopped at a record that runs past
-    ///   `limit` (so `limit` is not a record boundary).
+    /// - Returns: The records and bytes read, whether it stopped at a record that runs past
+    ///   `limit` (so `limit` is not a record boundary), and whether a callback declined.
     private func read(
         upTo limit: UInt64,
         inSegmentStartingAt segmentStart: UInt64,
         maxBytes: Int,
-        _ body: (Record) -> Bool
-    ) throws(LogError) -> (records: Int, bytes: Int, crossesLimit: Bool) {
+        records body: (Record) -> Bool,
+        runs: (UnsafeRawBufferPointer, LogPosition, LogPosition) -> Bool = { _, _, _ in true }
+    ) throws(LogError) -> (records: Int, bytes: Int, crossesLimit: Bool, declined: Bool) {
         let segment = try self.open(segmentStartingAt: segmentStart)
         var records = 0
         var bytes = 0
@@ -174,6 +241,7 @@ public final class LogCursor {
                 )
             }
             let chunk = UnsafeRawBufferPointer(target)
+            let recordsBefore = records
             let stop = SegmentScan.walk(chunk, from: 0) { header, offset in
                 let start = chunkStart + UInt64(offset)
                 let record = Record(
@@ -191,6 +259,17 @@ public final class LogCursor {
                 bytes += header.recordLength
                 return bytes < maxBytes
             }
+            let run = Int(self.position.offset - chunkStart)
+            if run > 0
+                && !runs(
+                    UnsafeRawBufferPointer(rebasing: chunk[..<run]),
+                    LogPosition(offset: chunkStart),
+                    self.position
+                )
+            {
+                self.position = LogPosition(offset: chunkStart)
+                return (recordsBefore, bytes - run, false, true)
+            }
             if let damage = stop.damage {
                 throw LogError(
                     code: .corruption,
@@ -202,12 +281,12 @@ public final class LogCursor {
             guard stop.end == 0 else { continue }
             // Not even the first record fits in what was read: it runs past `limit`, or it is
             // longer than the buffer (which is then at least a header long).
-            if wanted == limit - chunkStart { return (records, bytes, true) }
+            if wanted == limit - chunkStart { return (records, bytes, true, false) }
             let needed = RecordFormat.RecordHeader.payloadLength(chunk, at: 0) + RecordFormat.recordHeaderSize
             self.buffer.deallocate()
             self.buffer = .allocate(byteCount: needed, alignment: 16)
         }
-        return (records, bytes, false)
+        return (records, bytes, false, declined)
     }
 
     /// The descriptor of the segment starting at `start`, opened when the cursor enters it.

@@ -7,9 +7,18 @@ enum LogFileName {
         case segment(start: UInt64)
         case snapshot(position: UInt64)
         case snapshotTemporary
+        /// The marker of a seed in progress (``seedingMarker``).
+        case seedingMarker
     }
 
     static let lock = "LOCK"
+
+    /// Present while ``ReceiptLog/seed(directory:from:beforeCompleting:)`` replaces the log's
+    /// files: a directory holding it opens as an empty log (see `LogSeeding`).
+    static let seedingMarker = "SEEDING"
+
+    /// The suffix of a snapshot file that recovery set aside as corrupt.
+    private static let quarantineSuffix = ".corrupt"
 
     static func segment(start: UInt64) -> String {
         "segment-\(padded(start)).log"
@@ -23,11 +32,29 @@ enum LogFileName {
         name + ".tmp"
     }
 
+    /// The file a snapshot arriving from a primary is written to (``IncomingSnapshot``): a
+    /// snapshot temporary to ``parse(_:)``, so that recovery removes one a crash left, and
+    /// distinct from the temporary of a snapshot the log writes itself.
+    static func incoming(snapshotAt position: UInt64) -> String {
+        "snapshot-\(padded(position)).incoming.snap.tmp"
+    }
+
     static func quarantined(forSnapshot name: String) -> String {
-        name + ".corrupt"
+        name + quarantineSuffix
+    }
+
+    /// Whether `name` is a snapshot file set aside as corrupt (``quarantined(forSnapshot:)``).
+    static func isQuarantinedSnapshot(_ name: String) -> Bool {
+        guard name.hasSuffix(quarantineSuffix),
+            case .snapshot = parse(String(name.dropLast(quarantineSuffix.count)))
+        else { return false }
+        return true
     }
 
     static func parse(_ name: String) -> Parsed? {
+        if name == seedingMarker {
+            return .seedingMarker
+        }
         if name.hasPrefix("snapshot-") && name.hasSuffix(".snap.tmp") {
             return .snapshotTemporary
         }

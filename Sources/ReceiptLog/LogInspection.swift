@@ -41,6 +41,9 @@ struct LogInspection {
     /// The newest valid snapshot, where recovery starts.
     var recoverySnapshot: Snapshot?
     var temporaryFiles: [String] = []
+    /// Whether the directory holds the ``LogFileName/seedingMarker`` of a seed a crash
+    /// interrupted: opening discards every segment and snapshot and starts an empty log.
+    var interruptedSeed = false
     /// The first problem in log order.
     var damage: LogDamage?
     var cut: Cut?
@@ -66,6 +69,7 @@ struct LogInspection {
             case .snapshot(let position):
                 self.snapshots.append(Snapshot(name: name, position: position, fileSize: 0, isValid: true))
             case .snapshotTemporary: self.temporaryFiles.append(name)
+            case .seedingMarker: self.interruptedSeed = true
             case nil: break
             }
         }

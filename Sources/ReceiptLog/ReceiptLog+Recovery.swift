@@ -21,13 +21,22 @@ extension ReceiptLog {
         var active: LogWriter.ActiveSegment
     }
 
-    /// Inspects the directory, applies what recovery may change (truncate a torn tail, cut at
-    /// corruption when told, set aside corrupt snapshots, remove snapshot temporaries), and
-    /// opens the segment to append to.
+    /// Inspects the directory, applies what recovery may change (discard an interrupted seed,
+    /// truncate a torn tail, cut at corruption when told, set aside corrupt snapshots, remove
+    /// snapshot temporaries), and opens the segment to append to.
     static func recover(_ configuration: LogConfiguration, logger: Logger) throws(LogError) -> Recovered {
         let directory = configuration.directory
-        let inspection = try LogInspection(directory: directory, checkingEverySnapshot: false)
+        var inspection = try LogInspection(directory: directory, checkingEverySnapshot: false)
         var report = RecoveryReport()
+        if inspection.interruptedSeed {
+            let removed = try LogSeeding.discardInterrupted(directory)
+            report.discardedInterruptedSeed = true
+            logger.warning(
+                "discarded an interrupted seed: the log starts empty",
+                metadata: ["log.directory": "\(directory)", "log.removed_files": "\(removed.count)"]
+            )
+            inspection = try LogInspection(directory: directory, checkingEverySnapshot: false)
+        }
         report.snapshotPosition = inspection.recoverySnapshot.map { LogPosition(offset: $0.position) }
 
         if let refusal = inspection.refusal(cuttingCorruption: configuration.cutCorruptionAtStart) {

@@ -28,7 +28,8 @@ extension ReceiptLog {
             recordsToReplay: inspection.recordsToReplay,
             endPosition: LogPosition(offset: inspection.endPosition),
             problem: inspection.damage,
-            temporaryFiles: inspection.temporaryFiles
+            temporaryFiles: inspection.temporaryFiles,
+            interruptedSeed: inspection.interruptedSeed
         )
     }
 }

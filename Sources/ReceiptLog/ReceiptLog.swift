@@ -46,7 +46,9 @@ public final class ReceiptLog: Sendable {
     /// Recovery loads the newest valid snapshot, checks every segment, truncates a torn tail of
     /// the last segment (partial record, bad checksum, zeros or garbage with no valid record
     /// after it) and reports it at warning level. It throws on damage anywhere else, naming
-    /// the file and byte offset, unless ``LogConfiguration/cutCorruptionAtStart`` is set.
+    /// the file and byte offset, unless ``LogConfiguration/cutCorruptionAtStart`` is set. A
+    /// directory that a seed left part-way (``seed(directory:from:beforeCompleting:)``) is
+    /// emptied first, and opens as an empty log (``RecoveryReport/discardedInterruptedSeed``).
     ///
     /// - Parameters:
     ///   - configuration: Where the log lives and its fsync policy.
@@ -144,6 +146,11 @@ public final class ReceiptLog: Sendable {
     /// Bytes appended since the newest snapshot, for deciding when to compact.
     public var bytesSinceSnapshot: UInt64 {
         self.writer.state.withLock { $0.appended - ($0.snapshots.last ?? 0) }
+    }
+
+    /// The position of the newest snapshot written or found at open, or nil when there is none.
+    public var newestSnapshotPosition: LogPosition? {
+        self.writer.state.withLock { $0.snapshots.last }.map { LogPosition(offset: $0) }
     }
 
     /// Queues a record into the current group and returns the position where it ends.

@@ -16,6 +16,10 @@ public struct RecoveryReport: Sendable {
     public var damage: LogDamage?
     /// Leftover temporary files from an interrupted snapshot that were removed.
     public var removedTemporaryFiles: [String] = []
+    /// Whether the directory held the marker of a seed that did not complete
+    /// (``ReceiptLog/seed(directory:from:beforeCompleting:)``), so recovery deleted every
+    /// segment and snapshot and the log starts empty.
+    public var discardedInterruptedSeed: Bool = false
     /// The number of records ``ReceiptLog/replay(_:)`` will deliver.
     public var recordsToReplay: Int = 0
     /// The end of the recovered log, where appending continues.

@@ -31,9 +31,13 @@ public struct VerifyReport: Sendable {
     public var problem: LogDamage?
     /// Leftover snapshot temporary files that opening would remove.
     public var temporaryFiles: [String]
+    /// Whether the directory holds the marker of a seed that did not complete: opening would
+    /// delete every segment and snapshot reported here and start an empty log.
+    public var interruptedSeed: Bool
 
     /// True when opening would change nothing.
     public var isClean: Bool {
         self.problem == nil && self.temporaryFiles.isEmpty && self.snapshots.allSatisfy(\.isValid)
+            && !self.interruptedSeed
     }
 }

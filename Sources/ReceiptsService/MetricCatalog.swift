@@ -59,6 +59,11 @@ public enum MetricCatalog {
         "receiptd_requests_discarded_total",
         "Requests discarded unread, by endpoint, from peers that read none of their held replies (nothing applied)."
     )
+    static let replicationRefusals = Family(
+        "receiptd_replication_refused_total",
+        "Acknowledged ingest frames refused UNAVAILABLE, nothing applied, while no standby was in sync "
+            + "(--replication-fallback stall)."
+    )
     static let queries = Family("receiptd_queries_total", "Queries answered, by kind.")
     static let compactions = Family("receiptd_compactions_total", "Compactions by result (ok, failed).")
     static let messagesExpired = Family("receiptd_messages_expired_total", "Messages removed by retention.")
@@ -161,7 +166,7 @@ public enum MetricCatalog {
     public static let families: [String: Family] = Dictionary(
         uniqueKeysWithValues: [
             events, eventsHeld, frames, framesInvalid, limitRefusals, updatesPublished, repliesDropped, repliesHeld,
-            requestsDiscarded, connectionsClosed, queries,
+            requestsDiscarded, connectionsClosed, replicationRefusals, queries,
             compactions,
             messagesExpired, recoveryTruncatedBytes, recoveryDroppedRecords, fsyncErrors, pendingReceiptsDropped,
             ackLatency, fsyncDuration, eventsPerFrame, framesPerGroupCommit, awaitingDurability, pendingReceipts,

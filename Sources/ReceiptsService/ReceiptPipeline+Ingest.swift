@@ -27,6 +27,17 @@ extension ReceiptPipeline {
             send(envelope.reply(IngestReply(results: [], error: refusal.errorReply).encode()), on: .ingest)
             return
         }
+        if frontier.refusesIngest {
+            // Not an invalid frame: counted on its own, never logged per frame (the shipping
+            // thread logs the set's change once).
+            counters.increment(.replicationRefusals)
+            let refusal = ErrorReply(
+                code: .unavailable,
+                message: "no standby in sync; nothing of the frame was applied"
+            )
+            reply(envelope.reply(IngestReply(results: [], error: refusal).encode()), on: .ingest)
+            return
+        }
         guard body.count == 1, let frame = body.first else {
             refuse(
                 envelope: envelope,

@@ -1,9 +1,74 @@
+import Glibc
 import Logging
 import ReceiptLog
 import ReceiptsCore
 import ReceiptsWire
 
 extension ReceiptPipeline {
+    /// Opens the worker's log in its data directory, under the configured fsync policy.
+    ///
+    /// - Parameters: as `ReceiptLog.init`'s callbacks.
+    /// - Throws: `ServiceError` `.storage` when the log cannot be opened.
+    static func openLog(
+        configuration: ServiceConfiguration,
+        logger: Logger,
+        onDurable: @escaping @Sendable () -> Void,
+        onFatal: @escaping @Sendable (LogError) -> Void,
+        onGroupCommit: @escaping @Sendable (GroupCommit) -> Void
+    ) throws(ServiceError) -> ReceiptLog {
+        var logConfiguration = LogConfiguration(directory: configuration.dataDirectory)
+        logConfiguration.fsyncPolicy = configuration.fsyncPolicy
+        logConfiguration.cutCorruptionAtStart = configuration.cutCorruptionAtStart
+        do {
+            return try ReceiptLog(
+                configuration: logConfiguration,
+                logger: logger,
+                onDurable: onDurable,
+                onFatal: onFatal,
+                onGroupCommit: onGroupCommit
+            )
+        } catch {
+            throw ServiceError(.storage, "cannot open the log in \(configuration.dataDirectory)", cause: error)
+        }
+    }
+
+    /// Recovers the worker's state from its opened log: the engine settings reconciled with the
+    /// directory's `engine-settings` file, then `recover(log:directory:configuration:...)`.
+    ///
+    /// - Returns: The recovered engine, clock and terms, ready to apply what follows in the log.
+    /// - Throws: `ServiceError` when the settings disagree or the log cannot be replayed.
+    static func recover(
+        log: ReceiptLog,
+        configuration: ServiceConfiguration,
+        counters: ServiceCounters,
+        logger: Logger
+    ) throws(ServiceError) -> RecordApplier {
+        if log.recovery.discardedInterruptedSeed {
+            // The log opened empty: the files a seed writes beside it describe a log that is gone.
+            for name in [TermsFile.fileName, ReplaySettings.fileName] {
+                unlink("\(configuration.dataDirectory)/\(name)")
+            }
+            logger.warning("an interrupted seed was discarded; this member starts from an empty log")
+        }
+        var engineConfiguration = EngineConfiguration(
+            workerIndex: configuration.workerIndex,
+            workerCount: configuration.workerCount,
+            pendingReceiptLimit: configuration.pendingReceiptLimit,
+            pendingReceiptLifetime: configuration.pendingReceiptLifetimeMilliseconds
+        )
+        engineConfiguration.workerCount = try ReplaySettings(engineConfiguration).reconcile(
+            directory: configuration.dataDirectory,
+            acceptChange: configuration.acceptSettingsChange
+        )
+        return try replay(
+            log: log,
+            directory: configuration.dataDirectory,
+            configuration: engineConfiguration,
+            counters: counters,
+            logger: logger
+        )
+    }
+
     /// Loads the newest snapshot and replays the log after it through the same engine code
     /// as live ingest, at the times recorded in the log, and rebuilds the term history.
     ///
@@ -12,21 +77,19 @@ extension ReceiptPipeline {
     /// rewritten if that differs from what it held, before the pipeline serves or compacts.
     ///
     /// - Parameters:
-    ///   - directory: The data directory, which holds the `terms` file.
-    ///   - terms: Set to the log's term history.
-    static func recover(
+    /// - Parameter directory: The data directory, which holds the `terms` file.
+    /// - Returns: The engine, clock and terms the log holds.
+    private static func replay(
         log: ReceiptLog,
         directory: String,
         configuration: EngineConfiguration,
-        clock: inout ServiceClock,
-        terms: inout TermHistory,
         counters: ServiceCounters,
         logger: Logger
-    ) throws(ServiceError) -> ReceiptEngine {
+    ) throws(ServiceError) -> RecordApplier {
         let report = log.recovery
         let recordedTerms = try TermsFile.read(directory: directory)
         let replayStart = report.snapshotPosition?.offset ?? 0
-        var history = (recordedTerms ?? TermHistory()).prefix(before: replayStart)
+        let recordedBefore = (recordedTerms ?? TermHistory()).prefix(before: replayStart)
         if report.truncatedBytes > 0 {
             counters.increment(.logTruncatedBytes, by: Int(report.truncatedBytes))
             counters.increment(.logDroppedRecords, by: report.droppedRecords)
@@ -45,7 +108,7 @@ extension ReceiptPipeline {
                 cause: error
             )
         }
-        var replayed = 0
+        var applier = RecordApplier(engine: engine, terms: recordedBefore)
         let started = ServiceClock.monotonicMilliseconds()
         do {
             // Records are parsed and batches decoded on a helper thread; the engine applies them
@@ -59,8 +122,7 @@ extension ReceiptPipeline {
                 }
                 switch record {
                 case .acknowledgedBatch(let time, let frame), .unacknowledgedBatch(let time, let frame):
-                    // Repairing: a log may hold ids that are not UTF-8 or hold a NUL from before
-                    // intake refused them; they replay as they were applied (U+FFFD, cut at the NUL).
+                    // Repairing, as `RecordApplier` does.
                     return .batch(time: time, events: try EventBatchCodec.decode(frame, invalidUTF8: .repair))
                 default:
                     return .other(type: type, payload: Array(payload), end: end)
@@ -68,28 +130,10 @@ extension ReceiptPipeline {
             } applying: { recovered in
                 switch recovered {
                 case .batch(let time, let events):
-                    for event in events { _ = engine.replay(event, at: time) }
-                    clock.advance(to: time)
-                    replayed += events.count
+                    applier.apply(events, at: time)
                 case .other(let type, let payload, let end):
                     try payload.withUnsafeBytes { payload in
-                        switch try LogRecord(type: type, payload: payload) {
-                        case .retention(let cutoff):
-                            _ = engine.expireMessages(sentBefore: cutoff)
-                        case .termStarted(let term, _, let member):
-                            let start = RecordFormat.recordStart(end: end.offset, payloadCount: payload.count)
-                            do {
-                                try history.append(TermHistory.Entry(term: term, start: start, member: member))
-                            } catch {
-                                throw ServiceError(.recovery, "term record ending at \(end.offset): \(error)")
-                            }
-                        case let record:
-                            do {
-                                _ = try applyMove(record, to: &engine)
-                            } catch {
-                                throw ServiceError(.recovery, "move record ending at \(end.offset): \(error)")
-                            }
-                        }
+                        try applier.apply(type: type, payload: payload, end: end)
                     }
                 }
             }
@@ -98,6 +142,8 @@ extension ReceiptPipeline {
         } catch {
             throw ServiceError(.recovery, "cannot replay the log", cause: error)
         }
+        let replayed = applier.appliedEvents
+        let history = applier.terms
         if history != recordedTerms {
             if recordedTerms == nil, replayStart > 0 {
                 logger.warning(
@@ -107,7 +153,6 @@ extension ReceiptPipeline {
             }
             try TermsFile.write(history, directory: directory)
         }
-        terms = history
         logger.info(
             "recovered",
             metadata: [
@@ -119,6 +164,6 @@ extension ReceiptPipeline {
                 "recovery.term": "\(history.last.term)",
             ]
         )
-        return engine
+        return applier
     }
 }

@@ -85,6 +85,7 @@ final class ReceiptPipeline {
     ///   - wake: Called from other threads (the log's, the compaction's) when the pipeline has
     ///     work: something became durable, a compaction finished, the log failed.
     ///   - awaitingLimit: Batches waiting for the log past which `acceptsIngest` is false.
+    ///   - gate: What acknowledgements wait for besides the log, under `--replication-ack standby`.
     ///   - onWorkerCount: Told the worker count the log holds, once recovered and after each
     ///     change (on the pipeline's thread).
     /// - Throws: `ServiceError` if the log cannot be opened or replayed.
@@ -95,6 +96,7 @@ final class ReceiptPipeline {
         sink: any PipelineSink,
         wake: @escaping @Sendable () -> Void,
         awaitingLimit: Int = ReceiptPipeline.maxAwaiting,
+        gate: ReplicationGate? = nil,
         onWorkerCount: @escaping (Int) -> Void = { _ in }
     ) throws(ServiceError) {
         self.configuration = configuration
@@ -108,7 +110,7 @@ final class ReceiptPipeline {
         self.signals = signals
         hot = HotCounters(counters)
         // Registered up front so that they are exported (and alertable) at 0.
-        for id in [CounterID.fsyncErrors, .compactions, .compactionsFailed, .repliesHeld] {
+        for id in [CounterID.fsyncErrors, .compactions, .compactionsFailed, .repliesHeld, .replicationRefusals] {
             _ = counters.handle(id)
         }
         for endpoint in [ReplyEndpoint.ingest, .queries] {
@@ -131,41 +133,18 @@ final class ReceiptPipeline {
         startedMonotonic = ServiceClock.monotonicMilliseconds()
         compaction.lastStartedMonotonic = startedMonotonic
 
-        var logConfiguration = LogConfiguration(directory: configuration.dataDirectory)
-        logConfiguration.fsyncPolicy = configuration.fsyncPolicy
-        logConfiguration.cutCorruptionAtStart = configuration.cutCorruptionAtStart
-        do {
-            log = try ReceiptLog(
-                configuration: logConfiguration,
-                logger: logger,
-                onDurable: wake,
-                onFatal: { error in signals.reportFatal(error) },
-                onGroupCommit: { commit in metrics.groupCommitted(commit) }
-            )
-        } catch {
-            throw ServiceError(.storage, "cannot open the log in \(configuration.dataDirectory)", cause: error)
-        }
-        frontier = DurabilityFrontier(log: log)
-
-        var engineConfiguration = EngineConfiguration(
-            workerIndex: configuration.workerIndex,
-            workerCount: configuration.workerCount,
-            pendingReceiptLimit: configuration.pendingReceiptLimit,
-            pendingReceiptLifetime: configuration.pendingReceiptLifetimeMilliseconds
+        log = try Self.openLog(
+            configuration: configuration,
+            logger: logger,
+            onDurable: wake,
+            onFatal: { error in signals.reportFatal(error) },
+            onGroupCommit: { commit in metrics.groupCommitted(commit) }
         )
-        engineConfiguration.workerCount = try ReplaySettings(engineConfiguration).reconcile(
-            directory: configuration.dataDirectory,
-            acceptChange: configuration.acceptSettingsChange
-        )
-        engine = try Self.recover(
-            log: log,
-            directory: configuration.dataDirectory,
-            configuration: engineConfiguration,
-            clock: &clock,
-            terms: &terms,
-            counters: counters,
-            logger: logger
-        )
+        frontier = DurabilityFrontier(log: log, gate: gate)
+        let recovered = try Self.recover(log: log, configuration: configuration, counters: counters, logger: logger)
+        engine = recovered.engine
+        clock = recovered.clock
+        terms = recovered.terms
         if engine.topology.workerCount != configuration.workerCount {
             logger.warning(
                 "the configured worker count differs from the log's; the log's stands (change it with receiptctl rebalance)",

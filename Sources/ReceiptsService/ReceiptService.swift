@@ -35,6 +35,17 @@ public final class ReceiptService: Sendable {
     /// - Parameter onReady: called once every endpoint is bound (after recovery).
     /// - Throws: `ServiceError` if recovery, binding or the log fails.
     public func run(onReady: () -> Void = {}) throws(ServiceError) {
+        if let replication = configuration.replication, case .standby(let primaryEndpoint) = replication.role {
+            let loop = try StandbyLoop(
+                configuration: configuration,
+                settings: replication,
+                primaryEndpoint: primaryEndpoint,
+                logger: logger,
+                control: control
+            )
+            try loop.run(onReady: onReady)
+            return
+        }
         let loop = try ServiceLoop(configuration: configuration, logger: logger, control: control)
         try loop.run(onReady: onReady)
     }

@@ -63,6 +63,20 @@ struct ReplaySettings: Equatable {
                 """
             )
         }
+        try Self.record(text, directory: directory)
+        return settings.workerCount
+    }
+
+    /// The text of the settings recorded in `directory`; empty when there are none (a new member).
+    static func recordedText(directory: String) -> String {
+        (try? String(contentsOfFile: "\(directory)/\(fileName)", encoding: .utf8)) ?? ""
+    }
+
+    /// Records settings `text` in `directory` (a temporary file, synced, renamed over the old one).
+    ///
+    /// - Throws: `ServiceError` `.system` when the file cannot be written.
+    static func record(_ text: String, directory: String) throws(ServiceError) {
+        let path = "\(directory)/\(fileName)"
         do {
             let temporary = path + ".tmp"
             try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
@@ -79,7 +93,6 @@ struct ReplaySettings: Equatable {
         } catch {
             throw ServiceError(.system, "cannot record the engine settings in \(path)", cause: error)
         }
-        return settings.workerCount
     }
 
     /// The `worker_count=` line of a recorded settings file.

@@ -56,6 +56,9 @@ public struct ServiceConfiguration: Sendable {
     public var acceptSettingsChange: Bool
     /// CurveZMQ with a ZAP allowlist on every endpoint; nil serves plaintext.
     public var curve: CurveSettings?
+    /// This member's part in a replicated ordinal (deploy/REPLICATION.md); nil for a worker
+    /// without replication.
+    public var replication: ReplicationSettings?
 
     /// The data directory used when neither a flag nor `RECEIPTD_DATA_DIR` names one.
     public static let defaultDataDirectory = WorkerEndpoints.defaultDataDirectory
@@ -167,5 +170,18 @@ public struct ServiceConfiguration: Sendable {
             "pending receipt lifetime must be in 0...86400000 ms, got \(pendingReceiptLifetimeMilliseconds)"
         )
         try check(publishHighWaterMark >= 0, "publish high-water mark must not be negative")
+        if let replication {
+            try check(
+                TermHistory.isValid(member: replication.member),
+                "the replication member name must be 1 to \(TermHistory.maxMemberBytes) bytes without spaces, "
+                    + "got \"\(replication.member)\""
+            )
+            try check(replication.windowBytes > 0, "the replication window must be positive")
+            try check(
+                replication.heartbeatMilliseconds > 0
+                    && replication.timeoutMilliseconds > replication.heartbeatMilliseconds,
+                "the replication timeout must be longer than the heartbeat interval"
+            )
+        }
     }
 }

@@ -24,6 +24,12 @@ final class ServiceLoop {
     /// Disconnections and failed handshakes, per endpoint.
     let monitors: ConnectionMonitors
     let pipeline: ReceiptPipeline
+    /// The replication endpoint and its thread, on a primary (deploy/REPLICATION.md, section 4).
+    private var shipping: (socket: ZMQSocket, thread: ShippingThread)?
+    /// Rung with the worker's doorbell, for the shipping thread, on a primary.
+    private let shippingDoorbell: Doorbell?
+    /// What acknowledgements wait for, on a primary under `--replication-ack standby`.
+    private let gate: ReplicationGate?
 
     init(configuration: ServiceConfiguration, logger: Logger, control: ServiceControl) throws(ServiceError) {
         self.configuration = configuration
@@ -59,19 +65,30 @@ final class ServiceLoop {
             authenticator = nil
         }
         do {
+            let shippingDoorbell = configuration.replication?.role == .primary ? try Doorbell() : nil
+            self.shippingDoorbell = shippingDoorbell
+            let gate =
+                configuration.replication.map { $0.role == .primary && $0.acknowledgement == .standby } == true
+                ? ReplicationGate(position: 0, wake: { [doorbell = control.doorbell] in doorbell.ring() }) : nil
+            self.gate = gate
             pipeline = try ReceiptPipeline(
                 configuration: configuration,
                 logger: logger,
                 counters: counters,
                 sink: SocketSink(updates: publishing, ingest: ingest, queries: queries),
-                wake: { [doorbell = control.doorbell] in doorbell.ring() },
+                wake: { [doorbell = control.doorbell] in
+                    doorbell.ring()
+                    shippingDoorbell?.ring()
+                },
+                gate: gate,
                 onWorkerCount: { [control] count in control.workerCount = count }
             )
         } catch {
             authenticator?.close()
             for socket in [ingest, ingestSubscriber, publisher, queries] { socket.close() }
             context.terminate()
-            throw error
+            if let error = error as? ServiceError { throw error }
+            throw ServiceError(.system, "cannot make the shipping thread's wake-up pipe", cause: error)
         }
     }
 
@@ -80,6 +97,7 @@ final class ServiceLoop {
     func run(onReady: () -> Void) throws(ServiceError) {
         defer { closeEverything() }
         try bindEndpoints()
+        try startShipping()
         publishing.start()
         logger.info(
             "serving",
@@ -273,9 +291,58 @@ final class ServiceLoop {
         }
     }
 
+    /// On a primary: binds the replication endpoint and starts shipping the log from it.
+    private func startShipping() throws(ServiceError) {
+        guard let replication = configuration.replication, replication.role == .primary,
+            let shippingDoorbell
+        else { return }
+        let socket: ZMQSocket
+        do {
+            socket = try ZMQSocket(context: context, type: .router)
+            try socket.setRouterMandatory(true)
+            try socket.setLinger(milliseconds: 0)
+            try socket.bind(replication.endpoint)
+        } catch {
+            throw ServiceError(.transport, "cannot bind the replication endpoint \(replication.endpoint)", cause: error)
+        }
+        let log = pipeline.log
+        let frontier = pipeline.frontier
+        // Everything recovered was acknowledged before (or may be): the gate starts there.
+        gate?.update(replicatedPosition: log.durablePosition.offset, stalled: false)
+        let shipper = Shipper(
+            log: log,
+            terms: pipeline.terms,
+            settings: replication,
+            workerIndex: configuration.workerIndex,
+            engineSettings: ReplaySettings.recordedText(directory: configuration.dataDirectory),
+            logger: logger,
+            gate: gate,
+            acknowledged: { frontier.position.offset }
+        )
+        let thread = ShippingThread(
+            socket: socket,
+            shipper: shipper,
+            doorbell: shippingDoorbell,
+            heartbeatMilliseconds: replication.heartbeatMilliseconds,
+            logger: logger
+        )
+        thread.start()
+        shipping = (socket, thread)
+        logger.info(
+            "shipping the log",
+            metadata: [
+                "endpoint.replication": "\(replication.endpoint)", "replication.member": "\(replication.member)",
+            ]
+        )
+    }
+
     // MARK: - Shutdown
 
     private func closeEverything() {
+        if let shipping {
+            shipping.thread.stop()
+            shipping.socket.close()
+        }
         // Sends what the pipeline handed over (on shutdown, everything durable) before the PUB closes.
         publishing.stop()
         monitors.close()

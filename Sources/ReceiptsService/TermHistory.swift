@@ -80,7 +80,7 @@ package struct TermHistory: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether `member` is 1 to `maxMemberBytes` bytes without whitespace or control characters.
-    private static func isValid(member: String) -> Bool {
+    package static func isValid(member: String) -> Bool {
         let isSeparator = { (scalar: Unicode.Scalar) in
             scalar.properties.isWhitespace || scalar.properties.generalCategory == .control
         }

@@ -14,6 +14,8 @@ final class PipelineFixture {
     let root: String
     var configuration: ServiceConfiguration
     let awaitingLimit: Int
+    /// What acknowledgements wait for besides the log (replication tests).
+    let gate: ReplicationGate?
     private(set) var sink = RecordingSink()
     private(set) var counters = ServiceCounters()
     private(set) var pipeline: ReceiptPipeline
@@ -21,6 +23,7 @@ final class PipelineFixture {
 
     init(
         awaitingLimit: Int = ReceiptPipeline.maxAwaiting,
+        gate: ReplicationGate? = nil,
         _ configure: (inout ServiceConfiguration) -> Void = { _ in }
     ) throws {
         var template = Array("/tmp/receipt-pipeline-test-XXXXXX".utf8CString)
@@ -29,7 +32,14 @@ final class PipelineFixture {
         configuration = ServiceConfiguration(dataDirectory: root + "/data")
         configure(&configuration)
         self.awaitingLimit = awaitingLimit
-        pipeline = try Self.open(configuration, awaitingLimit: awaitingLimit, counters: counters, sink: sink)
+        self.gate = gate
+        pipeline = try Self.open(
+            configuration,
+            awaitingLimit: awaitingLimit,
+            gate: gate,
+            counters: counters,
+            sink: sink
+        )
     }
 
     deinit {
@@ -42,7 +52,13 @@ final class PipelineFixture {
         pipeline.close()
         sink = RecordingSink()
         counters = ServiceCounters()
-        pipeline = try Self.open(configuration, awaitingLimit: awaitingLimit, counters: counters, sink: sink)
+        pipeline = try Self.open(
+            configuration,
+            awaitingLimit: awaitingLimit,
+            gate: gate,
+            counters: counters,
+            sink: sink
+        )
     }
 
     /// Opens a pipeline. A `.locked` log is tried again for up to a second: a child process
@@ -51,6 +67,7 @@ final class PipelineFixture {
     private static func open(
         _ configuration: ServiceConfiguration,
         awaitingLimit: Int,
+        gate: ReplicationGate?,
         counters: ServiceCounters,
         sink: RecordingSink
     ) throws -> ReceiptPipeline {
@@ -63,7 +80,8 @@ final class PipelineFixture {
                     counters: counters,
                     sink: sink,
                     wake: {},
-                    awaitingLimit: awaitingLimit
+                    awaitingLimit: awaitingLimit,
+                    gate: gate
                 )
                 sink.log = pipeline.log
                 return pipeline

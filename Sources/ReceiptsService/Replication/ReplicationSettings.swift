@@ -1,0 +1,57 @@
+/// How a member of a replicated ordinal takes part in replication (deploy/REPLICATION.md,
+/// sections 4 and 12.1).
+///
+/// The role is fixed here until the coordinator (section 6) decides it: a primary ships its
+/// log to the standbys that follow it, a standby follows the primary at `primaryEndpoint`.
+public struct ReplicationSettings: Sendable, Equatable {
+    /// A member's part in its ordinal.
+    public enum Role: Sendable, Equatable {
+        /// Takes events and ships its log.
+        case primary
+        /// Follows the primary whose replication endpoint is given.
+        case standby(primaryEndpoint: String)
+    }
+
+    /// What an acknowledgement waits for (`--replication-ack`, section 5.1).
+    public enum Acknowledgement: String, Sendable, Equatable {
+        /// The primary's own durability; standbys follow asynchronously.
+        case local
+        /// Durable on the primary and on every standby of the in-sync set.
+        case standby
+    }
+
+    /// What happens when no standby is in sync (`--replication-fallback`, section 5.3).
+    public enum Fallback: String, Sendable, Equatable {
+        /// The last standby stays in the set: acknowledgements wait for it, and after the timeout
+        /// new ingest is refused `UNAVAILABLE`.
+        case stall
+        /// The set may empty: the primary acknowledges on its own durability, counted.
+        case local
+    }
+
+    /// This member's name, unique in the cluster and stable across restarts (the pod name).
+    public var member: String
+    /// This member's role.
+    public var role: Role
+    /// The replication endpoint this member binds (a ROUTER that only the primary answers).
+    public var endpoint: String
+    /// What an acknowledgement waits for.
+    public var acknowledgement = Acknowledgement.standby
+    /// What happens when no standby is in sync.
+    public var fallback = Fallback.stall
+    /// How far past a standby's appended end the primary may send (credit by position).
+    public var windowBytes: UInt64 = 16 << 20
+    /// Each side sends something at least this often when idle.
+    public var heartbeatMilliseconds: Int64 = 50
+    /// A session silent this long is over.
+    public var timeoutMilliseconds: Int64 = 1000
+    /// A standby silent this long loses the pin that keeps its records from compaction.
+    public var pinTimeoutMilliseconds: Int64 = 600_000
+
+    /// Settings for `member` in `role`, binding `endpoint`, with the default timings.
+    public init(member: String, role: Role, endpoint: String) {
+        self.member = member
+        self.role = role
+        self.endpoint = endpoint
+    }
+}

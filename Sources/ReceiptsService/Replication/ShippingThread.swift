@@ -1,0 +1,106 @@
+import Foundation
+import Logging
+import ReceiptLog
+import ReceiptsWire
+import Synchronization
+import ZeroMQ
+
+/// The primary's `receiptd-ship` thread (deploy/REPLICATION.md, section 4.5): it owns the
+/// replication ROUTER and the `Shipper`, takes the standbys' requests, and ships records when
+/// the log's durable position moves (its doorbell) or a heartbeat is due. It never touches the
+/// engine.
+///
+/// `@unchecked Sendable`: between `start()` and `stop()` the socket and the shipper belong to
+/// the thread alone (handed over across the thread start's memory barrier, given back across
+/// the semaphore's); the stop flag is atomic.
+final class ShippingThread: @unchecked Sendable {
+    private let socket: ZMQSocket
+    private let shipper: Shipper
+    private let logger: Logger
+    private let heartbeatMilliseconds: Int64
+    /// Rung when the log's durable position moves.
+    let doorbell: Doorbell
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    /// Touched only by the owner's thread (`start`, `stop`).
+    private var isRunning = false
+
+    /// - Parameters:
+    ///   - socket: The bound replication ROUTER (`ROUTER_MANDATORY` on); from `start()` to
+    ///     `stop()` nothing else may use it.
+    ///   - doorbell: Rung by the log's `onDurable`.
+    init(socket: ZMQSocket, shipper: Shipper, doorbell: Doorbell, heartbeatMilliseconds: Int64, logger: Logger) {
+        self.socket = socket
+        self.shipper = shipper
+        self.doorbell = doorbell
+        self.heartbeatMilliseconds = heartbeatMilliseconds
+        self.logger = logger
+    }
+
+    /// Starts the thread; the socket and the shipper are its from now on.
+    func start() {
+        guard !isRunning else { return }
+        isRunning = true
+        let thread = Thread { [self] in
+            nameCurrentThread("receiptd-ship")
+            run()
+            finished.signal()
+        }
+        thread.start()
+    }
+
+    /// Ends the thread; the socket is the caller's again.
+    func stop() {
+        guard isRunning else { return }
+        isRunning = false
+        stopping.store(true, ordering: .releasing)
+        doorbell.ring()
+        finished.wait()
+    }
+
+    private func run() {
+        var poller = ZMQPoller()
+        let socketItem = poller.add(socket)
+        let doorbellItem = poller.add(fileDescriptor: doorbell.fileDescriptor)
+        while !stopping.load(ordering: .acquiring) {
+            do {
+                _ = try poller.poll(timeoutMilliseconds: Int(heartbeatMilliseconds))
+                if poller.isReadable(doorbellItem) { doorbell.drain() }
+                if poller.isReadable(socketItem) { try receiveAll() }
+                shipper.ship(now: ServiceClock.monotonicMilliseconds()) { outgoing in send(outgoing) }
+            } catch {
+                logger.error("replication endpoint failed; shipping stops", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    /// Takes every request waiting on the socket.
+    private func receiveAll() throws(ZMQError) {
+        while let frames = try socket.receiveMultipart(dontWait: true) {
+            // A DEALER's message arrives behind its routing id, with no empty delimiter.
+            guard let peer = frames.first else { continue }
+            let request: ReplicationRequest
+            do {
+                request = try ReplicationRequest.decode(Array(frames.dropFirst()))
+            } catch {
+                logger.warning("replication request refused", metadata: ["error": "\(error)"])
+                continue
+            }
+            if let answer = shipper.receive(request, from: peer, now: ServiceClock.monotonicMilliseconds()) {
+                _ = send(answer)
+            }
+        }
+    }
+
+    /// Sends one message; false when the peer's queue is full. A peer that went away is the
+    /// shipper's timeout to notice: the message is dropped.
+    private func send(_ outgoing: Shipper.Outgoing) -> Bool {
+        do {
+            return try socket.send([outgoing.peer] + outgoing.message.encode(), dontWait: true)
+        } catch {
+            logger.debug("replication message not delivered", metadata: ["error": "\(error)"])
+            return true
+        }
+    }
+}

@@ -1,0 +1,314 @@
+import Foundation
+import Logging
+import ReceiptLog
+import ReceiptsCore
+import ReceiptsWire
+
+/// A standby member of an ordinal without its socket (deploy/REPLICATION.md, sections 4.1 to
+/// 4.5): its own log, written only with the primary's records at the primary's positions, and
+/// its own engine, built from those records by the `RecordApplier` recovery uses, up to the
+/// primary's acknowledged position and its own durable one.
+///
+/// It never appends a record of its own. What needs the log closed it does by closing it,
+/// changing the directory and opening it again (recovery then rebuilds the engine from the
+/// log): cutting back a tail the primary's history does not have, and installing the primary's
+/// snapshot when the primary no longer has the records it lacks. It compacts its own log, with
+/// snapshots of its engine at the position applied.
+///
+/// The loop that owns the replication socket hands it the primary's messages (`receive`) and
+/// sends what `receive` and `advance` return. Single-threaded.
+final class StandbyReplica {
+    let configuration: ServiceConfiguration
+    let settings: ReplicationSettings
+    let logger: Logger
+    let counters: ServiceCounters
+    private(set) var log: ReceiptLog
+    /// The engine and the terms, as applied.
+    private(set) var applier: RecordApplier
+    /// Everything before it is applied.
+    private(set) var applied: LogPosition
+    private var cursor: LogCursor
+    /// The terms the `terms` file holds.
+    private var recordedTerms: TermHistory
+    let follower: Follower
+    /// When a refused or failed session may be followed again (monotonic milliseconds).
+    private var followNotBefore: Int64 = 0
+    /// A fatal log error and a finished compaction, from their threads.
+    private let signals: PipelineSignals
+    private var compacting = false
+
+    /// Opens the member's log and recovers its engine from it.
+    ///
+    /// - Throws: `ServiceError` when the log cannot be opened or replayed.
+    init(
+        configuration: ServiceConfiguration,
+        settings: ReplicationSettings,
+        logger: Logger,
+        counters: ServiceCounters,
+        wake: @escaping @Sendable () -> Void
+    ) throws(ServiceError) {
+        self.configuration = configuration
+        self.settings = settings
+        self.logger = logger
+        self.counters = counters
+        let signals = PipelineSignals(wake: wake)
+        self.signals = signals
+        (log, applier, cursor) = try Self.open(configuration, logger: logger, counters: counters, signals: signals)
+        applied = log.appendedPosition
+        recordedTerms = applier.terms
+        follower = Follower(
+            settings: settings,
+            workerIndex: configuration.workerIndex,
+            knownTerm: applier.terms.last.term
+        )
+    }
+
+    private static func open(
+        _ configuration: ServiceConfiguration,
+        logger: Logger,
+        counters: ServiceCounters,
+        signals: PipelineSignals
+    ) throws(ServiceError) -> (ReceiptLog, RecordApplier, LogCursor) {
+        let log = try ReceiptPipeline.openLog(
+            configuration: configuration,
+            logger: logger,
+            onDurable: signals.wake,
+            onFatal: { error in signals.reportFatal(error) },
+            onGroupCommit: { _ in }
+        )
+        let applier = try ReceiptPipeline.recover(
+            log: log,
+            configuration: configuration,
+            counters: counters,
+            logger: logger
+        )
+        do {
+            return (log, applier, try log.cursor(from: log.appendedPosition))
+        } catch {
+            throw ServiceError(.storage, "cannot read the log back", cause: error)
+        }
+    }
+
+    /// The engine, as applied.
+    var engine: ReceiptEngine { applier.engine }
+
+    // MARK: - Messages
+
+    /// Takes one message from the primary (its frames as received by the DEALER).
+    ///
+    /// - Returns: Requests to send to the primary.
+    /// - Throws: `ServiceError` when the log cannot be cut back, seeded or reopened: the
+    ///   member must stop.
+    func receive(_ frames: [[UInt8]], now: Int64) throws(ServiceError) -> [ReplicationRequest] {
+        let message: ReplicationMessage
+        do {
+            message = try ReplicationMessage.decode(frames)
+        } catch {
+            counters.increment(.framesInvalid, label: "\(ErrorReply(error).code)")
+            logger.warning("replication message refused", metadata: ["error": "\(error)"])
+            return []
+        }
+        let step: Follower.Step
+        do {
+            step = try follower.receive(message, log: log, directory: configuration.dataDirectory, now: now)
+        } catch {
+            logger.warning(
+                "replication session ended: the log refused what the primary sent",
+                metadata: ["error": "\(error)"]
+            )
+            followNotBefore = now + settings.heartbeatMilliseconds
+            return []
+        }
+        switch step {
+        case .none:
+            break
+        case .cut(let position):
+            logger.warning(
+                "cutting the log back to the primary's history",
+                metadata: ["log.end": "\(log.appendedPosition.offset)", "log.cut_to": "\(position)"]
+            )
+            try reopen { () throws(LogError) in
+                try ReceiptLog.truncate(directory: configuration.dataDirectory, to: LogPosition(offset: position))
+            }
+        case .seed(let snapshot, let terms, let engineSettings):
+            logger.info(
+                "installing the primary's snapshot",
+                metadata: ["log.directory": "\(configuration.dataDirectory)"]
+            )
+            try seed(snapshot, terms: terms, engineSettings: engineSettings)
+        case .refused(let error):
+            logger.warning("the primary refused to be followed", metadata: ["error": "\(error.message)"])
+            followNotBefore = now + settings.timeoutMilliseconds
+        }
+        return try advance(now: now)
+    }
+
+    /// Replaces the log with the primary's snapshot, its terms before it and its engine settings.
+    private func seed(_ snapshot: IncomingSnapshot, terms: [TermStart], engineSettings: String) throws(ServiceError) {
+        let history: TermHistory
+        do {
+            history = try TermHistory(
+                entries: terms.map { TermHistory.Entry(term: $0.term, start: $0.start, member: $0.member) }
+            )
+        } catch {
+            snapshot.discard()
+            throw ServiceError(.recovery, "the primary's snapshot came with terms that are not a history", cause: error)
+        }
+        let directory = configuration.dataDirectory
+        var written: ServiceError?
+        try reopen { () throws(LogError) in
+            try ReceiptLog.seed(directory: directory, from: snapshot) { () throws(LogError) in
+                do throws(ServiceError) {
+                    try TermsFile.write(history, directory: directory)
+                    try ReplaySettings.record(engineSettings, directory: directory)
+                } catch {
+                    written = error
+                    throw LogError(code: .io, message: "cannot write the seeded member's files", cause: error)
+                }
+            }
+        }
+        if let written { throw written }
+    }
+
+    /// Closes the log, changes the directory with `change`, and opens it again.
+    private func reopen(_ change: () throws(LogError) -> Void) throws(ServiceError) {
+        awaitCompaction()
+        do {
+            try log.close()
+            try change()
+        } catch {
+            throw ServiceError(.storage, "cannot change the log to follow the primary", cause: error)
+        }
+        (log, applier, cursor) = try Self.open(configuration, logger: logger, counters: counters, signals: signals)
+        applied = log.appendedPosition
+        recordedTerms = applier.terms
+    }
+
+    // MARK: - Driving
+
+    /// Applies what may be applied, records new terms, compacts when due, and says what to
+    /// send: a new `Follow` when no session is open (or it went silent), else an ack when due.
+    ///
+    /// - Throws: `ServiceError` once the log has failed, or a record cannot be applied: the
+    ///   member must stop.
+    @discardableResult
+    func advance(now: Int64) throws(ServiceError) -> [ReplicationRequest] {
+        if let error = signals.fatalError {
+            throw ServiceError(.storage, "the log failed", cause: error)
+        }
+        try apply(upTo: min(follower.acknowledged, log.durablePosition.offset))
+        finishCompactionIfDone()
+        startCompactionIfDue()
+        if follower.isFollowing, follower.isSilent(now: now) {
+            logger.warning("replication session timed out; following again")
+            follower.end()
+        }
+        if !follower.isFollowing, follower.isSilent(now: now) || followNotBefore > 0, now >= followNotBefore {
+            followNotBefore = 0
+            return [
+                follower.follow(
+                    log: log,
+                    terms: applier.terms,
+                    engineSettings: ReplaySettings.recordedText(directory: configuration.dataDirectory),
+                    now: now
+                )
+            ]
+        }
+        return follower.acknowledgement(log: log, applied: applied.offset, now: now).map { [$0] } ?? []
+    }
+
+    /// The first `Follow`, when the member starts.
+    func start(now: Int64) -> ReplicationRequest {
+        follower.follow(
+            log: log,
+            terms: applier.terms,
+            engineSettings: ReplaySettings.recordedText(directory: configuration.dataDirectory),
+            now: now
+        )
+    }
+
+    /// Applies the records from `applied` up to `limit` (record ends at or before it).
+    private func apply(upTo limit: UInt64) throws(ServiceError) {
+        guard applied.offset < limit else { return }
+        struct Reached: Error {}
+        do {
+            while applied.offset < limit {
+                let read = try cursor.read { record in
+                    guard record.end.offset <= limit else { throw Reached() }
+                    try applier.apply(type: record.type, payload: record.payload, end: record.end)
+                    applied = record.end
+                }
+                if read == 0 { break }
+            }
+        } catch is Reached {
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw ServiceError(.storage, "cannot read the log back", cause: error)
+        }
+        if applier.terms != recordedTerms {
+            try TermsFile.write(applier.terms, directory: configuration.dataDirectory)
+            recordedTerms = applier.terms
+        }
+    }
+
+    // MARK: - Compaction
+
+    /// Snapshots the engine at the position applied, on another thread, once enough was logged
+    /// since the last snapshot. A standby writes no retention record: retention is the
+    /// primary's record, replicated like any other.
+    private func startCompactionIfDue() {
+        guard !compacting, log.bytesSinceSnapshot >= configuration.compactAfterBytes,
+            applied.offset > (log.newestSnapshotPosition?.offset ?? 0)
+        else { return }
+        compacting = true
+        let state = applier.engine
+        let position = applied
+        let log = self.log
+        let signals = self.signals
+        let thread = Thread {
+            nameCurrentThread("receiptd-snap")
+            let started = ContinuousClock.now
+            let payload = state.encodedState()
+            let result = Result { () throws(LogError) in try log.writeSnapshot(payload, covering: position) }
+            signals.reportCompaction(
+                PipelineSignals.CompactionOutcome(
+                    result: result,
+                    messagesExpired: 0,
+                    duration: ContinuousClock.now - started
+                )
+            )
+        }
+        thread.start()
+    }
+
+    private func finishCompactionIfDone() {
+        guard let outcome = signals.takeCompaction() else { return }
+        compacting = false
+        switch outcome.result {
+        case .success:
+            counters.increment(.compactions)
+        case .failure(let error):
+            counters.increment(.compactionsFailed)
+            logger.error("compaction failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Waits for a running compaction (before the log closes).
+    private func awaitCompaction() {
+        while compacting {
+            usleep(1000)
+            finishCompactionIfDone()
+        }
+    }
+
+    /// Waits for a running compaction and closes the log.
+    func close() {
+        awaitCompaction()
+        do {
+            try log.close()
+        } catch {
+            logger.error("closing the log failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import ReceiptsCore
+import ReceiptsWire
+import Testing
+
+@testable import ReceiptsService
+
+/// `--replication-ack standby` (deploy/REPLICATION.md, section 5): a reply and a published
+/// status wait until the standby holds the records durably; with no standby in sync under
+/// `stall`, new ingest is refused before it is applied; under `local`, the primary acknowledges
+/// alone.
+@Suite struct AcknowledgementTests {
+    static func ingestReplies(_ fixture: PipelineFixture) -> Int {
+        fixture.sink.outputs.filter {
+            if case .reply(.ingest, _, _) = $0 { return true }
+            return false
+        }.count
+    }
+
+    static func gatedPair(fallback: ReplicationSettings.Fallback = .stall) throws -> ReplicationPair {
+        let gate = ReplicationGate(position: 0, wake: {})
+        return try ReplicationPair(primary: try PipelineFixture(gate: gate), replication: { $0.fallback = fallback })
+    }
+
+    @Test func aReplyWaitsUntilTheStandbyHoldsTheRecordsDurably() async throws {
+        let pair = try Self.gatedPair()
+        try pair.start()
+        try pair.run(rounds: 5)
+        pair.primary.ingest(ShippingTests.conversation)
+        try await pair.primary.waitUntilDurable()
+        try pair.primary.pipeline.advance(now: ServiceClock.monotonicMilliseconds())
+        #expect(Self.ingestReplies(pair.primary) == 0, "acknowledged before the standby had it")
+        try await pair.catchUp()
+        try pair.primary.pipeline.advance(now: ServiceClock.monotonicMilliseconds())
+        #expect(Self.ingestReplies(pair.primary) == 1)
+        #expect(pair.standby.log.durablePosition >= pair.primary.pipeline.frontier.position)
+    }
+
+    @Test func withNoStandbyInSyncUnderStallNewIngestIsRefusedAndNothingApplied() async throws {
+        let pair = try Self.gatedPair()
+        // No standby ever follows; the shipper decides once the timeout has passed.
+        pair.shipper.ship(now: 1_000 + pair.settings.timeoutMilliseconds + 1) { _ in true }
+        let before = pair.primary.pipeline.log.appendedPosition
+        pair.primary.ingest(ShippingTests.conversation)
+        try pair.primary.pipeline.advance(now: ServiceClock.monotonicMilliseconds())
+        guard case .reply(.ingest, let body, _)? = pair.primary.sink.outputs.last else {
+            throw PipelineTestError("no reply to the refused frame")
+        }
+        let reply = try IngestReply.decode(body)
+        #expect(reply.error?.code == .unavailable)
+        #expect(reply.results.isEmpty)
+        #expect(pair.primary.pipeline.log.appendedPosition == before)
+        #expect(pair.primary.counter("receiptd.replication.refused") == 1)
+        // A standby joins: ingest is taken again, and acknowledged once the standby has it.
+        try pair.start()
+        try pair.run(rounds: 5)
+        pair.primary.ingest(ShippingTests.conversation)
+        try await pair.catchUp()
+        try pair.primary.pipeline.advance(now: ServiceClock.monotonicMilliseconds())
+        let replies = try pair.primary.sink.outputs.compactMap { output -> IngestReply? in
+            guard case .reply(.ingest, let body, _) = output else { return nil }
+            return try IngestReply.decode(body)
+        }
+        #expect(replies.count == 2)
+        #expect(replies.last?.error == nil)
+    }
+
+    @Test func underLocalFallbackThePrimaryAcknowledgesAlone() async throws {
+        let pair = try Self.gatedPair(fallback: .local)
+        pair.shipper.ship(now: 1_001) { _ in true }
+        pair.primary.ingest(ShippingTests.conversation)
+        try await pair.primary.settle()
+        #expect(Self.ingestReplies(pair.primary) == 1)
+        #expect(pair.shipper.verdict?.unsynced == true)
+    }
+}
