@@ -1,0 +1,162 @@
+/// What the members of one ordinal agree on through a coordination service (deploy/REPLICATION.md,
+/// sections 3 and 6): who is primary, in which term, and which standbys are in sync, under a lease
+/// that expires on the service's clock when its holder stops renewing it.
+///
+/// One coordinator serves one member of one ordinal. `EtcdCoordinator` (`ReceiptsCoordination`)
+/// talks to etcd; `InMemoryCoordinator` is the same semantics in one process, for the in-process
+/// tests. The same conformance tests run against both.
+public protocol Coordinator: Sendable {
+    /// Grants this member's lease (revoking a lease a previous run of this member left, if the
+    /// implementation keeps one) and keeps it alive until `close()`. Call once, first.
+    ///
+    /// - Throws: `CoordinationError` when the service cannot be reached.
+    func start() async throws(CoordinationError)
+
+    /// The ordinal's keys as they are now.
+    ///
+    /// - Throws: `CoordinationError` when the service cannot be reached.
+    func state() async throws(CoordinationError) -> OrdinalState
+
+    /// Takes the primary key for `primary` (with this member's lease), sets the term to
+    /// `primary.term`, and records `inSync`, in one transaction that succeeds only if no primary
+    /// key exists and the term and in-sync keys are unchanged since `state` was read (section 6.2).
+    ///
+    /// - Returns: `.won` with the primary key's create revision (the guard for later writes), or
+    ///   `.lost` with the state that made it fail.
+    /// - Throws: `CoordinationError` when the service cannot be reached (the outcome is unknown:
+    ///   read the state again).
+    func campaign(
+        _ primary: PrimaryRecord,
+        inSync: InSyncRecord,
+        over state: OrdinalState
+    ) async throws(CoordinationError) -> CampaignOutcome
+
+    /// Records the in-sync set, only while this member's primary key is the one created at
+    /// `guardRevision` (section 5.3).
+    ///
+    /// - Returns: Whether it was written (false: this member is no longer primary).
+    /// - Throws: `CoordinationError` when the service cannot be reached.
+    func recordInSync(_ record: InSyncRecord, guardRevision: Int64) async throws(CoordinationError) -> Bool
+
+    /// Deletes the primary key, only while it is the one created at `guardRevision`: a clean
+    /// hand-over, without waiting for the lease to expire.
+    ///
+    /// - Throws: `CoordinationError` when the service cannot be reached.
+    func resign(guardRevision: Int64) async throws(CoordinationError)
+
+    /// The ordinal's state after every change to its keys (a lease's expiry deleting the primary
+    /// key included), starting with the state as it is when the stream starts. The stream ends
+    /// when `close()` is called; it throws when the service cannot be reached for long enough
+    /// that the caller should read the state again.
+    func changes() -> AsyncThrowingStream<OrdinalState, any Error>
+
+    /// Until when (monotonic nanoseconds, `CLOCK_MONOTONIC`) this member's lease is certainly
+    /// still alive on the service: the send time of the last renewal that succeeded, plus the
+    /// TTL, minus a margin for clock rates (section 7.3). 0 before the first grant. Safe from
+    /// any thread.
+    var leaseDeadline: UInt64 { get }
+
+    /// Stops renewing and revokes the lease (the primary key, if this member holds it, goes
+    /// with it), and ends the `changes()` streams.
+    func close() async
+}
+
+/// The ordinal's `primary` key: who the primary is, in which term, and where to reach it.
+public struct PrimaryRecord: Codable, Sendable, Equatable {
+    /// The primary's member name.
+    public var member: String
+    /// The term it is primary of.
+    public var term: UInt64
+    /// Its replication endpoint, which standbys connect to.
+    public var replication: String
+    /// Its client endpoints, for `NOT_PRIMARY` answers and clients.
+    public var ingest: String
+    public var query: String
+    public var publish: String
+
+    /// A record for `member`, primary of `term`.
+    public init(member: String, term: UInt64, replication: String, ingest: String, query: String, publish: String) {
+        self.member = member
+        self.term = term
+        self.replication = replication
+        self.ingest = ingest
+        self.query = query
+        self.publish = publish
+    }
+}
+
+/// The ordinal's `in-sync` key: the standbys that hold everything the primary of `term`
+/// acknowledged, and so may be promoted (section 5.3).
+public struct InSyncRecord: Codable, Sendable, Equatable {
+    public var term: UInt64
+    public var standbys: [String]
+    /// The acknowledgement mode the set was kept under (`standby` or `local`).
+    public var ack: String
+
+    public init(term: UInt64, standbys: [String], ack: String) {
+        self.term = term
+        self.standbys = standbys
+        self.ack = ack
+    }
+}
+
+/// An ordinal's keys, with the revisions a campaign compares.
+public struct OrdinalState: Sendable, Equatable {
+    /// The primary key's value, or nil when there is none (no primary, or its lease expired).
+    public var primary: PrimaryRecord?
+    /// The primary key's create revision; 0 when there is none.
+    public var primaryRevision: Int64
+    /// The term key's value; 0 for a new ordinal.
+    public var term: UInt64
+    /// The term key's mod revision; 0 when there is none.
+    public var termRevision: Int64
+    /// The in-sync key's value, or nil.
+    public var inSync: InSyncRecord?
+    /// The in-sync key's mod revision; 0 when there is none.
+    public var inSyncRevision: Int64
+    /// The store's revision when this state was read.
+    public var revision: Int64
+
+    public init(
+        primary: PrimaryRecord? = nil,
+        primaryRevision: Int64 = 0,
+        term: UInt64 = 0,
+        termRevision: Int64 = 0,
+        inSync: InSyncRecord? = nil,
+        inSyncRevision: Int64 = 0,
+        revision: Int64 = 0
+    ) {
+        self.primary = primary
+        self.primaryRevision = primaryRevision
+        self.term = term
+        self.termRevision = termRevision
+        self.inSync = inSync
+        self.inSyncRevision = inSyncRevision
+        self.revision = revision
+    }
+}
+
+/// How a campaign ended.
+public enum CampaignOutcome: Sendable, Equatable {
+    /// This member is primary; later writes are guarded by the primary key's create revision.
+    case won(guardRevision: Int64)
+    /// Another member is primary, or the keys changed since they were read: the state now.
+    case lost(OrdinalState)
+}
+
+/// The coordination service could not be reached, or answered something unexpected.
+public struct CoordinationError: Error, CustomStringConvertible {
+    /// What failed, for an operator.
+    public var message: String
+    /// The underlying error.
+    public var cause: (any Error)?
+
+    public init(_ message: String, cause: (any Error)? = nil) {
+        self.message = message
+        self.cause = cause
+    }
+
+    public var description: String {
+        cause.map { "\(message) (cause: \($0))" } ?? message
+    }
+}
