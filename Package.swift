@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // C libraries from Debian packages, found through pkg-config.
@@ -81,11 +83,24 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The etcd coordinator (deploy/REPLICATION.md, section 3): leases, the campaign
+        // transaction and the watch, through etcd's JSON gateway over async-http-client.
+        .target(
+            name: "ReceiptsCoordination",
+            dependencies: [
+                "ReceiptsService",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // The daemon: flags, the Prometheus backend, the HTTP endpoint and the ServiceGroup.
         .executableTarget(
             name: "receiptd",
             dependencies: [
-                "ReceiptsService", "ZeroMQ",
+                "ReceiptsService", "ReceiptsCoordination", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -199,6 +214,12 @@ let package = Package(
             name: "ReceiptsFuzzingTests",
             dependencies: ["ReceiptsFuzzing", "ReceiptsCore", "ReceiptLog"],
             exclude: ["Corpus"],
+            swiftSettings: swiftSettings
+        ),
+        // The coordinators' conformance (in memory and against a real etcd) and the gateway's JSON.
+        .testTarget(
+            name: "ReceiptsCoordinationTests",
+            dependencies: ["ReceiptsCoordination", "ReceiptsService", "ReceiptsTestKit"],
             swiftSettings: swiftSettings
         ),
         // Starts the built receiptd binary and talks to it over real sockets.

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages receiptd needs to build, test and run (as root).
-# prometheus ships prometheus and promtool, which the tests run. Only what is missing is
-# installed; safe to run again.
+# prometheus ships prometheus and promtool, which the tests run; etcd-server ships etcd (3.4), which
+# the coordination tests start on loopback. Only what is missing is installed; safe to run again.
 set -euo pipefail
-packages=(libzmq3-dev libprotobuf-c-dev protobuf-c-compiler pkg-config zlib1g-dev prometheus)
+packages=(libzmq3-dev libprotobuf-c-dev protobuf-c-compiler pkg-config zlib1g-dev prometheus etcd-server)
 if [ "${RECEIPTD_WITH_REDIS:-0}" = 1 ]; then packages+=(redis-server); fi
 missing=()
 for package in "${packages[@]}"; do
@@ -18,5 +18,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   # service (listening on *:9090) must not stay running.
   if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
     systemctl disable --now prometheus || true
+  fi
+  # Likewise etcd-server's own service (on 127.0.0.1:2379): the tests start their own etcd.
+  if [[ " ${missing[*]} " == *" etcd-server "* ]] && [ -d /run/systemd/system ]; then
+    systemctl disable --now etcd || true
   fi
 fi

@@ -24,8 +24,9 @@ struct DurabilityFrontier: Sendable {
         return LogPosition(offset: min(log.durablePosition.offset, gate.replicatedPosition))
     }
 
-    /// Whether new ingest must be refused: no standby in sync under the `stall` fallback.
-    var refusesIngest: Bool {
-        gate?.isStalled ?? false
+    /// Why new ingest must be refused now, if it must: no standby in sync under the `stall`
+    /// fallback, or a lease that was not renewed in time.
+    var ingestRefusal: ReplicationGate.Refusal {
+        gate?.refusal ?? .none
     }
 }

@@ -61,8 +61,8 @@ public enum MetricCatalog {
     )
     static let replicationRefusals = Family(
         "receiptd_replication_refused_total",
-        "Acknowledged ingest frames refused UNAVAILABLE, nothing applied, while no standby was in sync "
-            + "(--replication-fallback stall)."
+        "Acknowledged ingest frames refused, nothing applied: UNAVAILABLE while no standby was in sync "
+            + "(--replication-fallback stall), NOT_PRIMARY while the lease was not renewed."
     )
     static let queries = Family("receiptd_queries_total", "Queries answered, by kind.")
     static let compactions = Family("receiptd_compactions_total", "Compactions by result (ok, failed).")

@@ -27,14 +27,10 @@ extension ReceiptPipeline {
             send(envelope.reply(IngestReply(results: [], error: refusal.errorReply).encode()), on: .ingest)
             return
         }
-        if frontier.refusesIngest {
+        if let refusal = Self.replicationRefusal(frontier.ingestRefusal) {
             // Not an invalid frame: counted on its own, never logged per frame (the shipping
-            // thread logs the set's change once).
+            // thread logs the change once).
             counters.increment(.replicationRefusals)
-            let refusal = ErrorReply(
-                code: .unavailable,
-                message: "no standby in sync; nothing of the frame was applied"
-            )
             reply(envelope.reply(IngestReply(results: [], error: refusal).encode()), on: .ingest)
             return
         }
@@ -149,6 +145,21 @@ extension ReceiptPipeline {
 
     /// Counts a refused frame under its code and, if it hit a gateway limit, under that limit
     /// too (so `receiptd.frames.invalid` keeps counting every refusal), and logs it.
+    /// The answer to an ingest frame refused for replication's sake, nothing of it applied.
+    private static func replicationRefusal(_ refusal: ReplicationGate.Refusal) -> ErrorReply? {
+        switch refusal {
+        case .none:
+            nil
+        case .noStandbyInSync:
+            ErrorReply(code: .unavailable, message: "no standby in sync; nothing of the frame was applied")
+        case .leaseExpired:
+            ErrorReply(
+                code: .notPrimary,
+                message: "this member's lease was not renewed in time; nothing of the frame was applied"
+            )
+        }
+    }
+
     func countInvalidFrame(_ refusal: FrameRefusal) {
         counters.increment(.framesInvalid, label: "\(refusal.code)")
         var metadata: Logger.Metadata = ["frame.error": "\(refusal.code)", "frame.detail": "\(refusal.message)"]

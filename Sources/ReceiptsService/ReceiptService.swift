@@ -16,13 +16,25 @@ public final class ReceiptService: Sendable {
     private let configuration: ServiceConfiguration
     private let logger: Logger
     private let control: ServiceControl
+    private let coordinator: (any Coordinator)?
 
     /// Prepares a worker; nothing is opened until `run()`.
-    /// - Throws: `ServiceError` if the configuration is invalid or the wake-up pipe cannot be made.
-    public init(configuration: ServiceConfiguration, logger: Logger) throws(ServiceError) {
+    /// - Parameter coordinator: Decides the member's role when `configuration.replication`'s
+    ///   role is `.elected` (and only then).
+    /// - Throws: `ServiceError` if the configuration is invalid (an elected role without a
+    ///   coordinator, say) or the wake-up pipe cannot be made.
+    public init(
+        configuration: ServiceConfiguration,
+        logger: Logger,
+        coordinator: (any Coordinator)? = nil
+    ) throws(ServiceError) {
         try configuration.validate()
+        guard (configuration.replication?.role == .elected) == (coordinator != nil) else {
+            throw ServiceError(.configuration, "a coordinator is needed exactly when the replication role is elected")
+        }
         self.configuration = configuration
         self.logger = logger
+        self.coordinator = coordinator
         do {
             self.control = ServiceControl(doorbell: try Doorbell())
         } catch {
@@ -35,6 +47,16 @@ public final class ReceiptService: Sendable {
     /// - Parameter onReady: called once every endpoint is bound (after recovery).
     /// - Throws: `ServiceError` if recovery, binding or the log fails.
     public func run(onReady: () -> Void = {}) throws(ServiceError) {
+        if let replication = configuration.replication, let coordinator {
+            try ReplicatedMember(
+                configuration: configuration,
+                settings: replication,
+                coordinator: coordinator,
+                logger: logger,
+                control: control
+            ).run(onReady: onReady)
+            return
+        }
         if let replication = configuration.replication, case .standby(let primaryEndpoint) = replication.role {
             let loop = try StandbyLoop(
                 configuration: configuration,

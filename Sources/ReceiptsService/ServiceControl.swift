@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 import ZeroMQ
 
@@ -8,6 +9,7 @@ import ZeroMQ
 final class ServiceControl: Sendable {
     private struct State {
         var stopRequested = false
+        var leaveRequested = false
         var keyReloadRequested = false
         var workerCount: Int?
     }
@@ -23,6 +25,28 @@ final class ServiceControl: Sendable {
     func requestStop() {
         state.withLock { $0.stopRequested = true }
         doorbell.ring()
+    }
+
+    /// Asks the running loop to end so that the member can take another role (a replicated
+    /// member's standby loop when the primary changed, its primary loop when it was deposed).
+    func requestLeave() {
+        state.withLock { $0.leaveRequested = true }
+        doorbell.ring()
+    }
+
+    /// Whether the running loop should end: a stop, or a leave not yet taken.
+    var shouldLeave: Bool { state.withLock { $0.stopRequested || $0.leaveRequested } }
+
+    /// Clears a leave request, before the next loop starts.
+    func clearLeave() {
+        state.withLock { $0.leaveRequested = false }
+    }
+
+    /// Waits until the doorbell rings or `milliseconds` pass (a member waiting for its role).
+    func waitForWake(milliseconds: Int32) {
+        var descriptor = pollfd(fd: doorbell.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, milliseconds)
+        doorbell.drain()
     }
 
     /// Asks the loop to re-read the CURVE allowlists.

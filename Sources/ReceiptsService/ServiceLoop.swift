@@ -31,7 +31,18 @@ final class ServiceLoop {
     /// What acknowledgements wait for, on a primary under `--replication-ack standby`.
     private let gate: ReplicationGate?
 
-    init(configuration: ServiceConfiguration, logger: Logger, control: ServiceControl) throws(ServiceError) {
+    /// The term this member won, when it serves as an elected primary.
+    private let primaryTerm: PrimaryTerm?
+
+    /// - Parameter primaryTerm: The term won, for an elected primary: it is started in the log
+    ///   before anything is served.
+    init(
+        configuration: ServiceConfiguration,
+        logger: Logger,
+        control: ServiceControl,
+        primaryTerm: PrimaryTerm? = nil
+    ) throws(ServiceError) {
+        self.primaryTerm = primaryTerm
         self.configuration = configuration
         self.logger = logger
         self.control = control
@@ -65,11 +76,11 @@ final class ServiceLoop {
             authenticator = nil
         }
         do {
-            let shippingDoorbell = configuration.replication?.role == .primary ? try Doorbell() : nil
+            let ships = configuration.replication?.role == .primary || primaryTerm != nil
+            let shippingDoorbell = ships ? try Doorbell() : nil
             self.shippingDoorbell = shippingDoorbell
             let gate =
-                configuration.replication.map { $0.role == .primary && $0.acknowledgement == .standby } == true
-                ? ReplicationGate(position: 0, wake: { [doorbell = control.doorbell] in doorbell.ring() }) : nil
+                ships ? ReplicationGate(position: 0, wake: { [doorbell = control.doorbell] in doorbell.ring() }) : nil
             self.gate = gate
             pipeline = try ReceiptPipeline(
                 configuration: configuration,
@@ -145,7 +156,7 @@ final class ServiceLoop {
                 }
             }
             try pipeline.advance(now: ServiceClock.monotonicMilliseconds())
-            if control.isStopRequested { break }
+            if control.shouldLeave { break }
             if readable.contains(.ingest) { try drain(ingest, acknowledged: true) }
             if readable.contains(.ingestSubscriber) { try drain(ingestSubscriber, acknowledged: false) }
             if readable.contains(.queries) { try drainQueries() }
@@ -293,9 +304,10 @@ final class ServiceLoop {
 
     /// On a primary: binds the replication endpoint and starts shipping the log from it.
     private func startShipping() throws(ServiceError) {
-        guard let replication = configuration.replication, replication.role == .primary,
-            let shippingDoorbell
-        else { return }
+        guard let replication = configuration.replication, let shippingDoorbell else { return }
+        if let primaryTerm {
+            try pipeline.startTerm(primaryTerm.term, member: replication.member)
+        }
         let socket: ZMQSocket
         do {
             socket = try ZMQSocket(context: context, type: .router)
@@ -308,7 +320,7 @@ final class ServiceLoop {
         let log = pipeline.log
         let frontier = pipeline.frontier
         // Everything recovered was acknowledged before (or may be): the gate starts there.
-        gate?.update(replicatedPosition: log.durablePosition.offset, stalled: false)
+        gate?.update(replicatedPosition: log.durablePosition.offset, refusal: .none)
         let shipper = Shipper(
             log: log,
             terms: pipeline.terms,
@@ -316,7 +328,26 @@ final class ServiceLoop {
             workerIndex: configuration.workerIndex,
             engineSettings: ReplaySettings.recordedText(directory: configuration.dataDirectory),
             logger: logger,
-            gate: gate,
+            acknowledging: gate.map { gate in
+                guard let primaryTerm else { return Shipper.Acknowledging(gate: gate) }
+                let coordinator = primaryTerm.coordinator
+                return Shipper.Acknowledging(
+                    gate: gate,
+                    recorder: InSyncRecorder(
+                        write: { [ack = replication.acknowledgement.rawValue] set in
+                            let record = InSyncRecord(term: primaryTerm.term, standbys: set.sorted(), ack: ack)
+                            let written = try? await coordinator.recordInSync(
+                                record,
+                                guardRevision: primaryTerm.guardRevision
+                            )
+                            return written ?? false
+                        },
+                        wake: { shippingDoorbell.ring() }
+                    ),
+                    recorded: primaryTerm.recorded,
+                    leaseDeadline: { coordinator.leaseDeadline }
+                )
+            },
             acknowledged: { frontier.position.offset }
         )
         let thread = ShippingThread(

@@ -150,6 +150,9 @@ struct Receiptd: AsyncParsableCommand {
     @Option(help: "trace | debug | info | notice | warning | error | critical (RECEIPTD_LOG_LEVEL; default info).")
     var logLevel: String?
 
+    @OptionGroup(title: "Replication (deploy/REPLICATION.md)")
+    var replicationOptions: ReplicationOptions
+
     mutating func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let settings = Settings(environment: environment)
@@ -238,9 +241,15 @@ struct Receiptd: AsyncParsableCommand {
             allowlistFiles: [.gateway: curveGatewayKeys, .reader: curveReaderKeys, .operator: curveOperatorKeys]
         )
 
+        configuration.replication = try replicationOptions.settings(
+            settings,
+            dataDirectory: configuration.dataDirectory,
+            workerIndex: configuration.workerIndex
+        )
+        let coordinator = try makeCoordinator(settings, configuration: configuration, logger: logger)
         let service: ReceiptService
         do {
-            service = try ReceiptService(configuration: configuration, logger: logger)
+            service = try ReceiptService(configuration: configuration, logger: logger, coordinator: coordinator)
         } catch {
             throw ValidationError(error.description)
         }

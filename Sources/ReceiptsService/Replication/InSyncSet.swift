@@ -1,18 +1,20 @@
-/// The standbys a primary's acknowledgements wait for under `--replication-ack standby`
-/// (deploy/REPLICATION.md, section 5.3, Kafka's ISR): every acknowledged record is durable on
-/// every member, so any member holds everything acknowledged.
+/// The standbys a primary's acknowledgements wait for (deploy/REPLICATION.md, section 5.3, Kafka's
+/// ISR): every acknowledged record is durable on every member, so any member holds everything
+/// acknowledged.
 ///
 /// - **Joining.** A standby that has received everything acknowledged so far (`appended ≥ A`)
 ///   starts gating at `A₀ = A`: the frontier holds at `A₀` until the standby confirms it durable,
-///   then it is a member and its durable position counts.
-/// - **Leaving.** A member silent for the timeout while it lacks records the primary holds is
-///   removed, except under `stall`, where the last one stays (acknowledgements wait for it).
-/// - **None in sync.** Under `stall` the position holds, and once no member has been heard
-///   for the timeout, new ingest is refused; under `local` the position is `UInt64.max` (the
+///   then it is a member and its durable position counts. Only then is it proposed for the
+///   recorded set (which makes it eligible for promotion): gating before recording.
+/// - **Leaving.** A member silent for the timeout while it lacks records the primary holds
+///   leaves, except under `stall`, where the last one stays (acknowledgements wait for it). It
+///   goes on gating until a recorded set without it is confirmed: recording before ungating.
+/// - **None in sync.** Under `stall` the position holds, and once no member has been heard for
+///   the timeout, new ingest is refused; under `local` the position is `UInt64.max` (the
 ///   primary's own durability rules) and the time is counted.
 ///
-/// Recording the set in the coordination service before it counts (section 5.3) comes with the
-/// coordinator. A pure value: the shipping thread updates it from the shipper's progress.
+/// Under `--replication-ack local` nothing gates: the set is kept for promotion only. A pure
+/// value: the shipping thread updates it from the shipper's progress.
 struct InSyncSet {
     /// What the set allows now.
     struct Verdict: Equatable {
@@ -20,27 +22,52 @@ struct InSyncSet {
         var replicatedPosition: UInt64
         /// Whether new ingest must be refused (`stall`, no member heard for the timeout).
         var stalled: Bool
-        /// Whether acknowledgements go out on the primary's durability alone (`local`, empty set).
+        /// Whether acknowledgements go out on the primary's durability alone.
         var unsynced: Bool
     }
 
+    let acknowledgement: ReplicationSettings.Acknowledgement
     let fallback: ReplicationSettings.Fallback
     let timeoutMilliseconds: Int64
-    /// The members, with the durable position each last confirmed.
+    /// The members, with the durable position each last confirmed; they gate under `standby`.
     private(set) var members: [String: UInt64] = [:]
     /// Standbys gating on their way in, with the position `A₀` they must confirm.
     private(set) var joining: [String: UInt64] = [:]
+    /// The set as last recorded in the coordination service; nil when nothing records it (then
+    /// every change counts at once).
+    private(set) var recorded: Set<String>?
     /// The last position allowed.
     private var replicated: UInt64
     /// When a member or joiner was last heard (monotonic milliseconds).
     private var lastHeard: Int64
 
-    /// An empty set that allows `position` (what was acknowledged before it existed).
-    init(position: UInt64, fallback: ReplicationSettings.Fallback, timeoutMilliseconds: Int64, now: Int64) {
+    /// A set that allows `position` (what was acknowledged before it existed).
+    ///
+    /// - Parameter recorded: The set recorded in the coordination service when this primary's
+    ///   term began (its members gate until they catch up or leave); nil when nothing records it.
+    init(
+        position: UInt64,
+        acknowledgement: ReplicationSettings.Acknowledgement,
+        fallback: ReplicationSettings.Fallback,
+        timeoutMilliseconds: Int64,
+        recorded: Set<String>? = nil,
+        now: Int64
+    ) {
+        self.acknowledgement = acknowledgement
         self.fallback = fallback
         self.timeoutMilliseconds = timeoutMilliseconds
+        self.recorded = recorded
+        for member in recorded ?? [] { members[member] = 0 }
         replicated = position
         lastHeard = now
+    }
+
+    /// The set that should be recorded: the members not on their way out.
+    private(set) var wanted: Set<String> = []
+
+    /// Takes a set the coordination service confirmed it recorded.
+    mutating func confirmRecorded(_ set: Set<String>) {
+        recorded = set
     }
 
     /// Updates the set from the standbys' progress.
@@ -75,15 +102,24 @@ struct InSyncSet {
                 joining[member] = nil
             }
         }
+        var leaving: Set<String> = []
         for member in members.keys {
             if let standby = progress[member] { members[member] = max(members[member] ?? 0, standby.durable) }
             let lacking = (members[member] ?? 0) < primaryDurable
-            if !isHeard(member), lacking, fallback == .local || members.count > 1 {
-                members[member] = nil
+            if !isHeard(member), lacking, fallback == .local || members.count - leaving.count > 1 {
+                leaving.insert(member)
             }
+        }
+        wanted = Set(members.keys).subtracting(leaving)
+        // A leaver stops gating once a recorded set without it is confirmed.
+        for member in leaving where !(recorded?.contains(member) ?? false) {
+            members[member] = nil
         }
         if members.keys.contains(where: isHeard) || joining.keys.contains(where: isHeard) {
             lastHeard = now
+        }
+        guard acknowledgement == .standby else {
+            return Verdict(replicatedPosition: .max, stalled: false, unsynced: false)
         }
         guard !members.isEmpty || !joining.isEmpty else {
             if fallback == .local {

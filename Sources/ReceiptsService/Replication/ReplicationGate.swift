@@ -1,13 +1,23 @@
 import Synchronization
 
 /// What the primary's shipping thread tells its pipeline about replication (deploy/REPLICATION.md,
-/// section 5.2): the position durable on every standby that acknowledgements wait for, and
-/// whether new ingest must be refused because none is in sync.
+/// sections 5.2 and 7.3): the position durable on every standby that acknowledgements wait for,
+/// and whether new ingest must be refused, and why.
 ///
 /// Atomics: the shipping thread stores, the pipeline loads, on the hot path, with no lock.
 final class ReplicationGate: Sendable {
+    /// Why new ingest is refused before it is applied.
+    enum Refusal: UInt8, Sendable {
+        /// Ingest is taken.
+        case none = 0
+        /// No standby has been in sync for the timeout (`--replication-fallback stall`).
+        case noStandbyInSync = 1
+        /// This member's lease was not renewed in time: it may no longer be primary.
+        case leaseExpired = 2
+    }
+
     private let replicated: Atomic<UInt64>
-    private let stalled = Atomic<Bool>(false)
+    private let refusalValue = Atomic<UInt8>(Refusal.none.rawValue)
     /// Rings the pipeline's doorbell when the position moves.
     private let wake: @Sendable () -> Void
 
@@ -18,21 +28,21 @@ final class ReplicationGate: Sendable {
         self.wake = wake
     }
 
-    /// Everything at or before it is durable on every standby acknowledgements wait for;
-    /// `UInt64.max` when none is waited for (the `local` fallback).
+    /// Everything at or before it may be acknowledged: durable on every standby acknowledgements
+    /// wait for (`UInt64.max` when none is waited for), and never past where it stood when the
+    /// lease was last certainly alive.
     var replicatedPosition: UInt64 {
         replicated.load(ordering: .acquiring)
     }
 
-    /// Whether no standby has been in sync for the timeout, under the `stall` fallback: new
-    /// ingest is refused `UNAVAILABLE` before it is applied.
-    var isStalled: Bool {
-        stalled.load(ordering: .relaxed)
+    /// Why new ingest is refused now, if it is.
+    var refusal: Refusal {
+        Refusal(rawValue: refusalValue.load(ordering: .relaxed)) ?? .none
     }
 
     /// Stores the shipping thread's verdict and wakes the pipeline if the position moved.
-    func update(replicatedPosition position: UInt64, stalled isStalled: Bool) {
-        stalled.store(isStalled, ordering: .relaxed)
+    func update(replicatedPosition position: UInt64, refusal: Refusal) {
+        refusalValue.store(refusal.rawValue, ordering: .relaxed)
         let previous = replicated.exchange(position, ordering: .acquiringAndReleasing)
         if previous != position { wake() }
     }

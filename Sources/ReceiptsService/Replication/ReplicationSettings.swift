@@ -1,12 +1,15 @@
 /// How a member of a replicated ordinal takes part in replication (deploy/REPLICATION.md,
 /// sections 4 and 12.1).
 ///
-/// The role is fixed here until the coordinator (section 6) decides it: a primary ships its
-/// log to the standbys that follow it, a standby follows the primary at `primaryEndpoint`.
+/// A member's role is decided by the ordinal's coordinator (`.elected`, section 6): it follows the
+/// primary named there, or campaigns when there is none. Fixed roles, without a coordinator,
+/// serve the in-process tests and the shipping tests with two processes.
 public struct ReplicationSettings: Sendable, Equatable {
     /// A member's part in its ordinal.
     public enum Role: Sendable, Equatable {
-        /// Takes events and ships its log.
+        /// Decided by the coordinator given to `ReceiptService`: standby, candidate or primary.
+        case elected
+        /// Takes events and ships its log, always.
         case primary
         /// Follows the primary whose replication endpoint is given.
         case standby(primaryEndpoint: String)
@@ -35,6 +38,9 @@ public struct ReplicationSettings: Sendable, Equatable {
     public var role: Role
     /// The replication endpoint this member binds (a ROUTER that only the primary answers).
     public var endpoint: String
+    /// Whether this member may take an ordinal's first term (it belongs to the first member set
+    /// of `--members`, section 6.4).
+    public var mayStartOrdinal = false
     /// What an acknowledgement waits for.
     public var acknowledgement = Acknowledgement.standby
     /// What happens when no standby is in sync.

@@ -78,10 +78,37 @@ final class Shipper {
     private let acknowledged: () -> UInt64
     /// The primary's terms; its last term is the one every message carries.
     private(set) var terms: TermHistory
-    /// What acknowledgements wait for, under `--replication-ack standby`; nil under `local`.
-    private let gate: ReplicationGate?
-    /// The standbys the gate waits for; nil under `local`.
+    /// How the shipper takes part in acknowledgements: the gate it sets, the recorder of the
+    /// in-sync set, and the lease that bounds them.
+    struct Acknowledging {
+        /// Where the shipper tells the pipeline what acknowledgements may reach.
+        var gate: ReplicationGate
+        /// Records the in-sync set in the coordination service; nil when nothing records it.
+        var recorder: InSyncRecorder?
+        /// The set recorded when this primary's term began.
+        var recorded: Set<String>?
+        /// This member's lease deadline (monotonic nanoseconds); nil without a lease.
+        var leaseDeadline: (@Sendable () -> UInt64)?
+
+        init(
+            gate: ReplicationGate,
+            recorder: InSyncRecorder? = nil,
+            recorded: Set<String>? = nil,
+            leaseDeadline: (@Sendable () -> UInt64)? = nil
+        ) {
+            self.gate = gate
+            self.recorder = recorder
+            self.recorded = recorded
+            self.leaseDeadline = leaseDeadline
+        }
+    }
+
+    private let acknowledging: Acknowledging?
+    /// The standbys acknowledgements wait for (or, under `--replication-ack local`, that may be
+    /// promoted); nil without `acknowledging`.
     private(set) var inSync: InSyncSet?
+    /// Where the gate stood when the lease was last certainly alive, while it is not.
+    private var frozenAt: UInt64?
     /// What the in-sync set allowed last.
     private(set) var verdict: InSyncSet.Verdict?
     /// Who was in the set, and whether it stalled, when last logged.
@@ -101,8 +128,8 @@ final class Shipper {
     /// - Parameters:
     ///   - engineSettings: The text of the primary's `engine-settings` file; a standby's must
     ///     match, or be empty (a new member).
-    ///   - gate: Where the shipper tells the pipeline what acknowledgements may reach, under
-    ///     `--replication-ack standby`; nil under `local`.
+    ///   - acknowledging: The gate, the recorder and the lease; nil when acknowledgements wait
+    ///     for nothing but the primary's log (fixed roles without a gate).
     ///   - acknowledged: The primary's frontier `A`, read on the shipper's thread.
     init(
         log: ReceiptLog,
@@ -111,16 +138,18 @@ final class Shipper {
         workerIndex: Int,
         engineSettings: String,
         logger: Logger,
-        gate: ReplicationGate? = nil,
+        acknowledging: Acknowledging? = nil,
         now: Int64 = ServiceClock.monotonicMilliseconds(),
         acknowledged: @escaping () -> UInt64
     ) {
-        self.gate = gate
-        inSync = gate.map {
+        self.acknowledging = acknowledging
+        inSync = acknowledging.map {
             InSyncSet(
-                position: $0.replicatedPosition,
+                position: $0.gate.replicatedPosition,
+                acknowledgement: settings.acknowledgement,
                 fallback: settings.fallback,
                 timeoutMilliseconds: settings.timeoutMilliseconds,
+                recorded: $0.recorded,
                 now: now
             )
         }
@@ -172,15 +201,18 @@ final class Shipper {
         }
     }
 
-    /// Recomputes the in-sync set and tells the gate what it allows.
+    /// Recomputes the in-sync set, proposes it for recording when it changed, and tells the gate
+    /// what it allows: nothing further once the lease deadline passed (section 7.3).
     private func updateGate(now: Int64) {
-        guard let gate, var set = inSync else { return }
+        guard let acknowledging, var set = inSync else { return }
+        if let confirmed = acknowledging.recorder?.takeConfirmed() { set.confirmRecorded(confirmed) }
         let verdict = set.update(
             standbys: progress,
             acknowledged: acknowledged(),
             primaryDurable: log.durablePosition.offset,
             now: now
         )
+        if let recorder = acknowledging.recorder, set.wanted != set.recorded { recorder.propose(set.wanted) }
         inSync = set
         let shape = SetShape(
             members: Set(set.members.keys),
@@ -200,7 +232,20 @@ final class Shipper {
             )
         }
         self.verdict = verdict
-        gate.update(replicatedPosition: verdict.replicatedPosition, stalled: verdict.stalled)
+        let gate = acknowledging.gate
+        if let deadline = acknowledging.leaseDeadline?(), ServiceClock.monotonicNanoseconds() > deadline {
+            if frozenAt == nil {
+                frozenAt = min(gate.replicatedPosition, log.durablePosition.offset)
+                logger.warning("the lease was not renewed in time: acknowledging nothing further")
+            }
+            gate.update(replicatedPosition: frozenAt ?? 0, refusal: .leaseExpired)
+            return
+        }
+        if frozenAt != nil {
+            frozenAt = nil
+            logger.info("the lease is renewed: acknowledging again")
+        }
+        gate.update(replicatedPosition: verdict.replicatedPosition, refusal: verdict.stalled ? .noStandbyInSync : .none)
     }
 
     /// Opens a session for `follow`, or says why not.

@@ -78,7 +78,7 @@ final class StandbyLoop {
         var poller = ZMQPoller()
         let dealerItem = poller.add(dealer)
         let doorbellItem = poller.add(fileDescriptor: control.doorbell.fileDescriptor)
-        while !control.isStopRequested {
+        while !control.shouldLeave {
             do {
                 _ = try poller.poll(timeoutMilliseconds: Int(settings.heartbeatMilliseconds))
             } catch {

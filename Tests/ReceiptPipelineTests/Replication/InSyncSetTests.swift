@@ -15,7 +15,13 @@ import Testing
     }
 
     @Test func anEmptySetUnderStallHoldsThePositionAndStallsAfterTheTimeout() {
-        var set = InSyncSet(position: 100, fallback: .stall, timeoutMilliseconds: 1000, now: 0)
+        var set = InSyncSet(
+            position: 100,
+            acknowledgement: .standby,
+            fallback: .stall,
+            timeoutMilliseconds: 1000,
+            now: 0
+        )
         let early = set.update(standbys: [], acknowledged: 100, primaryDurable: 500, now: 999)
         #expect(early == InSyncSet.Verdict(replicatedPosition: 100, stalled: false, unsynced: false))
         let late = set.update(standbys: [], acknowledged: 100, primaryDurable: 500, now: 1001)
@@ -23,13 +29,19 @@ import Testing
     }
 
     @Test func anEmptySetUnderLocalAcknowledgesAlone() {
-        var set = InSyncSet(position: 100, fallback: .local, timeoutMilliseconds: 1000, now: 0)
+        var set = InSyncSet(
+            position: 100,
+            acknowledgement: .standby,
+            fallback: .local,
+            timeoutMilliseconds: 1000,
+            now: 0
+        )
         let verdict = set.update(standbys: [], acknowledged: 100, primaryDurable: 500, now: 10)
         #expect(verdict == InSyncSet.Verdict(replicatedPosition: .max, stalled: false, unsynced: true))
     }
 
     @Test func aStandbyJoinsAtTheAcknowledgedPositionAndCountsOnceItConfirmsIt() {
-        var set = InSyncSet(position: 0, fallback: .local, timeoutMilliseconds: 1000, now: 0)
+        var set = InSyncSet(position: 0, acknowledgement: .standby, fallback: .local, timeoutMilliseconds: 1000, now: 0)
         // Behind what was acknowledged: not close enough to join.
         var verdict = set.update(
             standbys: [Self.standby("b", appended: 300, durable: 300, heard: 10)],
@@ -59,7 +71,7 @@ import Testing
     }
 
     @Test func underLocalASilentMemberThatLacksRecordsLeaves() {
-        var set = InSyncSet(position: 0, fallback: .local, timeoutMilliseconds: 1000, now: 0)
+        var set = InSyncSet(position: 0, acknowledgement: .standby, fallback: .local, timeoutMilliseconds: 1000, now: 0)
         _ = set.update(
             standbys: [Self.standby("b", appended: 0, durable: 0, heard: 0)],
             acknowledged: 0,
@@ -85,7 +97,7 @@ import Testing
     }
 
     @Test func aSilentMemberThatLacksNothingStays() {
-        var set = InSyncSet(position: 0, fallback: .local, timeoutMilliseconds: 1000, now: 0)
+        var set = InSyncSet(position: 0, acknowledgement: .standby, fallback: .local, timeoutMilliseconds: 1000, now: 0)
         _ = set.update(
             standbys: [Self.standby("b", appended: 50, durable: 50, heard: 0)],
             acknowledged: 50,
@@ -103,7 +115,7 @@ import Testing
     }
 
     @Test func underStallTheLastMemberStaysAndNewIngestStalls() {
-        var set = InSyncSet(position: 0, fallback: .stall, timeoutMilliseconds: 1000, now: 0)
+        var set = InSyncSet(position: 0, acknowledgement: .standby, fallback: .stall, timeoutMilliseconds: 1000, now: 0)
         let both = [
             Self.standby("b", appended: 10, durable: 10, heard: 0),
             Self.standby("c", appended: 10, durable: 10, heard: 0),

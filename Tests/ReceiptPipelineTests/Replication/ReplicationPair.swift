@@ -46,7 +46,7 @@ final class ReplicationPair {
         primarySettings.member = "receiptd-0"
         primarySettings.role = .primary
         // Everything recovered was acknowledged before: the gate starts there.
-        primary.gate?.update(replicatedPosition: primary.pipeline.log.durablePosition.offset, stalled: false)
+        primary.gate?.update(replicatedPosition: primary.pipeline.log.durablePosition.offset, refusal: .none)
         shipper = Shipper(
             log: primary.pipeline.log,
             terms: primary.pipeline.terms,
@@ -54,7 +54,7 @@ final class ReplicationPair {
             workerIndex: primary.configuration.workerIndex,
             engineSettings: ReplaySettings.recordedText(directory: primary.configuration.dataDirectory),
             logger: Self.logger,
-            gate: primary.gate,
+            acknowledging: primary.gate.map { Shipper.Acknowledging(gate: $0) },
             now: 1_000,
             acknowledged: { [frontier = primary.pipeline.frontier, cap = acknowledgedCap] in
                 min(frontier.position.offset, cap.value)

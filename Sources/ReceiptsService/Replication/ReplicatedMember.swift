@@ -1,0 +1,233 @@
+import Logging
+import Synchronization
+
+/// A member of a replicated ordinal whose role its coordinator decides (deploy/REPLICATION.md,
+/// sections 2 and 6): it follows the primary named there (a `StandbyLoop`), campaigns when no
+/// primary is named and it is eligible, serves as primary when it wins (a `ServiceLoop` that
+/// starts the new term in the log), and becomes a standby again when it is deposed, cutting its
+/// log back to the new primary's history as it follows.
+///
+/// Runs on the worker's thread. A task watches the ordinal's keys and asks the running loop to
+/// end (`ServiceControl.requestLeave`) when they no longer match its role; every change of role
+/// closes the log and opens it again, so each role starts from what recovery builds.
+final class ReplicatedMember: Sendable {
+    /// The role the member is in, as the watcher compares it with the ordinal's keys.
+    private enum Role: Equatable {
+        /// Waiting for a primary to follow, or for eligibility.
+        case waiting
+        /// Following this primary.
+        case standby(PrimaryRecord)
+        /// Primary, with the primary key created at this revision.
+        case primary(guardRevision: Int64)
+    }
+
+    private let configuration: ServiceConfiguration
+    private let settings: ReplicationSettings
+    private let coordinator: any Coordinator
+    private let logger: Logger
+    private let control: ServiceControl
+    private let role = Mutex(Role.waiting)
+    /// The ordinal's keys as last seen by the watcher.
+    private let latest = Mutex<OrdinalState?>(nil)
+
+    init(
+        configuration: ServiceConfiguration,
+        settings: ReplicationSettings,
+        coordinator: any Coordinator,
+        logger: Logger,
+        control: ServiceControl
+    ) {
+        self.configuration = configuration
+        self.settings = settings
+        self.coordinator = coordinator
+        self.logger = logger
+        self.control = control
+    }
+
+    /// Takes roles until `stop()`; the first role ready calls `onReady`.
+    func run(onReady: () -> Void) throws(ServiceError) {
+        let coordinator = self.coordinator
+        do {
+            try Blocking.run { () async throws(CoordinationError) in try await coordinator.start() }
+        } catch {
+            throw ServiceError(.transport, "cannot reach the coordination service", cause: error)
+        }
+        let watcher = Task { await watch() }
+        defer {
+            watcher.cancel()
+            Blocking.run { await coordinator.close() }
+        }
+        var ready = false
+        func readyOnce() {
+            if !ready {
+                ready = true
+                onReady()
+            }
+        }
+        while !control.isStopRequested {
+            let state: OrdinalState
+            if let seen = latest.withLock({ $0 }) {
+                state = seen
+            } else {
+                do {
+                    state = try Blocking.run { () async throws(CoordinationError) in try await coordinator.state() }
+                } catch {
+                    logger.warning("cannot read the ordinal's keys; trying again", metadata: ["error": "\(error)"])
+                    control.waitForWake(milliseconds: 500)
+                    continue
+                }
+            }
+            if let primary = state.primary {
+                if primary.member == settings.member {
+                    // A key this member holds from an earlier run or term: hand it back and start over.
+                    _ = try? Blocking.run { () async throws(CoordinationError) in
+                        try await coordinator.resign(guardRevision: state.primaryRevision)
+                    }
+                    latest.withLock { $0 = nil }
+                    continue
+                }
+                try follow(primary, onReady: readyOnce)
+                continue
+            }
+            guard isEligible(state) else {
+                setRole(.waiting)
+                readyOnce()
+                control.waitForWake(milliseconds: 1000)
+                continue
+            }
+            try campaign(over: state, onReady: readyOnce)
+        }
+    }
+
+    /// Follows `primary` until the keys name another (or none), or a stop.
+    private func follow(_ primary: PrimaryRecord, onReady: () -> Void) throws(ServiceError) {
+        setRole(.standby(primary))
+        logger.info(
+            "following",
+            metadata: ["replication.primary": "\(primary.member)", "replication.term": "\(primary.term)"]
+        )
+        let loop = try StandbyLoop(
+            configuration: configuration,
+            settings: settings,
+            primaryEndpoint: primary.replication,
+            logger: logger,
+            control: control
+        )
+        try loop.run(onReady: onReady)
+    }
+
+    /// Campaigns for the next term; on winning, serves as primary until deposed or stopped.
+    private func campaign(over state: OrdinalState, onReady: () -> Void) throws(ServiceError) {
+        let ownTerms = (try? TermsFile.read(directory: configuration.dataDirectory)) ?? nil
+        let term = max(state.term, ownTerms?.last.term ?? 0) + 1
+        let record = PrimaryRecord(
+            member: settings.member,
+            term: term,
+            replication: settings.endpoint,
+            ingest: configuration.ingestEndpoint,
+            query: configuration.queryEndpoint,
+            publish: configuration.publishEndpoint
+        )
+        let inSync = InSyncRecord(
+            term: term,
+            standbys: (state.inSync?.standbys ?? []).filter { $0 != settings.member },
+            ack: settings.acknowledgement.rawValue
+        )
+        let coordinator = self.coordinator
+        let outcome: CampaignOutcome
+        do {
+            outcome = try Blocking.run { () async throws(CoordinationError) in
+                try await coordinator.campaign(record, inSync: inSync, over: state)
+            }
+        } catch {
+            logger.warning("the campaign's outcome is unknown; reading the keys again", metadata: ["error": "\(error)"])
+            latest.withLock { $0 = nil }
+            return
+        }
+        switch outcome {
+        case .lost(let now):
+            logger.info(
+                "another member is primary",
+                metadata: ["replication.primary": "\(now.primary?.member ?? "none")"]
+            )
+            latest.withLock { $0 = now }
+        case .won(let guardRevision):
+            logger.notice("won the campaign; serving as primary", metadata: ["replication.term": "\(term)"])
+            // The keys seen so far name no primary: the watcher brings the ones that name this member.
+            latest.withLock { $0 = nil }
+            setRole(.primary(guardRevision: guardRevision))
+            let loop = try ServiceLoop(
+                configuration: configuration,
+                logger: logger,
+                control: control,
+                primaryTerm: PrimaryTerm(
+                    term: term,
+                    coordinator: coordinator,
+                    guardRevision: guardRevision,
+                    recorded: Set(inSync.standbys)
+                )
+            )
+            try loop.run(onReady: onReady)
+            if control.isStopRequested {
+                // A clean stop hands the ordinal over at once instead of after the lease's TTL.
+                _ = try? Blocking.run { () async throws(CoordinationError) in
+                    try await coordinator.resign(guardRevision: guardRevision)
+                }
+            } else {
+                logger.warning("deposed; following the new primary")
+            }
+            latest.withLock { $0 = nil }
+        }
+    }
+
+    /// Section 6.1: in the recorded in-sync set of the latest term, or the writer of the latest
+    /// term, or a member of the first member set for an ordinal's first term.
+    private func isEligible(_ state: OrdinalState) -> Bool {
+        if let inSync = state.inSync, inSync.term == state.term, inSync.standbys.contains(settings.member) {
+            return true
+        }
+        let ownTerms = (try? TermsFile.read(directory: configuration.dataDirectory)) ?? nil
+        if state.term > 0, let last = ownTerms?.last, last.term == state.term, last.member == settings.member {
+            return true
+        }
+        return state.term == 0 && settings.mayStartOrdinal
+    }
+
+    /// Takes a new role: a leave asked for the old one is void; keys already seen that do not
+    /// match the new one ask for the next change at once.
+    private func setRole(_ new: Role) {
+        control.clearLeave()
+        role.withLock { $0 = new }
+        // Keys seen before the role changed may already call for the next change.
+        if let state = latest.withLock({ $0 }), !matches(state) { control.requestLeave() }
+    }
+
+    /// Whether the keys agree with the role the member is in.
+    private func matches(_ state: OrdinalState) -> Bool {
+        switch role.withLock({ $0 }) {
+        case .waiting:
+            return state.primary == nil
+        case .standby(let primary):
+            return state.primary == primary
+        case .primary(let guardRevision):
+            return state.primary?.member == settings.member && state.primaryRevision == guardRevision
+        }
+    }
+
+    /// Follows the ordinal's keys: stores each state and asks the loop to leave when the role
+    /// no longer matches it.
+    private func watch() async {
+        while !Task.isCancelled {
+            do {
+                for try await state in coordinator.changes() {
+                    latest.withLock { $0 = state }
+                    if !matches(state) { control.requestLeave() }
+                }
+                return
+            } catch {
+                logger.warning("watching the ordinal's keys failed; watching again", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import ReceiptsClient
+import ReceiptsCore
+import ReceiptsTestKit
+import ReceiptsWire
+import Testing
+
+/// Two receiptd members of one ordinal and a real etcd (deploy/REPLICATION.md, steps 5 to 7):
+/// the member set first in `--members` takes the first term, the other follows it; when the
+/// primary is SIGKILLed, its lease expires and the standby takes over with every acknowledged
+/// event; the old primary, started again, follows the new one.
+@Suite(.serialized) struct FailoverTests {
+    /// The flags of member `name` (`alpha-0` or `beta-0`) of ordinal 0, on `etcd`.
+    static func arguments(_ name: String, etcd: EtcdProcess, extra: [String] = []) -> [String] {
+        [
+            "--etcd", etcd.clientURL, "--member", name, "--members", "alpha,beta", "--lease-ttl-s", "2",
+            "--replication-timeout-ms", "5000", "--replication-fallback", "local",
+        ] + extra
+    }
+
+    /// Sends `probe` to `member`'s ingest endpoint until it is acknowledged without an error;
+    /// returns how long that took. At most `seconds`.
+    static func waitUntilServing(_ member: ReceiptdProcess, probe: Event, seconds: Double = 15) throws -> Duration {
+        let started = ContinuousClock.now
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let reply = try? member.ingestPipelined([[probe]], timeoutMilliseconds: 200).first, reply.error == nil {
+                return ContinuousClock.now - started
+            }
+            member.resetRawIngest()
+        }
+        throw IntegrationError(
+            "\(member.dataDirectory) did not acknowledge within \(seconds) s: \(member.standardError().suffix(3000))"
+        )
+    }
+
+    @Test func theStandbyTakesOverASIGKILLedPrimaryWithEveryAcknowledgedEvent() async throws {
+        let etcd = try await EtcdProcess()
+        let alpha = try ReceiptdProcess(arguments: Self.arguments("alpha-0", etcd: etcd))
+        let beta = try ReceiptdProcess(arguments: Self.arguments("beta-0", etcd: etcd), awaitsHealth: false)
+        var factory = EventFactory()
+        let batches = ReplicationShippingTests.batches(&factory, count: 200)
+        let replies = try alpha.ingestPipelined(batches)
+        #expect(replies.allSatisfy { $0.error == nil }, "\(replies.compactMap(\.error).prefix(3))")
+
+        alpha.kill9()
+        let took = try Self.waitUntilServing(beta, probe: factory.make(.memberJoined(conversation: "c", user: "dan")))
+        #expect(took < .seconds(10), "the standby served again after \(took)")
+        let survivor = try beta.makeClient()
+        defer { _ = try? BlockingWait.run(seconds: 5) { await survivor.shutdown() } }
+        for index in [0, 100, 199] {
+            let status = try await survivor.status(of: "m\(index)", in: "c", viewer: Viewer(user: "ann"))
+            #expect(status.status.readCount == 1, "m\(index): \(status)")
+        }
+        // Re-sent with the same ids: applied once, whoever acknowledged it first.
+        let again = try beta.ingestPipelined([batches[1]])
+        #expect(again.first?.results == [.duplicate, .duplicate, .duplicate])
+
+        // The old primary comes back as a standby of the new one, and the new one goes on.
+        try alpha.restartAsStandby()
+        let more = try beta.ingestPipelined(
+            ReplicationShippingTests.batches(&factory, count: 20).dropFirst().map { $0 }
+        )
+        #expect(more.allSatisfy { $0.error == nil })
+        #expect(alpha.isRunning)
+        #expect(alpha.standardError().contains("\"following\""))
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import ReceiptsClient
+import ReceiptsCore
+import ReceiptsTestKit
+import ReceiptsWire
+import Testing
+
+/// Two receiptd processes with fixed roles (deploy/REPLICATION.md, steps 3 and 4): the primary
+/// ships its log over the replication endpoint, and with `--replication-ack standby` every
+/// event it acknowledged is on the standby when the primary is SIGKILLed.
+@Suite struct ReplicationShippingTests {
+    /// The primary's events: a group, then messages each delivered and read.
+    static func batches(_ factory: inout EventFactory, count: Int) -> [[Event]] {
+        var batches = [
+            [factory.make(.conversationUpserted(conversation: "c", kind: .group, members: ["ann", "bob", "cat"]))]
+        ]
+        for index in 0..<count {
+            batches.append([
+                factory.make(.messageSent(conversation: "c", message: "m\(index)", sender: "ann", isSystem: false)),
+                factory.make(.delivered(conversation: "c", user: "bob", message: "m\(index)")),
+                factory.make(.read(conversation: "c", user: "cat", message: "m\(index)")),
+            ])
+        }
+        return batches
+    }
+
+    @Test func everyEventThePrimaryAcknowledgedIsOnTheStandbyWhenItDies() async throws {
+        let primaryDirectory = try TemporaryDirectory.make(prefix: "rrp")
+        defer { try? FileManager.default.removeItem(atPath: primaryDirectory) }
+        let replicationEndpoint = "ipc://\(primaryDirectory)/replication.sock"
+        let primary = try ReceiptdProcess(
+            dataDirectory: primaryDirectory,
+            arguments: [
+                "--member", "alpha-0", "--replication-fixed-role", "primary", "--replication-timeout-ms", "5000",
+            ]
+        )
+        let standby = try ReceiptdProcess(
+            arguments: ["--member", "beta-0", "--replication-fixed-role", "standby=\(replicationEndpoint)"],
+            awaitsHealth: false
+        )
+        var factory = EventFactory()
+        let batches = Self.batches(&factory, count: 300)
+        // Frames wait (they are not refused within the 5 s timeout) until the standby joined.
+        let replies = try primary.ingestPipelined(batches)
+        #expect(replies.allSatisfy { $0.error == nil }, "\(replies.compactMap(\.error).prefix(3))")
+        #expect(replies.flatMap(\.results).allSatisfy { $0 == .accepted(held: false) })
+        primary.kill9()
+        #expect(try standby.terminate() == 0)
+
+        // The standby's directory, opened as a worker of its own, holds every acknowledged event.
+        let survivor = try ReceiptdProcess(dataDirectory: standby.dataDirectory)
+        for index in [0, 150, 299] {
+            let status = try await survivor.status("c", "m\(index)", viewer: Viewer(user: "ann"))
+            #expect(status.status.readCount == 1, "m\(index): \(status)")
+        }
+        let again = try await survivor.ingest([batches[1][0]])
+        #expect(again == [.duplicate])
+    }
+
+    @Test func underStallAPrimaryWithoutAStandbyRefusesIngestAndAppliesNothing() async throws {
+        let primary = try ReceiptdProcess(
+            arguments: [
+                "--member", "alpha-0", "--replication-fixed-role", "primary", "--replication-timeout-ms", "300",
+            ]
+        )
+        try await Task.sleep(for: .milliseconds(600))
+        var factory = EventFactory()
+        let reply = try primary.ingestPipelined(Self.batches(&factory, count: 1))
+        #expect(reply.allSatisfy { $0.error?.code == .unavailable })
+        #expect(try await primary.counter("receiptd.replication.refused") == 2)
+        await #expect(throws: ReceiptsClientError.self) {
+            try await primary.status("c", "m0", viewer: Viewer(user: "ann"))
+        }
+    }
+}

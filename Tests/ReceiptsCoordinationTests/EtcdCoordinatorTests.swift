@@ -1,0 +1,81 @@
+import Foundation
+import ReceiptsCoordination
+import ReceiptsService
+import Testing
+
+/// What only the etcd coordinator does: the lease file, and its lifecycle's refusals.
+@Suite(.timeLimit(.minutes(1)))
+struct EtcdCoordinatorTests {
+    /// Runs `body` on a fresh etcd, tearing it down however `body` ends.
+    static func withEtcd(_ body: (EtcdHarness) async throws -> Void) async throws {
+        let harness = try await EtcdHarness()
+        do {
+            try await body(harness)
+        } catch {
+            await harness.tearDown()
+            throw error
+        }
+        await harness.tearDown()
+    }
+
+    @Test func aRestartedMemberRevokesTheLeaseItsPreviousRunLeft() async throws {
+        try await Self.withEtcd { harness in
+            // A 10 s lease: without the revocation the key would outlive the test's checks.
+            let crashed = try harness.etcdCoordinator(member: "receiptd-3", ttlSeconds: 10)
+            try await crashed.start()
+            let outcome = try await CoordinatorConformanceTests.campaign(crashed, "receiptd-3", term: 1)
+            guard case .won = outcome else {
+                Issue.record("the campaign lost: \(outcome)")
+                return
+            }
+            crashed.suspendRenewals()
+            let recorded = try String(contentsOfFile: harness.leaseFilePath(of: "receiptd-3"), encoding: .utf8)
+
+            let restarted = try harness.etcdCoordinator(member: "receiptd-3", ttlSeconds: 10)
+            try await restarted.start()
+            #expect(try await restarted.state().primary == nil)
+            let now = try String(contentsOfFile: harness.leaseFilePath(of: "receiptd-3"), encoding: .utf8)
+            #expect(now != recorded)
+            guard case .won = try await CoordinatorConformanceTests.campaign(restarted, "receiptd-3", term: 2) else {
+                Issue.record("the restarted member's campaign lost")
+                return
+            }
+        }
+    }
+
+    @Test func closeForgetsTheRevokedLease() async throws {
+        try await Self.withEtcd { harness in
+            let coordinator = try harness.etcdCoordinator(member: "receiptd-3")
+            try await coordinator.start()
+            #expect(FileManager.default.fileExists(atPath: harness.leaseFilePath(of: "receiptd-3")))
+            await coordinator.close()
+            #expect(!FileManager.default.fileExists(atPath: harness.leaseFilePath(of: "receiptd-3")))
+            await #expect(throws: CoordinationError.self) { try await coordinator.start() }
+        }
+    }
+
+    @Test func aSecondStartIsRefused() async throws {
+        try await Self.withEtcd { harness in
+            let coordinator = try harness.etcdCoordinator(member: "receiptd-3")
+            try await coordinator.start()
+            await #expect { try await coordinator.start() } throws: { error in
+                (error as? CoordinationError)?.message.contains("started or closed before") == true
+            }
+        }
+    }
+
+    @Test func aFailedCallNamesTheCallAndTheEndpoint() async throws {
+        try await Self.withEtcd { harness in
+            let coordinator = try harness.etcdCoordinator(member: "receiptd-3")
+            harness.etcd.kill()
+            await #expect { try await coordinator.start() } throws: { error in
+                let message = (error as? CoordinationError)?.message ?? ""
+                return message.contains("lease grant") && message.contains("\(harness.etcd.clientURL)/v3/lease/grant")
+            }
+            // A start that failed may be tried again once etcd is back.
+            try await harness.etcd.restart()
+            try await coordinator.start()
+            #expect(coordinator.leaseDeadline > 0)
+        }
+    }
+}
