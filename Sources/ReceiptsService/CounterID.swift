@@ -69,7 +69,7 @@ struct CounterID: Sendable {
         labelledAs: "endpoint"
     )
     /// Labelled by the query's kind.
-    static let replicationRefusals = CounterID("receiptd.replication.refused", MetricCatalog.replicationRefusals)
+    static let replicationRefusals = CounterID("receiptd.replication.refused_frames", MetricCatalog.replicationRefusals)
     static let queriesServed = CounterID("receiptd.queries.served", MetricCatalog.queries, labelledAs: "kind")
     static let compactions = CounterID("receiptd.compactions", MetricCatalog.compactions) { _ in [("result", "ok")] }
     static let compactionsFailed = CounterID("receiptd.compactions.failed", MetricCatalog.compactions) { _ in

@@ -59,8 +59,47 @@ public enum MetricCatalog {
         "receiptd_requests_discarded_total",
         "Requests discarded unread, by endpoint, from peers that read none of their held replies (nothing applied)."
     )
+    static let replicationRole = Family(
+        "receiptd_replication_role",
+        "1 for this member's replication role (primary, standby, candidate, waiting), 0 for the others."
+    )
+    static let replicationTerm = Family("receiptd_replication_term", "The term this member serves or follows.")
+    static let replicationLagBytes = Family(
+        "receiptd_replication_lag_bytes",
+        "On a primary, per standby: its appended end minus what the standby confirmed durable. On a standby: "
+            + "the primary's appended end minus its own durable position."
+    )
+    static let replicationLagSeconds = Family(
+        "receiptd_replication_lag_seconds",
+        "On a primary, per standby: how long the standby has lacked records the primary holds durably (0 when "
+            + "none), on the primary's monotonic clock."
+    )
+    static let replicationInSync = Family(
+        "receiptd_replication_in_sync_standbys",
+        "On a primary: the standbys its acknowledgements wait for (the in-sync set)."
+    )
+    static let replicationUnsynced = Family(
+        "receiptd_replication_unsynced_seconds_total",
+        "Time a primary acknowledged with no standby in sync (--replication-fallback local)."
+    )
+    static let replicationStalled = Family(
+        "receiptd_replication_stalled_seconds_total",
+        "Time a primary refused new ingest for lack of a standby in sync (--replication-fallback stall)."
+    )
+    static let replicationPromotions = Family(
+        "receiptd_replication_promotions_total",
+        "Times this member became primary, by reason (lease: the primary key was free)."
+    )
+    static let replicationDepositions = Family(
+        "receiptd_replication_depositions_total",
+        "Times this member stopped being primary other than by a stop, by reason (lease_expired, superseded)."
+    )
+    static let replicationTruncatedBytes = Family(
+        "receiptd_replication_truncated_bytes_total",
+        "Bytes of log a rejoining member cut back to the primary's history."
+    )
     static let replicationRefusals = Family(
-        "receiptd_replication_refused_total",
+        "receiptd_replication_refused_frames_total",
         "Acknowledged ingest frames refused, nothing applied: UNAVAILABLE while no standby was in sync "
             + "(--replication-fallback stall), NOT_PRIMARY while the lease was not renewed."
     )
@@ -166,7 +205,9 @@ public enum MetricCatalog {
     public static let families: [String: Family] = Dictionary(
         uniqueKeysWithValues: [
             events, eventsHeld, frames, framesInvalid, limitRefusals, updatesPublished, repliesDropped, repliesHeld,
-            requestsDiscarded, connectionsClosed, replicationRefusals, queries,
+            requestsDiscarded, connectionsClosed, replicationRole, replicationTerm, replicationLagBytes,
+            replicationLagSeconds, replicationInSync, replicationUnsynced, replicationStalled, replicationPromotions,
+            replicationDepositions, replicationTruncatedBytes, replicationRefusals, queries,
             compactions,
             messagesExpired, recoveryTruncatedBytes, recoveryDroppedRecords, fsyncErrors, pendingReceiptsDropped,
             ackLatency, fsyncDuration, eventsPerFrame, framesPerGroupCommit, awaitingDurability, pendingReceipts,

@@ -53,7 +53,8 @@ public final class ReceiptService: Sendable {
                 settings: replication,
                 coordinator: coordinator,
                 logger: logger,
-                control: control
+                control: control,
+                metrics: ReplicationMetrics()
             ).run(onReady: onReady)
             return
         }

@@ -33,16 +33,22 @@ final class ServiceLoop {
 
     /// The term this member won, when it serves as an elected primary.
     private let primaryTerm: PrimaryTerm?
+    /// The replication metrics, on a replicated member.
+    private let replicationMetrics: ReplicationMetrics?
 
-    /// - Parameter primaryTerm: The term won, for an elected primary: it is started in the log
-    ///   before anything is served.
+    /// - Parameters:
+    ///   - primaryTerm: The term won, for an elected primary: it is started in the log before
+    ///     anything is served.
+    ///   - replicationMetrics: Where a replicated primary's shipper reports.
     init(
         configuration: ServiceConfiguration,
         logger: Logger,
         control: ServiceControl,
-        primaryTerm: PrimaryTerm? = nil
+        primaryTerm: PrimaryTerm? = nil,
+        replicationMetrics: ReplicationMetrics? = nil
     ) throws(ServiceError) {
         self.primaryTerm = primaryTerm
+        self.replicationMetrics = replicationMetrics
         self.configuration = configuration
         self.logger = logger
         self.control = control
@@ -348,6 +354,7 @@ final class ServiceLoop {
                     leaseDeadline: { coordinator.leaseDeadline }
                 )
             },
+            metrics: replicationMetrics,
             acknowledged: { frontier.position.offset }
         )
         let thread = ShippingThread(

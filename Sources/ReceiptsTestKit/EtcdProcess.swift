@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -19,10 +19,10 @@ package final class EtcdProcess {
     package static let binaryPath = ProcessInfo.processInfo.environment["RECEIPTD_ETCD_BIN"] ?? "/usr/bin/etcd"
 
     /// `http://127.0.0.1:<port>`: where clients talk to it.
-    package let clientURL: String
+    package private(set) var clientURL: String
     /// The temporary directory holding its data (`data/`) and its output (`etcd.log`).
     package let directory: String
-    private let arguments: [String]
+    private var arguments: [String]
     private var process: Process?
 
     /// Launches etcd and waits until it answers `/health`.
@@ -37,26 +37,36 @@ package final class EtcdProcess {
             )
         }
         directory = try TemporaryDirectory.make(prefix: "etcd")
-        let clientPort = try LoopbackPort.free()
-        let peerPort = try LoopbackPort.free()
-        clientURL = "http://127.0.0.1:\(clientPort)"
-        let peerURL = "http://127.0.0.1:\(peerPort)"
-        arguments = [
-            "--name", "default",
-            "--data-dir", "\(directory)/data",
-            "--listen-client-urls", clientURL,
-            "--advertise-client-urls", clientURL,
-            "--listen-peer-urls", peerURL,
-            "--initial-advertise-peer-urls", peerURL,
-            "--initial-cluster", "default=\(peerURL)",
-            "--log-level", "error",
-        ]
-        do {
-            try await launch()
-        } catch {
-            kill()
-            try? FileManager.default.removeItem(atPath: directory)
-            throw error
+        // A free port can be taken by another test between its pick and etcd's bind: pick again.
+        var attempt = 1
+        while true {
+            let clientPort = try LoopbackPort.free()
+            let peerPort = try LoopbackPort.free()
+            clientURL = "http://127.0.0.1:\(clientPort)"
+            let peerURL = "http://127.0.0.1:\(peerPort)"
+            arguments = [
+                "--name", "default",
+                "--data-dir", "\(directory)/data",
+                "--listen-client-urls", clientURL,
+                "--advertise-client-urls", clientURL,
+                "--listen-peer-urls", peerURL,
+                "--initial-advertise-peer-urls", peerURL,
+                "--initial-cluster", "default=\(peerURL)",
+                "--log-level", "error",
+            ]
+            do {
+                try await launch()
+                return
+            } catch {
+                kill()
+                if attempt < 3, log().contains("address already in use") {
+                    attempt += 1
+                    try? FileManager.default.removeItem(atPath: "\(directory)/data")
+                    continue
+                }
+                try? FileManager.default.removeItem(atPath: directory)
+                throw error
+            }
         }
     }
 

@@ -52,6 +52,10 @@ import Testing
             let status = try await survivor.status(of: "m\(index)", in: "c", viewer: Viewer(user: "ann"))
             #expect(status.status.readCount == 1, "m\(index): \(status)")
         }
+        let metrics = try await HTTPProbe.get(try #require(beta.httpAddress), "/metrics").body
+        #expect(metrics.contains(#"receiptd_replication_role{role="primary"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"receiptd_replication_promotions_total{reason="lease"} 1"#))
+        #expect(metrics.contains("receiptd_replication_term 2"))
         // Re-sent with the same ids: applied once, whoever acknowledged it first.
         let again = try beta.ingestPipelined([batches[1]])
         #expect(again.first?.results == [.duplicate, .duplicate, .duplicate])
@@ -64,5 +68,7 @@ import Testing
         #expect(more.allSatisfy { $0.error == nil })
         #expect(alpha.isRunning)
         #expect(alpha.standardError().contains("\"following\""))
+        let rejoined = try await HTTPProbe.get(try #require(alpha.httpAddress), "/metrics").body
+        #expect(rejoined.contains(#"receiptd_replication_role{role="standby"} 1"#), "\(rejoined)")
     }
 }

@@ -67,7 +67,7 @@ import Testing
         var factory = EventFactory()
         let reply = try primary.ingestPipelined(Self.batches(&factory, count: 1))
         #expect(reply.allSatisfy { $0.error?.code == .unavailable })
-        #expect(try await primary.counter("receiptd.replication.refused") == 2)
+        #expect(try await primary.counter("receiptd.replication.refused_frames") == 2)
         await #expect(throws: ReceiptsClientError.self) {
             try await primary.status("c", "m0", viewer: Viewer(user: "ann"))
         }

@@ -27,6 +27,7 @@ final class ReplicatedMember: Sendable {
     private let logger: Logger
     private let control: ServiceControl
     private let role = Mutex(Role.waiting)
+    private let metrics: ReplicationMetrics
     /// The ordinal's keys as last seen by the watcher.
     private let latest = Mutex<OrdinalState?>(nil)
 
@@ -35,8 +36,10 @@ final class ReplicatedMember: Sendable {
         settings: ReplicationSettings,
         coordinator: any Coordinator,
         logger: Logger,
-        control: ServiceControl
+        control: ServiceControl,
+        metrics: ReplicationMetrics
     ) {
+        self.metrics = metrics
         self.configuration = configuration
         self.settings = settings
         self.coordinator = coordinator
@@ -111,7 +114,8 @@ final class ReplicatedMember: Sendable {
             settings: settings,
             primaryEndpoint: primary.replication,
             logger: logger,
-            control: control
+            control: control,
+            metrics: metrics
         )
         try loop.run(onReady: onReady)
     }
@@ -134,6 +138,7 @@ final class ReplicatedMember: Sendable {
             ack: settings.acknowledgement.rawValue
         )
         let coordinator = self.coordinator
+        metrics.record(role: .candidate, term: state.term)
         let outcome: CampaignOutcome
         do {
             outcome = try Blocking.run { () async throws(CoordinationError) in
@@ -156,6 +161,7 @@ final class ReplicatedMember: Sendable {
             // The keys seen so far name no primary: the watcher brings the ones that name this member.
             latest.withLock { $0 = nil }
             setRole(.primary(guardRevision: guardRevision))
+            metrics.record(role: .primary, term: term)
             let loop = try ServiceLoop(
                 configuration: configuration,
                 logger: logger,
@@ -165,8 +171,10 @@ final class ReplicatedMember: Sendable {
                     coordinator: coordinator,
                     guardRevision: guardRevision,
                     recorded: Set(inSync.standbys)
-                )
+                ),
+                replicationMetrics: metrics
             )
+            metrics.promoted(reason: "lease")
             try loop.run(onReady: onReady)
             if control.isStopRequested {
                 // A clean stop hands the ordinal over at once instead of after the lease's TTL.
@@ -174,7 +182,12 @@ final class ReplicatedMember: Sendable {
                     try await coordinator.resign(guardRevision: guardRevision)
                 }
             } else {
-                logger.warning("deposed; following the new primary")
+                let expired = LeaseDeadline.now() > coordinator.leaseDeadline
+                metrics.deposed(reason: expired ? "lease_expired" : "superseded")
+                logger.warning(
+                    "deposed; following the new primary",
+                    metadata: ["replication.lease_expired": "\(expired)"]
+                )
             }
             latest.withLock { $0 = nil }
         }
@@ -198,6 +211,11 @@ final class ReplicatedMember: Sendable {
     private func setRole(_ new: Role) {
         control.clearLeave()
         role.withLock { $0 = new }
+        switch new {
+        case .waiting: metrics.record(role: .waiting, term: latest.withLock { $0?.term } ?? 0)
+        case .standby(let primary): metrics.record(role: .standby, term: primary.term)
+        case .primary: break  // recorded with the term won, by `campaign`
+        }
         // Keys seen before the role changed may already call for the next change.
         if let state = latest.withLock({ $0 }), !matches(state) { control.requestLeave() }
     }

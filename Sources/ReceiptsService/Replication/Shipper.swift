@@ -45,6 +45,8 @@ final class Shipper {
         var applied: UInt64
         var lastHeard: Int64
         var lastSent: Int64
+        /// When the standby last confirmed everything the primary held durably.
+        var caughtUpAt: Int64
         /// Messages the socket could not take yet; they go first.
         var unsent: [ReplicationMessage] = []
 
@@ -60,6 +62,7 @@ final class Shipper {
             applied = durable
             lastHeard = now
             lastSent = now
+            caughtUpAt = now
         }
     }
 
@@ -119,6 +122,10 @@ final class Shipper {
         var unsynced: Bool
     }
     private var reportedShape: SetShape?
+    /// Where the metrics go; nil in tests that do not look at them.
+    private let metrics: ReplicationMetrics?
+    /// When the metrics were last sampled (monotonic milliseconds).
+    private var sampledAt: Int64
     private var sessions: [String: Session] = [:]
     private var parked: [String: ParkedPin] = [:]
     private var chunk: UnsafeMutableRawBufferPointer
@@ -139,10 +146,13 @@ final class Shipper {
         engineSettings: String,
         logger: Logger,
         acknowledging: Acknowledging? = nil,
+        metrics: ReplicationMetrics? = nil,
         now: Int64 = ServiceClock.monotonicMilliseconds(),
         acknowledged: @escaping () -> UInt64
     ) {
         self.acknowledging = acknowledging
+        self.metrics = metrics
+        sampledAt = now
         inSync = acknowledging.map {
             InSyncSet(
                 position: $0.gate.replicatedPosition,
@@ -232,6 +242,7 @@ final class Shipper {
             )
         }
         self.verdict = verdict
+        sampleMetrics(set, verdict, now: now)
         let gate = acknowledging.gate
         if let deadline = acknowledging.leaseDeadline?(), ServiceClock.monotonicNanoseconds() > deadline {
             if frozenAt == nil {
@@ -246,6 +257,26 @@ final class Shipper {
             logger.info("the lease is renewed: acknowledging again")
         }
         gate.update(replicatedPosition: verdict.replicatedPosition, refusal: verdict.stalled ? .noStandbyInSync : .none)
+    }
+
+    /// Samples the replication metrics about once a second: each standby's lag, the in-sync
+    /// set's size, and the time spent without a standby in sync since the last sample.
+    private func sampleMetrics(_ set: InSyncSet, _ verdict: InSyncSet.Verdict, now: Int64) {
+        guard let metrics, now - sampledAt >= ServiceMetrics.gaugeIntervalMilliseconds else { return }
+        let elapsed = Double(now - sampledAt) / 1000
+        sampledAt = now
+        let end = log.appendedPosition.offset
+        for session in sessions.values {
+            let behind = session.durable < log.durablePosition.offset
+            metrics.recordLag(
+                member: session.member,
+                bytes: end - min(session.durable, end),
+                seconds: behind ? Double(now - session.caughtUpAt) / 1000 : 0
+            )
+        }
+        metrics.forgetLags(except: Set(sessions.keys))
+        metrics.recordInSync(set.recorded?.count ?? set.members.count)
+        metrics.addTime(unsynced: verdict.unsynced ? elapsed : 0, stalled: verdict.stalled ? elapsed : 0)
     }
 
     /// Opens a session for `follow`, or says why not.
@@ -351,6 +382,7 @@ final class Shipper {
         }
         session.appended = max(session.appended, ack.appended)
         session.durable = max(session.durable, ack.durable)
+        if session.durable >= log.durablePosition.offset { session.caughtUpAt = now }
         session.applied = max(session.applied, ack.applied)
         if session.snapshot == nil, let pinned = session.pin.position, pinned.offset < session.durable {
             try? session.pin.advance(to: LogPosition(offset: session.durable))

@@ -23,7 +23,8 @@ final class StandbyLoop {
         settings: ReplicationSettings,
         primaryEndpoint: String,
         logger: Logger,
-        control: ServiceControl
+        control: ServiceControl,
+        metrics: ReplicationMetrics? = nil
     ) throws(ServiceError) {
         self.configuration = configuration
         self.settings = settings
@@ -42,6 +43,7 @@ final class StandbyLoop {
                 settings: settings,
                 logger: logger,
                 counters: ServiceCounters(),
+                metrics: metrics,
                 wake: { [doorbell = control.doorbell] in doorbell.ring() }
             )
         } catch {

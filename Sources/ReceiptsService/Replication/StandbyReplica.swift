@@ -36,6 +36,10 @@ final class StandbyReplica {
     /// A fatal log error and a finished compaction, from their threads.
     private let signals: PipelineSignals
     private var compacting = false
+    /// Where the standby's lag goes; nil in tests that do not look at it.
+    private let metrics: ReplicationMetrics?
+    /// When the lag was last sampled (monotonic milliseconds).
+    private var sampledAt: Int64 = 0
 
     /// Opens the member's log and recovers its engine from it.
     ///
@@ -45,8 +49,10 @@ final class StandbyReplica {
         settings: ReplicationSettings,
         logger: Logger,
         counters: ServiceCounters,
+        metrics: ReplicationMetrics? = nil,
         wake: @escaping @Sendable () -> Void
     ) throws(ServiceError) {
+        self.metrics = metrics
         self.configuration = configuration
         self.settings = settings
         self.logger = logger
@@ -199,6 +205,15 @@ final class StandbyReplica {
         try apply(upTo: min(follower.acknowledged, log.durablePosition.offset))
         finishCompactionIfDone()
         startCompactionIfDue()
+        if let metrics, now - sampledAt >= ServiceMetrics.gaugeIntervalMilliseconds {
+            sampledAt = now
+            let durable = log.durablePosition.offset
+            metrics.recordLag(
+                member: settings.member,
+                bytes: follower.primaryEnd - min(follower.primaryEnd, durable),
+                seconds: 0
+            )
+        }
         if follower.isFollowing, follower.isSilent(now: now) {
             logger.warning("replication session timed out; following again")
             follower.end()

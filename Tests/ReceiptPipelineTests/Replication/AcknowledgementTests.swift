@@ -50,7 +50,7 @@ import Testing
         #expect(reply.error?.code == .unavailable)
         #expect(reply.results.isEmpty)
         #expect(pair.primary.pipeline.log.appendedPosition == before)
-        #expect(pair.primary.counter("receiptd.replication.refused") == 1)
+        #expect(pair.primary.counter("receiptd.replication.refused_frames") == 1)
         // A standby joins: ingest is taken again, and acknowledged once the standby has it.
         try pair.start()
         try pair.run(rounds: 5)
