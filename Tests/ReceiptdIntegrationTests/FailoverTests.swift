@@ -37,8 +37,17 @@ import Testing
     @Test func theStandbyTakesOverASIGKILLedPrimaryWithEveryAcknowledgedEvent() async throws {
         let etcd = try await EtcdProcess()
         let alpha = try ReceiptdProcess(arguments: Self.arguments("alpha-0", etcd: etcd))
-        let beta = try ReceiptdProcess(arguments: Self.arguments("beta-0", etcd: etcd), awaitsHealth: false)
+        let beta = try ReceiptdProcess(arguments: Self.arguments("beta-0", etcd: etcd))
         var factory = EventFactory()
+        // The standby takes nothing: it names the primary, and says what it is.
+        let refused = try beta.ingestPipelined([[factory.make(.memberJoined(conversation: "c", user: "eve"))]])
+        #expect(refused.first?.error?.code == .notPrimary)
+        #expect(refused.first?.error?.primary?.member == "alpha-0")
+        #expect(refused.first?.error?.primary?.ingest == alpha.ingestEndpoint)
+        #expect(refused.first?.error?.term == 1)
+        let health = try await beta.health()
+        #expect(health.role == "standby")
+        #expect(health.member == "beta-0")
         let batches = ReplicationShippingTests.batches(&factory, count: 200)
         let replies = try alpha.ingestPipelined(batches)
         #expect(replies.allSatisfy { $0.error == nil }, "\(replies.compactMap(\.error).prefix(3))")

@@ -113,6 +113,7 @@ final class ReplicatedMember: Sendable {
             configuration: configuration,
             settings: settings,
             primaryEndpoint: primary.replication,
+            primary: primary,
             logger: logger,
             control: control,
             metrics: metrics

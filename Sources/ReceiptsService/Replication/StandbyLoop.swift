@@ -6,8 +6,9 @@ import ZeroMQ
 /// primary's replication endpoint and drives a `StandbyReplica` from it and from the doorbell
 /// (its log's durable position moved, a compaction ended, a stop was asked for).
 ///
-/// A standby takes no ingest and answers no query yet: it keeps a copy of the ordinal that a
-/// promotion can serve from.
+/// A standby takes no ingest: it binds the worker's ingest and query endpoints and answers every
+/// ingest frame and every query but `health` with `NOT_PRIMARY`, naming the primary it follows
+/// (section 8.1), so that a client that reached it learns where to go.
 final class StandbyLoop {
     let configuration: ServiceConfiguration
     let settings: ReplicationSettings
@@ -16,16 +17,25 @@ final class StandbyLoop {
     let control: ServiceControl
     let context: ZMQContext
     let dealer: ZMQSocket
+    /// The worker's ingest and query endpoints, answered `NOT_PRIMARY` (health answered).
+    let ingest: ZMQSocket
+    let queries: ZMQSocket
     let replica: StandbyReplica
+    /// The primary followed, as `NOT_PRIMARY` names it; nil when only its replication endpoint
+    /// is known (a fixed role).
+    let primary: PrimaryRecord?
+    let startedMonotonic = ServiceClock.monotonicMilliseconds()
 
     init(
         configuration: ServiceConfiguration,
         settings: ReplicationSettings,
         primaryEndpoint: String,
+        primary: PrimaryRecord? = nil,
         logger: Logger,
         control: ServiceControl,
         metrics: ReplicationMetrics? = nil
     ) throws(ServiceError) {
+        self.primary = primary
         self.configuration = configuration
         self.settings = settings
         self.primaryEndpoint = primaryEndpoint
@@ -34,6 +44,8 @@ final class StandbyLoop {
         do {
             context = try ZMQContext()
             dealer = try ZMQSocket(context: context, type: .dealer)
+            ingest = try ZMQSocket(context: context, type: .router)
+            queries = try ZMQSocket(context: context, type: .router)
         } catch {
             throw ServiceError(.transport, "cannot create ZeroMQ sockets", cause: error)
         }
@@ -47,7 +59,7 @@ final class StandbyLoop {
                 wake: { [doorbell = control.doorbell] in doorbell.ring() }
             )
         } catch {
-            dealer.close()
+            for socket in [dealer, ingest, queries] { socket.close() }
             context.terminate()
             throw error
         }
@@ -57,9 +69,18 @@ final class StandbyLoop {
     /// Follows the primary until `stop()`, then closes the log.
     func run(onReady: () -> Void) throws(ServiceError) {
         defer {
-            dealer.close()
+            for socket in [dealer, ingest, queries] { socket.close() }
             context.terminate()
             replica.close()
+        }
+        do {
+            for (socket, endpoint) in [(ingest, configuration.ingestEndpoint), (queries, configuration.queryEndpoint)] {
+                try socket.setLinger(milliseconds: 0)
+                try socket.setMaxMessageSize(configuration.transportMaxMessageBytes)
+                try socket.bind(endpoint)
+            }
+        } catch {
+            throw ServiceError(.transport, "cannot bind the client endpoints", cause: error)
         }
         do {
             try dealer.setLinger(milliseconds: 0)
@@ -80,6 +101,8 @@ final class StandbyLoop {
         var poller = ZMQPoller()
         let dealerItem = poller.add(dealer)
         let doorbellItem = poller.add(fileDescriptor: control.doorbell.fileDescriptor)
+        let ingestItem = poller.add(ingest)
+        let queriesItem = poller.add(queries)
         while !control.shouldLeave {
             do {
                 _ = try poller.poll(timeoutMilliseconds: Int(settings.heartbeatMilliseconds))
@@ -88,6 +111,8 @@ final class StandbyLoop {
             }
             if poller.isReadable(doorbellItem) { control.doorbell.drain() }
             if poller.isReadable(dealerItem) { try receiveAll() }
+            if poller.isReadable(ingestItem) { try answer(ingest, ingest: true) }
+            if poller.isReadable(queriesItem) { try answer(queries, ingest: false) }
             try send(replica.advance(now: ServiceClock.monotonicMilliseconds()))
             control.workerCount = replica.engine.topology.workerCount
         }
@@ -106,6 +131,53 @@ final class StandbyLoop {
             guard let frames else { return }
             try send(replica.receive(frames, now: ServiceClock.monotonicMilliseconds()))
         }
+    }
+
+    /// Answers what clients sent: ingest frames and queries `NOT_PRIMARY` naming the primary
+    /// (nothing of them is applied), a health query with the standby's role and position.
+    private func answer(_ socket: ZMQSocket, ingest isIngest: Bool) throws(ServiceError) {
+        let error = ErrorReply(
+            code: .notPrimary,
+            message: "this member is a standby" + (primary.map { "; the primary is \($0.member)" } ?? ""),
+            primary: primary.map {
+                ErrorReply.Primary(member: $0.member, ingest: $0.ingest, query: $0.query, publish: $0.publish)
+            },
+            term: primary?.term ?? replica.follower.knownTerm
+        )
+        for _ in 0..<ServiceLoop.framesPerTurn {
+            let received: [[UInt8]]??
+            do {
+                received = try socket.receiveMultipart(dontWait: true) { frames -> [[UInt8]]? in
+                    guard let (envelope, body) = RequestEnvelope.split(frames) else { return nil }
+                    if isIngest { return envelope.reply(IngestReply(results: [], error: error).encode()) }
+                    if body.count == 1, let frame = body.first, (try? Query.decode(frame)) == .health {
+                        return envelope.reply(QueryReply.health(health).encode())
+                    }
+                    return envelope.reply(QueryReply.error(error).encode())
+                }
+            } catch {
+                throw ServiceError(.transport, "client receive failed", cause: error)
+            }
+            // Nothing waiting; or a message without an envelope, which cannot be answered.
+            guard let received else { return }
+            guard let reply = received else { continue }
+            _ = try? socket.send(reply, dontWait: true)
+        }
+    }
+
+    /// The standby's health: its role, the term it follows, and how far it applied.
+    private var health: Health {
+        Health(
+            state: "standby",
+            workerIndex: configuration.workerIndex,
+            workerCount: replica.engine.topology.workerCount,
+            uptimeMilliseconds: UInt64(max(0, ServiceClock.monotonicMilliseconds() - startedMonotonic)),
+            publisherRun: 0,
+            role: "standby",
+            term: primary?.term ?? replica.follower.knownTerm,
+            member: settings.member,
+            applied: replica.applied.offset
+        )
     }
 
     /// Sends requests to the primary; one the socket cannot take now is dropped (an ack is
