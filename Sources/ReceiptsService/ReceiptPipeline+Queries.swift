@@ -64,7 +64,11 @@ extension ReceiptPipeline {
                     workerIndex: configuration.workerIndex,
                     workerCount: engine.topology.workerCount,
                     uptimeMilliseconds: UInt64(ServiceClock.monotonicMilliseconds() - startedMonotonic),
-                    publisherRun: statusPublisher.publisherRun
+                    publisherRun: statusPublisher.publisherRun,
+                    role: configuration.replication == nil ? "" : "primary",
+                    term: terms.last.term,
+                    member: configuration.replication?.member ?? "",
+                    applied: log.appendedPosition.offset
                 )
             )
         case .stats:

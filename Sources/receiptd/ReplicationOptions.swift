@@ -58,6 +58,14 @@ struct ReplicationOptions: ParsableArguments {
     @Option(help: "Replication flow-control window (RECEIPTD_REPLICATION_WINDOW_BYTES; default 16777216).")
     var replicationWindowBytes: UInt64?
 
+    @Option(
+        help: """
+            How long a primary keeps the log segments an absent standby still needs, in seconds; past it the \
+            standby catches up from a snapshot (RECEIPTD_REPLICATION_PIN_TIMEOUT_S; default 600).
+            """
+    )
+    var replicationPinTimeoutS: Int64?
+
     @Option(help: "The etcd lease's TTL in seconds, at least 2 (RECEIPTD_LEASE_TTL_S; default 3).")
     var leaseTtlS: Int?
 
@@ -118,6 +126,12 @@ struct ReplicationOptions: ParsableArguments {
             "RECEIPTD_REPLICATION_WINDOW_BYTES",
             settings.windowBytes
         )
+        settings.pinTimeoutMilliseconds =
+            try environment.number(
+                replicationPinTimeoutS,
+                "RECEIPTD_REPLICATION_PIN_TIMEOUT_S",
+                settings.pinTimeoutMilliseconds / 1000
+            ) * 1000
         return settings
     }
 

@@ -70,7 +70,7 @@ import Testing
         #expect(again.first?.results == [.duplicate, .duplicate, .duplicate])
 
         // The old primary comes back as a standby of the new one, and the new one goes on.
-        try alpha.restartAsStandby()
+        try alpha.start()
         let more = try beta.ingestPipelined(
             ReplicationShippingTests.batches(&factory, count: 20).dropFirst().map { $0 }
         )

@@ -51,8 +51,6 @@ final class ReceiptdProcess {
     /// The raw DEALER of the wire-contract tests (`ingestRaw`, `ingestPipelined`).
     private var rawIngestSocket: ZMQSocket?
     private let ownsDirectory: Bool
-    /// Whether start-up waits for a health answer (false for a standby, which answers no query).
-    private let awaitsHealth: Bool
 
     /// Starts receiptd and waits until it answers a health query.
     /// - Parameters:
@@ -62,17 +60,13 @@ final class ReceiptdProcess {
     ///   - curve: the keys of the process's own client when receiptd runs with CURVE (an
     ///     operator's, to ask health and stats); nil for plaintext.
     ///   - fileSizeLimitBytes: the largest file the daemon may write; nil for no limit.
-    ///   - awaitsHealth: wait for a health answer before the ready line; false for a member that
-    ///     answers no query (a standby).
     init(
         dataDirectory: String? = nil,
         arguments: [String] = [],
         environment: [String: String] = [:],
         curve: CurveClientKeys? = nil,
-        fileSizeLimitBytes: Int? = nil,
-        awaitsHealth: Bool = true
+        fileSizeLimitBytes: Int? = nil
     ) throws {
-        self.awaitsHealth = awaitsHealth
         if let dataDirectory {
             self.dataDirectory = dataDirectory
             ownsDirectory = false
@@ -119,7 +113,7 @@ final class ReceiptdProcess {
         )
         let client = try makeClient()
         currentClient = client
-        if awaitsHealth { try waitUntilHealthy(client) }
+        try waitUntilHealthy(client)
         httpAddress = try waitForReadyLine(after: logStart)
     }
 
@@ -220,14 +214,6 @@ final class ReceiptdProcess {
     func resetRawIngest() {
         rawIngestSocket?.close()
         rawIngestSocket = nil
-    }
-
-    /// Starts the process again on its directory as a member that answers no query (a
-    /// replicated member that rejoins as a standby): waits for the ready line only.
-    func restartAsStandby() throws {
-        stopClients()
-        let logStart = try launcher.launch(arguments: ["--log-level", "info"] + arguments, environment: environment)
-        httpAddress = try waitForReadyLine(after: logStart)
     }
 
     /// Sends raw body frames (after the empty delimiter) to the acknowledged ingest endpoint.

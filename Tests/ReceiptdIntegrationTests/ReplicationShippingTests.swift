@@ -35,8 +35,7 @@ import Testing
             ]
         )
         let standby = try ReceiptdProcess(
-            arguments: ["--member", "beta-0", "--replication-fixed-role", "standby=\(replicationEndpoint)"],
-            awaitsHealth: false
+            arguments: ["--member", "beta-0", "--replication-fixed-role", "standby=\(replicationEndpoint)"]
         )
         var factory = EventFactory()
         let batches = Self.batches(&factory, count: 300)

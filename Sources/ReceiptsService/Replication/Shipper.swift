@@ -126,6 +126,11 @@ final class Shipper {
     private let metrics: ReplicationMetrics?
     /// When the metrics were last sampled (monotonic milliseconds).
     private var sampledAt: Int64
+    /// When the gate was last updated, and the time since spent unsynced or stalled, not yet
+    /// added to the metrics (seconds).
+    private var gateUpdatedAt: Int64
+    private var unsyncedTime = 0.0
+    private var stalledTime = 0.0
     private var sessions: [String: Session] = [:]
     private var parked: [String: ParkedPin] = [:]
     private var chunk: UnsafeMutableRawBufferPointer
@@ -153,6 +158,7 @@ final class Shipper {
         self.acknowledging = acknowledging
         self.metrics = metrics
         sampledAt = now
+        gateUpdatedAt = now
         inSync = acknowledging.map {
             InSyncSet(
                 position: $0.gate.replicatedPosition,
@@ -241,8 +247,13 @@ final class Shipper {
                 ]
             )
         }
+        // The time since the last update counts as the verdict then was.
+        let elapsed = Double(max(0, now - gateUpdatedAt)) / 1000
+        gateUpdatedAt = now
+        if self.verdict?.unsynced == true { unsyncedTime += elapsed }
+        if self.verdict?.stalled == true { stalledTime += elapsed }
         self.verdict = verdict
-        sampleMetrics(set, verdict, now: now)
+        sampleMetrics(set, now: now)
         let gate = acknowledging.gate
         if let deadline = acknowledging.leaseDeadline?(), ServiceClock.monotonicNanoseconds() > deadline {
             if frozenAt == nil {
@@ -261,9 +272,8 @@ final class Shipper {
 
     /// Samples the replication metrics about once a second: each standby's lag, the in-sync
     /// set's size, and the time spent without a standby in sync since the last sample.
-    private func sampleMetrics(_ set: InSyncSet, _ verdict: InSyncSet.Verdict, now: Int64) {
+    private func sampleMetrics(_ set: InSyncSet, now: Int64) {
         guard let metrics, now - sampledAt >= ServiceMetrics.gaugeIntervalMilliseconds else { return }
-        let elapsed = Double(now - sampledAt) / 1000
         sampledAt = now
         let end = log.appendedPosition.offset
         for session in sessions.values {
@@ -276,7 +286,9 @@ final class Shipper {
         }
         metrics.forgetLags(except: Set(sessions.keys))
         metrics.recordInSync(set.recorded?.count ?? set.members.count)
-        metrics.addTime(unsynced: verdict.unsynced ? elapsed : 0, stalled: verdict.stalled ? elapsed : 0)
+        metrics.addTime(unsynced: unsyncedTime, stalled: stalledTime)
+        unsyncedTime = 0
+        stalledTime = 0
     }
 
     /// Opens a session for `follow`, or says why not.

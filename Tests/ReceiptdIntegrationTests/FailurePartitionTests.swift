@@ -1,0 +1,185 @@
+import Foundation
+import ReceiptsClient
+import ReceiptsCore
+import ReceiptsTestKit
+import ReceiptsWire
+import Testing
+import ZeroMQ
+
+/// Failures of a replicated ordinal other than a clean SIGKILL (deploy/REPLICATION.md, sections
+/// 7 and 16): a primary frozen as if partitioned, a standby that dies and comes back, and etcd
+/// going away for a while. Two members, a real etcd, loopback only, every wait bounded.
+@Suite(.serialized) struct FailurePartitionTests {
+    /// Asks `member` for health until `check` holds; at most `seconds`.
+    static func waitForHealth(
+        _ member: ReceiptdProcess,
+        seconds: Double = 15,
+        _ what: String,
+        _ check: (Health) -> Bool
+    ) async throws -> Health {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last: Health?
+        while Date() < deadline {
+            if let health = try? await member.health() {
+                last = health
+                if check(health) { return health }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw IntegrationError("\(what) not seen within \(seconds) s; last health \(String(describing: last))")
+    }
+
+    @Test func aFrozenPrimaryAcknowledgesNothingWhenItResumesAndRejoinsAsAStandby() async throws {
+        let etcd = try await EtcdProcess()
+        let alpha = try ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd))
+        let beta = try ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd))
+        var factory = EventFactory()
+        let batches = ReplicationShippingTests.batches(&factory, count: 100)
+        #expect(try alpha.ingestPipelined(batches).allSatisfy { $0.error == nil })
+
+        alpha.signal(SIGSTOP)
+        // The frozen primary renews nothing: its lease expires and the standby takes over.
+        _ = try FailoverTests.waitUntilServing(beta, probe: factory.make(.memberJoined(conversation: "c", user: "dan")))
+        let late = factory.make(.messageSent(conversation: "c", message: "late", sender: "bob", isSystem: false))
+        // Sent to the frozen primary before it resumes: it finds it in its socket when it does.
+        let gateway = try ZMQSocket(context: ReceiptdProcess.sharedContext, type: .dealer)
+        defer { gateway.close() }
+        try gateway.connect(alpha.ingestEndpoint)
+        _ = try gateway.send([[], EventBatchCodec.encode([late])])
+        try await Task.sleep(for: .milliseconds(200))
+        alpha.signal(SIGCONT)
+        try gateway.setReceiveTimeout(milliseconds: 10_000)
+        let reply = try #require(try gateway.receiveMultipart(), "no answer from the resumed old primary")
+        let answer = try IngestReply.decode(try #require(reply.last))
+        #expect(answer.error?.code == .notPrimary, "the resumed old primary answered \(answer)")
+        #expect(answer.results.isEmpty)
+
+        // It rejoins as a standby of the new primary, with the new primary's history.
+        let rejoined = try await Self.waitForHealth(alpha, "alpha as a standby of term 2") {
+            $0.role == "standby" && $0.term == 2
+        }
+        #expect(rejoined.member == "alpha-0")
+        let primary = try await beta.health()
+        _ = try await Self.waitForHealth(alpha, "alpha caught up") { $0.applied >= primary.applied }
+        // The event only the old primary ever saw was never applied anywhere that counts.
+        let survivor = try beta.makeClient()
+        defer { _ = try? BlockingWait.run(seconds: 5) { await survivor.shutdown() } }
+        await #expect(throws: ReceiptsClientError.self) {
+            try await survivor.status(of: "late", in: "c", viewer: Viewer(user: "bob"))
+        }
+        for index in [0, 99] {
+            let status = try await survivor.status(of: "m\(index)", in: "c", viewer: Viewer(user: "ann"))
+            #expect(status.status.readCount == 1)
+        }
+    }
+
+    @Test func aStandbyLostUnderStallStopsIngestUntilItReturns() async throws {
+        let etcd = try await EtcdProcess()
+        let extra = ["--replication-fallback", "stall", "--replication-timeout-ms", "500", "--compact-bytes", "4096"]
+        let alpha = try ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd) + extra)
+        let beta = try ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd) + extra)
+        var factory = EventFactory()
+        #expect(
+            try alpha.ingestPipelined(ReplicationShippingTests.batches(&factory, count: 50)).allSatisfy {
+                $0.error == nil
+            }
+        )
+
+        beta.kill9()
+        try await Task.sleep(for: .milliseconds(1500))
+        let refused = try alpha.ingestPipelined([[factory.make(.memberJoined(conversation: "c", user: "dan"))]])
+        #expect(refused.first?.error?.code == .unavailable, "\(String(describing: refused.first))")
+        #expect(try await alpha.counter("receiptd.replication.refused_frames") >= 1)
+
+        try beta.start()
+        _ = try FailoverTests.waitUntilServing(
+            alpha,
+            probe: factory.make(.memberJoined(conversation: "c", user: "eve"))
+        )
+        // The stalled time reaches the metric at the shipper's next sample, within a second or so.
+        let deadline = Date().addingTimeInterval(5)
+        var metrics = ""
+        repeat {
+            metrics = try await HTTPProbe.get(try #require(alpha.httpAddress), "/metrics").body
+            if !metrics.contains("receiptd_replication_stalled_seconds_total 0\n") { break }
+            try await Task.sleep(for: .milliseconds(200))
+        } while Date() < deadline
+        #expect(metrics.contains("receiptd_replication_stalled_seconds_total"))
+        #expect(!metrics.contains("receiptd_replication_stalled_seconds_total 0\n"), "no stalled time counted")
+    }
+
+    @Test func aStandbyThatMissedCompactionsCatchesUpFromTheSnapshot() async throws {
+        let etcd = try await EtcdProcess()
+        // The primary keeps the absent standby's segments for a second only.
+        let extra = ["--compact-bytes", "4096", "--replication-timeout-ms", "500", "--replication-pin-timeout-s", "1"]
+        let alpha = try ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd) + extra)
+        let beta = try ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd) + extra)
+        var factory = EventFactory()
+        #expect(
+            try alpha.ingestPipelined(ReplicationShippingTests.batches(&factory, count: 20)).allSatisfy {
+                $0.error == nil
+            }
+        )
+        beta.kill9()
+        // Acknowledged alone (fallback local) while the standby is away, and compacted past it.
+        for round in 0..<8 {
+            let batches = (0..<40).map { index in
+                [
+                    factory.make(
+                        .messageSent(conversation: "c", message: "r\(round)-\(index)", sender: "ann", isSystem: false)
+                    )
+                ]
+            }
+            #expect(try alpha.ingestPipelined(batches).allSatisfy { $0.error == nil })
+            try await Task.sleep(for: .milliseconds(300))
+        }
+        try beta.start()
+        let primary = try await alpha.health()
+        let caughtUp = try await Self.waitForHealth(beta, "beta caught up") { $0.applied >= primary.applied }
+        #expect(caughtUp.role == "standby")
+        #expect(
+            beta.standardError().contains("installing the primary's snapshot"),
+            "\(beta.standardError().suffix(3000))"
+        )
+    }
+
+    @Test func whileEtcdIsAwayNothingIsLostAndNoSecondPrimaryAppears() async throws {
+        let etcd = try await EtcdProcess()
+        let alpha = try ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd))
+        let beta = try ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd))
+        var factory = EventFactory()
+        let batches = ReplicationShippingTests.batches(&factory, count: 50)
+        #expect(try alpha.ingestPipelined(batches).allSatisfy { $0.error == nil })
+
+        etcd.pause()
+        // Past the lease's TTL without a renewal the primary acknowledges nothing; nobody else
+        // can campaign without etcd.
+        try await Task.sleep(for: .seconds(3))
+        let during = try alpha.ingestPipelined([[factory.make(.memberJoined(conversation: "c", user: "dan"))]])
+        #expect(during.first?.error?.code == .notPrimary, "\(String(describing: during.first))")
+        #expect(try await beta.health().role == "standby")
+
+        etcd.resume()
+        // One member serves again; at no sample are both primary.
+        let deadline = Date().addingTimeInterval(15)
+        var served = false
+        while Date() < deadline, !served {
+            let roles = [try? await alpha.health().role, try? await beta.health().role]
+            #expect(roles.filter { $0 == "primary" }.count <= 1, "two primaries: \(roles)")
+            served = roles.contains("primary")
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(served, "no primary within 15 s of etcd's return")
+        let primary = try await alpha.health().role == "primary" ? alpha : beta
+        _ = try FailoverTests.waitUntilServing(
+            primary,
+            probe: factory.make(.memberJoined(conversation: "c", user: "eve"))
+        )
+        let client = try primary.makeClient()
+        defer { _ = try? BlockingWait.run(seconds: 5) { await client.shutdown() } }
+        for index in [0, 49] {
+            let status = try await client.status(of: "m\(index)", in: "c", viewer: Viewer(user: "ann"))
+            #expect(status.status.readCount == 1)
+        }
+    }
+}
