@@ -6,11 +6,14 @@ import ZeroMQ
 
 /// The sockets, the outbox and the callers behind the ``IngestScheduler``.
 extension ClientLoop: IngestEnvironment {
-    func transmit(tag: UInt64, body: [UInt8], to worker: Int) -> Bool {
+    func transmit(tag: UInt64, body: [UInt8], to worker: Int, member: Int) -> Bool {
         do {
-            return try ingestSockets[worker].connected().send([Self.tagFrame(tag), [], body], dontWait: true)
+            return try ingestSockets[worker][member].connected().send([Self.tagFrame(tag), [], body], dontWait: true)
         } catch {
-            logger.warning("ingest send failed", metadata: ["receipts.worker": "\(worker)", "error": "\(error)"])
+            logger.warning(
+                "ingest send failed",
+                metadata: ["receipts.worker": "\(worker)", "receipts.member": "\(member)", "error": "\(error)"]
+            )
             return false
         }
     }
@@ -30,17 +33,17 @@ extension ClientLoop: IngestEnvironment {
         sendReplies.removeValue(forKey: request)?.resume(returning: result)
     }
 
-    /// Reads every acknowledgement waiting on a worker's ingest socket.
-    func receiveIngestReplies(worker: Int) throws(ZMQError) {
+    /// Reads every acknowledgement waiting on a member's ingest socket.
+    func receiveIngestReplies(worker: Int, member: Int) throws(ZMQError) {
         while true {
-            let received = try ingestSockets[worker].socket.receiveMultipart(dontWait: true) {
+            let received = try ingestSockets[worker][member].socket.receiveMultipart(dontWait: true) {
                 frames -> (UInt64, IngestReply?)? in
                 guard let tag = Self.tag(of: frames) else { return nil }
                 return (tag, try? IngestReply.decode(frames[2]))
             }
             guard let received else { return }
             guard let (tag, reply) = received else { continue }  // not ours
-            scheduler.acknowledged(reply, tag: tag, worker: worker, now: clock.now)
+            scheduler.acknowledged(reply, tag: tag, worker: worker, member: member, now: clock.now)
         }
     }
 }

@@ -12,14 +12,28 @@ enum QueryCompletion {
 
 /// A query on the wire.
 struct PendingQuery {
+    let query: Query
     let completion: QueryCompletion
     let deadline: ContinuousClock.Instant
     /// The worker asked (a repair takes the snapshot's worker as the conversation's publisher).
     let worker: Int
+    /// The member of the worker's ordinal it went to last.
+    var member = 0
+    /// For a replicated ordinal: when to send it again to the ordinal's current member (after
+    /// leaving a silent one, or after a NOT_PRIMARY answer's pause); nil for an unreplicated one.
+    var resendAt: ContinuousClock.Instant?
+    /// Whether ``resendAt`` is a pause a NOT_PRIMARY answer asked for: the member answered, so
+    /// it is not left as silent.
+    var isPaused = false
 }
 
 extension ClientLoop {
     /// Sends a query to a worker's query endpoint; the reply (or the timeout) goes to `completion`.
+    ///
+    /// A replicated ordinal's query goes to its current member (``PrimaryTracker``), follows
+    /// NOT_PRIMARY answers to the member they name, and leaves a member that stays silent for
+    /// the acknowledgement timeout for the next one, until its deadline: callers and repairs see
+    /// the primary's answer, never NOT_PRIMARY.
     /// - Parameters:
     ///   - query: The query.
     ///   - worker: Any ordinal the cluster knows the endpoints of, routing count or not.
@@ -34,7 +48,6 @@ extension ClientLoop {
             )
             return
         }
-        let tag = makeTag()
         let timeout: Int
         if case .repair = completion {
             // A repair retries on its own; a dead worker should not hold it up for long.
@@ -42,27 +55,38 @@ extension ClientLoop {
         } else {
             timeout = configuration.queryTimeoutMilliseconds
         }
-        do {
-            guard try querySockets[worker].connected().send([Self.tagFrame(tag), [], query.encode()], dontWait: true)
-            else {
-                complete(
-                    completion,
-                    .failure(ReceiptsClientError(.unavailable, "worker \(worker)'s query queue is full")),
-                    worker: worker
-                )
-                return
-            }
-        } catch {
-            complete(
-                completion,
-                .failure(ReceiptsClientError(.transport, "query send to worker \(worker) failed", cause: error)),
-                worker: worker
-            )
-            return
-        }
         var due = clock.now + .milliseconds(timeout)
         if let deadline { due = min(due, deadline) }
-        queries[tag] = PendingQuery(completion: completion, deadline: due, worker: worker)
+        sendQuery(PendingQuery(query: query, completion: completion, deadline: due, worker: worker), tag: makeTag())
+    }
+
+    /// Puts a query on its ordinal's current member's socket and waits for its reply; answers
+    /// its waiter with the failure if it cannot leave.
+    /// - Parameters:
+    ///   - pending: The query.
+    ///   - tag: Its tag (kept when it is sent again).
+    private func sendQuery(_ pending: PendingQuery, tag: UInt64) {
+        var pending = pending
+        let worker = pending.worker
+        pending.member = primaries.current(of: worker)
+        pending.isPaused = false
+        pending.resendAt =
+            querySockets[worker].count > 1
+            ? clock.now + .milliseconds(configuration.acknowledgementTimeoutMilliseconds) : nil
+        let failure: ReceiptsClientError?
+        do {
+            let socket = try querySockets[worker][pending.member].connected()
+            let sent = try socket.send([Self.tagFrame(tag), [], pending.query.encode()], dontWait: true)
+            failure = sent ? nil : ReceiptsClientError(.unavailable, "worker \(worker)'s query queue is full")
+        } catch {
+            failure = ReceiptsClientError(.transport, "query send to worker \(worker) failed", cause: error)
+        }
+        if let failure {
+            queries[tag] = nil
+            complete(pending.completion, .failure(failure), worker: worker)
+        } else {
+            queries[tag] = pending
+        }
     }
 
     /// Stops a caller waiting for a query.
@@ -77,28 +101,42 @@ extension ClientLoop {
         return false
     }
 
+    /// Fails the queries past their deadline and sends again those due to go to another member
+    /// (or to the same after a pause). A member that let a query go unanswered that long is left
+    /// for the next member of its ordinal, if it has several.
     func expireQueries(now: Instant) {
-        for (tag, query) in queries where query.deadline <= now {
-            queries[tag] = nil
-            statistics.queryTimeouts.add(1)
-            complete(
-                query.completion,
-                .failure(ReceiptsClientError(.timeout, "no query reply within the timeout")),
-                worker: query.worker
-            )
+        for (tag, query) in queries {
+            if query.deadline <= now {
+                queries[tag] = nil
+                if !query.isPaused { _ = primaries.leave(query.member, of: query.worker) }
+                statistics.queryTimeouts.add(1)
+                complete(
+                    query.completion,
+                    .failure(ReceiptsClientError(.timeout, "no query reply within the timeout")),
+                    worker: query.worker
+                )
+            } else if let resendAt = query.resendAt, resendAt <= now {
+                if !query.isPaused { _ = primaries.leave(query.member, of: query.worker) }
+                sendQuery(query, tag: tag)
+            }
         }
     }
 
-    /// Reads every reply waiting on a worker's query socket.
-    func receiveQueryReplies(worker: Int) throws(ZMQError) {
+    /// Reads every reply waiting on a member's query socket.
+    func receiveQueryReplies(worker: Int, member: Int) throws(ZMQError) {
         while true {
-            let received = try querySockets[worker].socket.receiveMultipart(dontWait: true) { frames in
+            let received = try querySockets[worker][member].socket.receiveMultipart(dontWait: true) { frames in
                 Self.tag(of: frames).map { tag in
                     (tag, Result { () throws(WireError) in try QueryReply.decode(frames[2]) })
                 }
             }
             guard let received else { return }
-            guard let (tag, decoded) = received, let query = queries.removeValue(forKey: tag) else { continue }
+            guard let (tag, decoded) = received, let query = queries[tag] else { continue }
+            if case .success(.error(let error)) = decoded, error.code == .notPrimary {
+                notPrimary(error, tag: tag, query: query, member: member)
+                continue
+            }
+            queries[tag] = nil
             switch decoded {
             case .success(let reply):
                 complete(query.completion, .success(reply), worker: worker)
@@ -116,6 +154,24 @@ extension ClientLoop {
                     worker: worker
                 )
             }
+        }
+    }
+
+    /// A member answered a query NOT_PRIMARY: the query goes to the primary it names at once,
+    /// or to the same member again after a pause. An answer of a member the query was sent
+    /// away from already is dropped.
+    private func notPrimary(_ error: ErrorReply, tag: UInt64, query: PendingQuery, member: Int) {
+        guard member == query.member else { return }
+        let now = clock.now
+        switch primaries.notPrimary(error.primary, ordinal: query.worker, member: member, now: now) {
+        case .switchMember:
+            sendQuery(query, tag: tag)
+        case .retry(let pause):
+            var paused = query
+            paused.resendAt = now + .milliseconds(pause)
+            paused.isPaused = true
+            queries[tag] = paused
+            statistics.queryRetries.add(1)
         }
     }
 

@@ -7,7 +7,8 @@ import ZeroMQ
 /// The one thread that owns a client's sockets (libzmq sockets belong to one thread).
 ///
 /// Callers reach it through ``ClientInbox``; it answers through their continuations. Per
-/// worker it holds a DEALER to the ingest endpoint and one to the query endpoint, and every
+/// worker, and per member of a replicated ordinal (``PrimaryTracker`` picks the one used), it
+/// holds a DEALER to the ingest endpoint and one to the query endpoint, and every
 /// request carries a tag frame before the empty delimiter, which the worker's ROUTER returns
 /// with the reply: replies are matched by tag, so they may come in any order, late, or twice.
 /// What goes in which frame, and when, is the ``IngestScheduler``'s to decide; the loop keeps
@@ -24,12 +25,16 @@ final class ClientLoop {
     let clock = ContinuousClock()
     let context: ZMQContext
 
-    /// Per worker reached so far, by ordinal: the DEALERs to its ingest and query endpoints.
-    var ingestSockets: [LazyConnection] = []
-    var querySockets: [LazyConnection] = []
+    /// Per worker reached so far, by ordinal, and per member of its ordinal: the DEALERs to its
+    /// ingest and query endpoints.
+    var ingestSockets: [[LazyConnection]] = []
+    var querySockets: [[LazyConnection]] = []
+    /// The member each ordinal is served by, for ingest and queries alike.
+    let primaries: PrimaryTracker
     /// The events' way to the workers; it sends and answers through this loop.
     private(set) lazy var scheduler = IngestScheduler(
         configuration: configuration,
+        primaries: primaries,
         statistics: statistics,
         logger: logger,
         environment: self
@@ -60,6 +65,7 @@ final class ClientLoop {
         self.inbox = inbox
         self.statistics = statistics
         self.outbox = outbox
+        primaries = PrimaryTracker(configuration: configuration, statistics: statistics)
         let context = try ZMQContext()
         self.context = context
         updateListeners = UpdateListeners(configuration: configuration, context: context, logger: logger)
@@ -83,23 +89,28 @@ final class ClientLoop {
 
     private func openSockets() throws(ZMQError) {
         for ordinal in configuration.cluster.ordinals {
-            guard let worker = configuration.cluster.worker(ordinal) else { break }
-            try addWorkerSockets(worker)
+            let members = configuration.cluster.members(of: ordinal)
+            guard !members.isEmpty else { break }
+            try addWorkerSockets(members)
         }
     }
 
-    /// Makes (without connecting) the ingest and query DEALERs of the next ordinal.
-    private func addWorkerSockets(_ worker: Cluster.Worker) throws(ZMQError) {
-        let ingestSocket = try makeDealer()
-        let querySocket: ZMQSocket
+    /// Makes (without connecting) the ingest and query DEALERs of the next ordinal's members;
+    /// none if one cannot be made.
+    private func addWorkerSockets(_ members: [Cluster.Worker]) throws(ZMQError) {
+        var ingest: [LazyConnection] = []
+        var query: [LazyConnection] = []
         do {
-            querySocket = try makeDealer()
+            for member in members {
+                ingest.append(LazyConnection(socket: try makeDealer(), endpoint: member.ingest))
+                query.append(LazyConnection(socket: try makeDealer(), endpoint: member.query))
+            }
         } catch {
-            ingestSocket.close()
+            for connection in ingest + query { connection.socket.close() }
             throw error
         }
-        ingestSockets.append(LazyConnection(socket: ingestSocket, endpoint: worker.ingest))
-        querySockets.append(LazyConnection(socket: querySocket, endpoint: worker.query))
+        ingestSockets.append(ingest)
+        querySockets.append(query)
         pollSetChanged = true
     }
 
@@ -127,9 +138,10 @@ final class ClientLoop {
     func reach(_ ordinal: Int) -> Bool {
         guard ordinal >= 0 else { return false }
         while ingestSockets.count <= ordinal {
-            guard let worker = configuration.cluster.worker(ingestSockets.count) else { return false }
+            let members = configuration.cluster.members(of: ingestSockets.count)
+            guard !members.isEmpty else { return false }
             do {
-                try addWorkerSockets(worker)
+                try addWorkerSockets(members)
             } catch {
                 logger.warning(
                     "cannot make a worker's sockets",
@@ -150,8 +162,8 @@ final class ClientLoop {
     /// What each poll item is.
     private enum PollSource {
         case doorbell
-        case ingest(Int)
-        case query(Int)
+        case ingest(Int, member: Int)
+        case query(Int, member: Int)
         case updates(worker: Int, ZMQSocket)
     }
 
@@ -176,10 +188,10 @@ final class ClientLoop {
                 case .doorbell:
                     inbox.doorbell.drain()
                     for command in inbox.take() { handle(command) }
-                case .ingest(let worker):
-                    try receiveIngestReplies(worker: worker)
-                case .query(let worker):
-                    try receiveQueryReplies(worker: worker)
+                case .ingest(let worker, let member):
+                    try receiveIngestReplies(worker: worker, member: member)
+                case .query(let worker, let member):
+                    try receiveQueryReplies(worker: worker, member: member)
                 case .updates(let worker, let socket):
                     try receiveUpdates(worker: worker, socket: socket)
                 }
@@ -194,10 +206,12 @@ final class ClientLoop {
         poller.add(fileDescriptor: inbox.doorbell.fileDescriptor)
         sources.append(.doorbell)
         for worker in ingestSockets.indices {
-            poller.add(ingestSockets[worker].socket)
-            sources.append(.ingest(worker))
-            poller.add(querySockets[worker].socket)
-            sources.append(.query(worker))
+            for member in ingestSockets[worker].indices {
+                poller.add(ingestSockets[worker][member].socket)
+                sources.append(.ingest(worker, member: member))
+                poller.add(querySockets[worker][member].socket)
+                sources.append(.query(worker, member: member))
+            }
         }
         for listener in updateListeners.listeners {
             poller.add(listener.socket)
@@ -206,11 +220,12 @@ final class ClientLoop {
         return (poller, sources)
     }
 
-    /// Milliseconds until the next timer (linger, acknowledgement, query, repair), at most 100.
+    /// Milliseconds until the next timer (linger, acknowledgement, query and its re-sending,
+    /// repair), at most 100.
     private func pollTimeout(now: Instant) -> Int {
         var next = now + .milliseconds(100)
         if let due = scheduler.nextDeadline() { next = min(next, due) }
-        for query in queries.values { next = min(next, query.deadline) }
+        for query in queries.values { next = min(next, query.deadline, query.resendAt ?? query.deadline) }
         for subscription in subscriptions.values {
             if let due = subscription.nextTimer { next = min(next, due) }
         }
@@ -300,8 +315,7 @@ final class ClientLoop {
         flushes = [:]
         for id in Array(subscriptions.keys) { endSubscription(id: id) }
         updateListeners.close()
-        for connection in ingestSockets { connection.socket.close() }
-        for connection in querySockets { connection.socket.close() }
+        for connection in (ingestSockets + querySockets).joined() { connection.socket.close() }
         context.terminate()
         outbox?.close()
     }

@@ -13,6 +13,7 @@ final class ClientStatistics: Sendable {
     let queryTimeouts = Atomic<Int>(0)
     let snapshotRepairs = Atomic<Int>(0)
     let updatesCoalesced = Atomic<Int>(0)
+    let primarySwitches = Atomic<Int>(0)
 
     /// The values now.
     var snapshot: ReceiptsClient.Statistics {
@@ -27,7 +28,8 @@ final class ClientStatistics: Sendable {
             queryRetries: queryRetries.load(ordering: .relaxed),
             queryTimeouts: queryTimeouts.load(ordering: .relaxed),
             snapshotRepairs: snapshotRepairs.load(ordering: .relaxed),
-            updatesCoalesced: updatesCoalesced.load(ordering: .relaxed)
+            updatesCoalesced: updatesCoalesced.load(ordering: .relaxed),
+            primarySwitches: primarySwitches.load(ordering: .relaxed)
         )
     }
 }

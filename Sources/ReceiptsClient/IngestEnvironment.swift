@@ -14,8 +14,9 @@ protocol IngestEnvironment: AnyObject {
     ///   - tag: The frame's tag, returned with its acknowledgement.
     ///   - body: The `EventBatch`.
     ///   - worker: The worker's ordinal.
+    ///   - member: Which member of the ordinal: an index into ``Cluster/members(of:)``.
     /// - Returns: false if it could not be queued now.
-    func transmit(tag: UInt64, body: [UInt8], to worker: Int) -> Bool
+    func transmit(tag: UInt64, body: [UInt8], to worker: Int, member: Int) -> Bool
 
     /// Whether the outbox record ending at `position` is durable (its events may leave).
     /// - Throws: ``ReceiptsClientError`` `.unavailable` if the outbox failed: the send fails.

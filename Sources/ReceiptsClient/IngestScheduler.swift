@@ -11,7 +11,11 @@ import ReceiptsWire
 /// waiting out a `moving` pause (``WorkerIngest``). It frames within the in-flight, linger,
 /// batch-size and replay-window limits, re-sends frames whose acknowledgement is late, settles
 /// each event's outcome, and asks ``RoutingPolicy`` what a NOT_OWNER, UNAVAILABLE or `moving`
-/// answer does. It takes sends, acknowledgements and the time as arguments, and tells its
+/// answer does. For a replicated ordinal it sends to the member ``PrimaryTracker`` names, tells
+/// the tracker of NOT_PRIMARY answers and of silent members, and whenever the tracker moves the
+/// ordinal to another member, sends that member every frame in flight again, in the original
+/// order, with the same tags and event ids, before anything newer (deploy/REPLICATION.md
+/// section 8.2). It takes sends, acknowledgements and the time as arguments, and tells its
 /// ``IngestEnvironment`` what to transmit and whom to answer: `ClientLoop` feeds it from the
 /// sockets, `IngestSchedulerTests` feed it directly.
 ///
@@ -21,6 +25,8 @@ final class IngestScheduler {
 
     private let configuration: ReceiptsClient.Configuration
     private let policy: RoutingPolicy
+    /// The member each ordinal is served by, shared with the loop's queries.
+    private let primaries: PrimaryTracker
     private let statistics: ClientStatistics
     private let logger: Logger
     /// The owner of this scheduler: it outlives it.
@@ -40,17 +46,20 @@ final class IngestScheduler {
     /// A scheduler with nothing queued.
     /// - Parameters:
     ///   - configuration: The batching, retry and routing settings, and the cluster.
+    ///   - primaries: The member each ordinal is served by.
     ///   - statistics: Counts frames sent and re-sent, redirects and retries.
     ///   - logger: For re-sends (debug).
     ///   - environment: Where frames and answers go; it must outlive the scheduler.
     init(
         configuration: ReceiptsClient.Configuration,
+        primaries: PrimaryTracker,
         statistics: ClientStatistics,
         logger: Logger,
         environment: any IngestEnvironment
     ) {
         self.configuration = configuration
         policy = RoutingPolicy(configuration)
+        self.primaries = primaries
         self.statistics = statistics
         self.logger = logger
         self.environment = environment
@@ -158,9 +167,11 @@ final class IngestScheduler {
     }
 
     /// Frames and sends what the queues hold, per worker, within the in-flight, linger and
-    /// replay-window limits; then admits held sends the queues have room for now.
+    /// replay-window limits, after the frames in flight of an ordinal whose member changed;
+    /// then admits held sends the queues have room for now.
     func pump(now: Instant) {
         for worker in workers.indices {
+            follow(worker, now: now)
             requeueFirst(workers[worker].takeDueDelayed(now: now), on: worker, now: now)
             while workers[worker].inFlight.count < configuration.maxFramesInFlight, !workers[worker].queue.isEmpty {
                 if configuration.lingerMilliseconds > 0, workers[worker].queue.count < configuration.maxBatchEvents,
@@ -177,24 +188,21 @@ final class IngestScheduler {
 
     /// Re-sends frames whose deadline passed. A lost acknowledgement usually means the worker
     /// restarted and lost everything after it on that connection, so every frame sent after
-    /// it goes again too, in the original order, with the same tags and event ids.
+    /// it goes again too, in the original order, with the same tags and event ids. A member of
+    /// a replicated ordinal that let an acknowledgement time out (a primary killed, frozen or
+    /// cut off) is left for the next member, which gets every frame in flight.
     func expireDeadlines(now: Instant) {
         for worker in workers.indices {
             guard let first = workers[worker].inFlight.firstIndex(where: { $0.deadline <= now }) else { continue }
-            for index in first..<workers[worker].inFlight.count {
-                workers[worker].inFlight[index].attempts += 1
-                workers[worker].inFlight[index].deadline =
-                    now + .milliseconds(configuration.acknowledgementTimeoutMilliseconds)
-                let frame = workers[worker].inFlight[index]
-                _ = environment.transmit(tag: frame.tag, body: frame.body, to: worker)
-                statistics.framesResent.add(1)
+            if !workers[worker].inFlight[first].isPaused, primaries.leave(workers[worker].member, of: worker) {
+                logger.debug(
+                    "left a silent member",
+                    metadata: ["receipts.worker": "\(worker)", "receipts.member": "\(workers[worker].member)"]
+                )
+                follow(worker, now: now)
+            } else {
+                resend(worker, from: first, now: now)
             }
-            logger.debug(
-                "re-sent unacknowledged frames",
-                metadata: [
-                    "receipts.worker": "\(worker)", "receipts.frames": "\(workers[worker].inFlight.count - first)",
-                ]
-            )
         }
     }
 
@@ -216,8 +224,9 @@ final class IngestScheduler {
     ///   - tag: The tag it came back with: a frame not in flight (a second answer to a re-sent
     ///     frame, or not ours) is ignored.
     ///   - worker: The worker whose ingest socket it came from.
+    ///   - member: The member of the worker's ordinal that answered.
     ///   - now: The time, for the pauses it starts.
-    func acknowledged(_ reply: IngestReply?, tag: UInt64, worker: Int, now: Instant) {
+    func acknowledged(_ reply: IngestReply?, tag: UInt64, worker: Int, member: Int, now: Instant) {
         guard workers.indices.contains(worker),
             let index = workers[worker].inFlight.firstIndex(where: { $0.tag == tag })
         else { return }
@@ -228,6 +237,18 @@ final class IngestScheduler {
             fail(frame.slots, ReceiptsClientError(.malformedReply, "worker \(worker) sent an undecodable IngestReply"))
             return
         }
+        if let error = reply.error, error.code == .notPrimary {
+            // The member does not take writes: follow the primary it names with every frame
+            // in flight, or (none named yet) ask it again after a pause.
+            switch primaries.notPrimary(error.primary, ordinal: worker, member: member, now: now) {
+            case .switchMember:
+                follow(worker, now: now)
+            case .retry(let pause):
+                workers[worker].inFlight[index].deadline = now + .milliseconds(pause)
+                workers[worker].inFlight[index].isPaused = true
+            }
+            return
+        }
         if let error = reply.error {
             // A whole frame holds many conversations, so it follows no owner (nothing is
             // reachable for it); it may only wait and go again.
@@ -235,6 +256,7 @@ final class IngestScheduler {
                 case .retry(let pause) = policy.decide(refusal, from: worker, hops: 0, canReach: { _ in false })
             {
                 workers[worker].inFlight[index].deadline = now + .milliseconds(pause)
+                workers[worker].inFlight[index].isPaused = true
                 statistics.unavailableReplies.add(1)
                 return
             }
@@ -287,6 +309,37 @@ final class IngestScheduler {
 
     // MARK: - Queues
 
+    /// Sends every frame in flight again to the member ``PrimaryTracker`` names for the
+    /// ordinal, if it is not the one they went to.
+    private func follow(_ worker: Int, now: Instant) {
+        let current = primaries.current(of: worker)
+        guard workers[worker].member != current else { return }
+        workers[worker].member = current
+        resend(worker, from: 0, now: now)
+    }
+
+    /// Sends the frames in flight from `first` on again to the worker's member, in order, each
+    /// with a new acknowledgement deadline.
+    private func resend(_ worker: Int, from first: Int, now: Instant) {
+        guard first < workers[worker].inFlight.count else { return }
+        for index in first..<workers[worker].inFlight.count {
+            workers[worker].inFlight[index].attempts += 1
+            workers[worker].inFlight[index].isPaused = false
+            workers[worker].inFlight[index].deadline =
+                now + .milliseconds(configuration.acknowledgementTimeoutMilliseconds)
+            let frame = workers[worker].inFlight[index]
+            _ = environment.transmit(tag: frame.tag, body: frame.body, to: worker, member: workers[worker].member)
+            statistics.framesResent.add(1)
+        }
+        logger.debug(
+            "re-sent unacknowledged frames",
+            metadata: [
+                "receipts.worker": "\(worker)", "receipts.member": "\(workers[worker].member)",
+                "receipts.frames": "\(workers[worker].inFlight.count - first)",
+            ]
+        )
+    }
+
     /// The state of a worker, made on first use.
     private func ensureWorker(_ worker: Int) {
         while workers.count <= worker { workers.append(WorkerIngest()) }
@@ -327,7 +380,7 @@ final class IngestScheduler {
             floors: frameFloors,
             deadline: now + .milliseconds(configuration.acknowledgementTimeoutMilliseconds)
         )
-        guard environment.transmit(tag: frame.tag, body: frame.body, to: worker) else {
+        guard environment.transmit(tag: frame.tag, body: frame.body, to: worker, member: workers[worker].member) else {
             workers[worker].queue.insert(contentsOf: slots, at: 0)
             return false
         }

@@ -49,6 +49,12 @@ extension ReceiptsClient {
         /// before the answer is taken as it is. During a worker count change a chain such as
         /// old owner, new owner, moving, old owner again is possible, so more than one.
         public var maxRedirects: Int = 4
+        /// How often per second the client may switch a replicated ordinal to the member a
+        /// NOT_PRIMARY answer names (deploy/REPLICATION.md section 8.2). Past it, it waits
+        /// ``unavailableBackoffMilliseconds`` and asks the same member again, so two members
+        /// naming each other (an election seen at different times) cannot bounce it forever.
+        /// Switches do not count against ``maxRedirects``.
+        public var maxPrimarySwitches: Int = 8
         /// How long a query waits for its reply before it fails with ``ReceiptsClientError/Code/timeout``.
         public var queryTimeoutMilliseconds: Int = 5000
         /// The workers' anti-replay window per source (`EngineConfiguration.duplicateWindow`,
@@ -97,7 +103,8 @@ extension ReceiptsClient {
             func require(_ condition: Bool, _ message: String) throws(ReceiptsClientError) {
                 if !condition { throw ReceiptsClientError(.invalidArgument, message) }
             }
-            try require(!cluster.workers.isEmpty, "the cluster needs at least one worker")
+            try require(!cluster.members.isEmpty, "the cluster needs at least one worker")
+            try require(cluster.members.allSatisfy { !$0.isEmpty }, "every ordinal listed needs at least one member")
             try require(
                 cluster.workerCount >= 1 && cluster.workerCount <= Cluster.maxOrdinal + 1,
                 "the cluster's workerCount must be in 1...\(Cluster.maxOrdinal + 1)"
@@ -115,6 +122,7 @@ extension ReceiptsClient {
             try require(unavailableBackoffMilliseconds >= 0, "unavailableBackoffMilliseconds must not be negative")
             try require(movingBackoffMilliseconds >= 0, "movingBackoffMilliseconds must not be negative")
             try require(maxRedirects >= 0, "maxRedirects must not be negative")
+            try require(maxPrimarySwitches >= 1, "maxPrimarySwitches must be at least 1")
             try require(acknowledgementTimeoutMilliseconds >= 1, "acknowledgementTimeoutMilliseconds must be positive")
             try require(queryTimeoutMilliseconds >= 1, "queryTimeoutMilliseconds must be positive")
             try require(replayWindow >= 2, "replayWindow must be at least 2")

@@ -4,7 +4,8 @@ extension ReceiptsClient {
     public struct Statistics: Hashable, Sendable {
         /// Ingest frames sent (first attempts).
         public var framesSent: Int
-        /// Ingest frames sent again after their acknowledgement timed out.
+        /// Ingest frames sent again after their acknowledgement timed out, a pause an answer
+        /// asked for, or to another member of a replicated ordinal.
         public var framesResent: Int
         /// Ingest frames a worker answered UNAVAILABLE (each re-sent after a pause).
         public var unavailableReplies: Int
@@ -18,7 +19,8 @@ extension ReceiptsClient {
         /// Queries (typed ones and snapshot repairs) a worker answered NOT_OWNER for and that
         /// went on to the owner it named.
         public var queryRedirects: Int
-        /// Queries (typed ones and snapshot repairs) asked again after an UNAVAILABLE reply.
+        /// Queries (typed ones and snapshot repairs) asked again after an UNAVAILABLE reply, or
+        /// after a NOT_PRIMARY reply that named no primary.
         public var queryRetries: Int
         /// Queries that got no reply in time (snapshot repairs included).
         public var queryTimeouts: Int
@@ -26,5 +28,8 @@ extension ReceiptsClient {
         public var snapshotRepairs: Int
         /// Updates a subscription's consumer had no room for (later repaired by snapshot).
         public var updatesCoalesced: Int
+        /// Times a replicated ordinal's client moved to another member: the primary a
+        /// NOT_PRIMARY answer named, or the next member after a silent one.
+        public var primarySwitches: Int
     }
 }

@@ -12,7 +12,9 @@ import Synchronization
 /// task. Sending is at-least-once on the wire with stable event ids, so with receiptd's
 /// de-duplication each event is applied once: a frame that is not acknowledged in time, is
 /// answered UNAVAILABLE, or was lost with a restarted worker goes again with the same ids,
-/// until it is acknowledged.
+/// until it is acknowledged. For a replicated ordinal (``Cluster/members``) it talks to the
+/// primary, following NOT_PRIMARY answers and leaving a silent primary for the other members,
+/// and re-sends what was in flight there to the new one: callers see none of it.
 ///
 /// ```swift
 /// let client = try ReceiptsClient(.init(cluster: Cluster(workers: [.init(dataDirectory: "receiptd-data")])),
@@ -236,7 +238,10 @@ public final class ReceiptsClient: Sendable {
     // MARK: - Queries
 
     /// Asks one worker a query and returns its reply as it is, error replies included (for
-    /// tools; the typed methods route by owner, follow NOT_OWNER and throw on errors).
+    /// tools; the typed methods route by owner, follow NOT_OWNER and throw on errors). For a
+    /// replicated ordinal it asks the member the client talks to now and follows NOT_PRIMARY
+    /// answers (section 8.2 of deploy/REPLICATION.md), so the reply is the primary's; `health`,
+    /// which every member answers, is that member's.
     /// - Parameters:
     ///   - query: The query.
     ///   - worker: The worker's ordinal: any the cluster knows the endpoints of

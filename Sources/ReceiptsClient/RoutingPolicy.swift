@@ -2,12 +2,14 @@ import ReceiptsCore
 import ReceiptsWire
 
 /// The client's one rule for a worker's answer that sends a request elsewhere or asks it to
-/// wait: follow NOT_OWNER to the owner it names, back off on UNAVAILABLE and on `moving`.
+/// wait: follow NOT_OWNER to the owner it names, back off on UNAVAILABLE and on `moving`, and
+/// follow NOT_PRIMARY to the member of the same ordinal it names.
 ///
 /// Ingest (per frame and per event), snapshot repairs and typed queries all ask it, each with
-/// its own hop count and its own way of waiting, so the rule itself is written once: a new
-/// answer of that kind (NOT_PRIMARY naming a replicated ordinal's primary) is one more
-/// ``Refusal`` case and one more branch of ``decide(_:from:hops:canReach:)``.
+/// its own hop count and its own way of waiting, so the rule itself is written once. NOT_PRIMARY
+/// is decided apart (``decideNotPrimary(naming:from:recentSwitches:)``): it changes which member
+/// serves an ordinal for every request, not where one request goes, so ``PrimaryTracker`` asks
+/// it, and keeps the switch it decides for ingest and queries alike.
 struct RoutingPolicy: Sendable {
     /// An answer the policy decides on.
     enum Refusal: Hashable, Sendable {
@@ -51,18 +53,29 @@ struct RoutingPolicy: Sendable {
         case giveUp
     }
 
+    /// What to do after a NOT_PRIMARY answer.
+    enum PrimaryDecision: Hashable, Sendable {
+        /// Talk to this member of the ordinal from now on (an index into its members).
+        case switchMember(to: Int)
+        /// Ask the same member again after this pause.
+        case retry(afterMilliseconds: Int)
+    }
+
     /// How many NOT_OWNER answers a request follows before the answer is taken as it is.
     let maxRedirects: Int
     /// The pause after UNAVAILABLE.
     let unavailableBackoffMilliseconds: Int
     /// The pause after `moving`.
     let movingBackoffMilliseconds: Int
+    /// How many times an ordinal may switch members within a second.
+    let maxPrimarySwitches: Int
 
     /// The policy a client's configuration sets.
     init(_ configuration: ReceiptsClient.Configuration) {
         maxRedirects = configuration.maxRedirects
         unavailableBackoffMilliseconds = configuration.unavailableBackoffMilliseconds
         movingBackoffMilliseconds = configuration.movingBackoffMilliseconds
+        maxPrimarySwitches = configuration.maxPrimarySwitches
     }
 
     /// Decides what a refused request does next.
@@ -85,5 +98,23 @@ struct RoutingPolicy: Sendable {
         case .moving:
             return .retry(afterMilliseconds: movingBackoffMilliseconds)
         }
+    }
+
+    /// Decides what a NOT_PRIMARY answer does (deploy/REPLICATION.md section 8.2): the member
+    /// named is the ordinal's primary, unless the answer names none (an election is under way),
+    /// names the member that answered, or the ordinal switched too often lately (two members
+    /// that each name the other, having seen an election at different times). Then the same
+    /// member is asked again after ``unavailableBackoffMilliseconds``.
+    /// - Parameters:
+    ///   - primary: The member the answer names, as an index into its ordinal's members; nil if
+    ///     it names none, or one the client does not know.
+    ///   - member: The member that answered.
+    ///   - recentSwitches: How many times the ordinal switched members in the last second.
+    /// - Returns: Switch to the named member, or ask the same one again after a pause.
+    func decideNotPrimary(naming primary: Int?, from member: Int, recentSwitches: Int) -> PrimaryDecision {
+        guard let primary, primary != member, recentSwitches < maxPrimarySwitches else {
+            return .retry(afterMilliseconds: unavailableBackoffMilliseconds)
+        }
+        return .switchMember(to: primary)
     }
 }

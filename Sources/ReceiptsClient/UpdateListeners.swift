@@ -2,7 +2,10 @@ import Logging
 import ZeroMQ
 
 /// The client's SUB sockets: one per worker, shared by every subscription, each subscribed to
-/// the filters the subscriptions need (``TopicIndex`` counts them).
+/// the filters the subscriptions need (``TopicIndex`` counts them). A replicated ordinal's
+/// socket connects to every member's PUB endpoint: only its primary publishes, so nothing
+/// comes twice, and after a failover the new primary's updates (under a new publisher run,
+/// which the Clone repair takes from there) arrive on the same socket.
 ///
 /// A socket is made for a worker when the first subscription starts (every worker the cluster
 /// lists, since a conversation moved between workers is published by its new owner) or when a
@@ -44,7 +47,8 @@ final class UpdateListeners {
     ///   name, `ZMQError` if the socket cannot be set up.
     func listen(to worker: Int) throws -> Bool {
         guard !listeners.contains(where: { $0.worker == worker }) else { return false }
-        guard let endpoint = configuration.cluster.worker(worker)?.publish else {
+        let members = configuration.cluster.members(of: worker)
+        guard !members.isEmpty else {
             throw ReceiptsClientError(.invalidArgument, "no worker \(worker) in the cluster")
         }
         let socket = try ZMQSocket(context: context, type: .sub)
@@ -53,7 +57,7 @@ final class UpdateListeners {
             try socket.setReceiveHighWaterMark(100_000)
             for filter in index.filters { try socket.subscribe(filter) }
             try configuration.secure(socket)
-            try socket.connect(endpoint)
+            for member in members { try socket.connect(member.publish) }
         } catch {
             socket.close()
             throw error

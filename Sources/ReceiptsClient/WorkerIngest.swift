@@ -19,15 +19,22 @@ struct InFlightFrame {
     let body: [UInt8]
     /// Per source, the lowest sequence in the frame (see ``WorkerIngest/sequenceFloors()``).
     let floors: [String: UInt64]
-    /// When to re-send it: the acknowledgement timeout, or the back-off after UNAVAILABLE.
+    /// When to re-send it: the acknowledgement timeout, or the back-off after UNAVAILABLE or
+    /// after NOT_PRIMARY naming no primary.
     var deadline: ContinuousClock.Instant
+    /// Whether ``deadline`` is such a back-off: the member answered, so it is not left as silent
+    /// when the deadline passes.
+    var isPaused = false
     var attempts = 1
 }
 
 /// One worker's ingest in an ``IngestScheduler``: the queue of events not yet framed, the
-/// frames in flight, in the order they were sent, and the events waiting to be sent again
-/// after a `moving` rejection.
+/// frames in flight, in the order they were sent, the member of the ordinal they went to, and
+/// the events waiting to be sent again after a `moving` rejection.
 struct WorkerIngest {
+    /// The member of the ordinal the frames in flight went to (always 0 for an unreplicated
+    /// worker): when ``PrimaryTracker`` names another, they go there again.
+    var member = 0
     var queue = Deque<EventSlot>()
     /// When the oldest queued event arrived (the linger clock).
     var queuedSince: ContinuousClock.Instant?

@@ -11,7 +11,10 @@ import FoundationNetworking
 ///
 /// ``stop()``, ``kill()``, ``pause()`` and ``resume()`` are what the failure tests do to it;
 /// ``restart()`` brings it back on the same ports and data directory.
-package final class EtcdProcess {
+///
+/// `@unchecked Sendable`: one thread at a time drives it (made in a task, then used by the test
+/// or the bench that awaited it).
+package final class EtcdProcess: @unchecked Sendable {
     /// How long etcd may take to answer `/health` after it is launched.
     package static let startDeadlineSeconds = 10.0
 

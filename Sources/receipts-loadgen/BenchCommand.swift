@@ -56,8 +56,11 @@ struct BenchCommand: ParsableCommand {
     /// The names `--only` takes.
     static let sections = [
         "ingest", "batched", "single", "client", "curve", "metrics", "workers", "latency", "disk", "redis", "memory",
-        "restart", "storage",
+        "restart", "storage", "replication", "failover",
     ]
+
+    @Option(help: "SIGKILLs of the primary in the failover section.")
+    var failoverKills = 20
 
     @OptionGroup var workload: WorkloadOptions
 
@@ -115,6 +118,8 @@ struct BenchCommand: ParsableCommand {
         if wanted("memory") { try bench.memory(messages: smoke ? 20_000 : memoryMessages) }
         if wanted("restart") { try bench.restart() }
         if wanted("storage") { try bench.storage() }
+        if wanted("replication") { try bench.replication() }
+        if wanted("failover") { try bench.failover(kills: smoke ? 2 : failoverKills) }
         bench.table.note(
             "Machine load average (1 min) \(loadBefore) at the start, \(Self.loadAverage()) at the end: with 2 cores, "
                 + "anything above ~2 means other processes competed with receiptd and the load generator."

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsTestKit
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -24,7 +25,7 @@ extension BenchRun {
             let (without, withMetrics) = try interleavedMedians(
                 { try drive(set, options, arguments: ["--http", "off"]).eventsPerSecond },
                 {
-                    let port = try MetricsScraper.freePort()
+                    let port = try LoopbackPort.free()
                     let scraper = MetricsScraper(url: "http://127.0.0.1:\(port)/metrics")
                     defer { scrapes += scraper.stop() }
                     return try drive(set, options, arguments: ["--http", "127.0.0.1:\(port)"], during: scraper.start)
@@ -83,23 +84,5 @@ final class MetricsScraper: Sendable {
         stopped.signal()
         finished.wait()
         return answered.load(ordering: .relaxed)
-    }
-
-    /// A port free on loopback now (bound to 0, read back, released).
-    static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw LoadgenError(.system, "socket failed: errno \(errno)") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
-            }
-        }
-        guard bound else { throw LoadgenError(.system, "cannot bind a loopback port: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

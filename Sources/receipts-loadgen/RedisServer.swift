@@ -21,7 +21,7 @@ final class RedisServer {
     /// Starts redis-server and waits until it answers PING.
     init(executable: String) throws {
         directory = try TemporaryDirectory.make(prefix: "rr")
-        port = try Self.freePort()
+        port = UInt16(try LoopbackPort.free())
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = [
@@ -50,22 +50,5 @@ final class RedisServer {
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    /// A port the kernel just handed out on loopback (bind to 0, read it, close).
-    private static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw LoadgenError(.system, "cannot find a free port: errno \(errno)") }
-        return UInt16(bigEndian: address.sin_port)
     }
 }

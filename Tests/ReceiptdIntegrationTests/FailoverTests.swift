@@ -79,5 +79,31 @@ import Testing
         #expect(alpha.standardError().contains("\"following\""))
         let rejoined = try await HTTPProbe.get(try #require(alpha.httpAddress), "/metrics").body
         #expect(rejoined.contains(#"receiptd_replication_role{role="standby"} 1"#), "\(rejoined)")
+        try await Self.expectExportsTheReplicationMetrics(beta, except: ["receiptd_replication_depositions_total"])
+    }
+
+    /// Checks that `member` exports every replication metric `deploy/prometheus/metrics.json`
+    /// lists (what the dashboard and the alerts use), within a few seconds (the lag series come
+    /// with the shipper's first sample after a standby's session opens).
+    static func expectExportsTheReplicationMetrics(_ member: ReceiptdProcess, except: Set<String>) async throws {
+        struct Listed: Decodable {
+            struct Replication: Decodable {
+                var counters: [String]
+                var gauges: [String]
+            }
+            var replication: Replication
+        }
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("deploy/prometheus/metrics.json")
+        let listed = try JSONDecoder().decode(Listed.self, from: Data(contentsOf: file)).replication
+        let names = Set(listed.counters + listed.gauges).subtracting(except)
+        let deadline = Date().addingTimeInterval(5)
+        var missing = names
+        while Date() < deadline, !missing.isEmpty {
+            let exported = try await HTTPProbe.get(try #require(member.httpAddress), "/metrics").body
+            missing = names.filter { !exported.contains("\n\($0){") && !exported.contains("\n\($0) ") }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(missing.isEmpty, "not exported: \(missing.sorted())")
     }
 }

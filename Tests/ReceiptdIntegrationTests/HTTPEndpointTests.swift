@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptsCore
+import ReceiptsTestKit
 import ReceiptsWire
 import Testing
 import ZeroMQ
@@ -117,7 +118,7 @@ struct HTTPEndpointTests {
         }
         #expect(try daemon.terminate() == 0)
 
-        let address = "127.0.0.1:\(try HTTPProbe.freePort())"
+        let address = "127.0.0.1:\(try LoopbackPort.free())"
         let watcher = Task { () -> [String] in
             var answers: [String] = []
             let deadline = Date().addingTimeInterval(30)

@@ -42,23 +42,4 @@ enum HTTPProbe {
         }
         throw IntegrationError("\(name) is not installed; run deploy/install-deps.sh (Debian package prometheus)")
     }
-
-    /// A port free on loopback now (bound to 0, read back, released).
-    static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw IntegrationError("socket failed: errno \(errno)") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
-            }
-        }
-        guard bound else { throw IntegrationError("cannot bind a loopback port: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 }

@@ -19,7 +19,7 @@ final class PrometheusServer {
     init(binary: String, target: String) throws {
         directory = NSTemporaryDirectory() + "prometheus-test-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        address = "127.0.0.1:\(try HTTPProbe.freePort())"
+        address = "127.0.0.1:\(try LoopbackPort.free())"
         let config = """
             global:
               scrape_interval: 1s

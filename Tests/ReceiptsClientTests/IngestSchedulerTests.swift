@@ -14,23 +14,45 @@ struct IngestSchedulerTests {
     final class Fixture {
         let environment = RecordingIngest()
         let statistics = ClientStatistics()
+        /// The member each ordinal is served by, as the loop shares it with its queries.
+        let primaries: PrimaryTracker
         let scheduler: IngestScheduler
         let start = ContinuousClock.now
         private var nextSequence: UInt64 = 1
 
-        init(workers: Int = 1, _ configure: (inout ReceiptsClient.Configuration) -> Void = { _ in }) {
+        /// - Parameters:
+        ///   - workers: The ordinals.
+        ///   - members: The members of each ordinal, named `m<member>-<ordinal>`.
+        ///   - configure: Changes to the defaults.
+        init(
+            workers: Int = 1,
+            members: Int = 1,
+            _ configure: (inout ReceiptsClient.Configuration) -> Void = { _ in }
+        ) {
             let cluster = Cluster(
-                workers: (0..<workers).map {
-                    Cluster.Worker(ingest: "inproc://i\($0)", query: "inproc://q\($0)", publish: "inproc://p\($0)")
+                members: (0..<workers).map { ordinal in
+                    (0..<members).map { Fixture.member($0, of: ordinal) }
                 }
             )
             var configuration = ReceiptsClient.Configuration(cluster: cluster, source: "gw")
             configure(&configuration)
+            primaries = PrimaryTracker(configuration: configuration, statistics: statistics)
             scheduler = IngestScheduler(
                 configuration: configuration,
+                primaries: primaries,
                 statistics: statistics,
                 logger: Logger(label: "test"),
                 environment: environment
+            )
+        }
+
+        /// Member `member` of `ordinal`: its name and `inproc` endpoints.
+        static func member(_ member: Int, of ordinal: Int) -> Cluster.Worker {
+            Cluster.Worker(
+                ingest: "inproc://i\(ordinal)-\(member)",
+                query: "inproc://q\(ordinal)-\(member)",
+                publish: "inproc://p\(ordinal)-\(member)",
+                member: "m\(member)-\(ordinal)"
             )
         }
 
@@ -66,6 +88,20 @@ struct IngestSchedulerTests {
                 IngestReply(results: results),
                 tag: frame.tag,
                 worker: frame.worker,
+                member: frame.member,
+                now: at(milliseconds)
+            )
+        }
+
+        /// Answers a frame with a whole-frame error, as `member` (by default the member the
+        /// frame went to).
+        func refuse(_ frame: RecordingIngest.Frame, _ error: ErrorReply, from member: Int? = nil, at milliseconds: Int)
+        {
+            scheduler.acknowledged(
+                IngestReply(results: [], error: error),
+                tag: frame.tag,
+                worker: frame.worker,
+                member: member ?? frame.member,
                 now: at(milliseconds)
             )
         }
@@ -158,6 +194,7 @@ struct IngestSchedulerTests {
             IngestReply(results: [], error: ErrorReply(code: .unavailable, message: "stopping")),
             tag: frame.tag,
             worker: 0,
+            member: 0,
             now: fixture.at(5)
         )
         fixture.scheduler.expireDeadlines(now: fixture.at(34))
@@ -179,6 +216,7 @@ struct IngestSchedulerTests {
             IngestReply(results: [], error: ErrorReply(code: .frameTooLarge, message: "too big")),
             tag: frames[0].tag,
             worker: 0,
+            member: 0,
             now: fixture.at(1)
         )
         fixture.acknowledge(frames[1], [Self.accepted])

@@ -11,6 +11,8 @@ final class RecordingIngest: IngestEnvironment {
     /// A frame as transmitted.
     struct Frame: Equatable {
         var worker: Int
+        /// The member of the worker's ordinal it went to.
+        var member: Int
         var tag: UInt64
         var events: [Event]
 
@@ -35,10 +37,10 @@ final class RecordingIngest: IngestEnvironment {
         reachable.contains(worker)
     }
 
-    func transmit(tag: UInt64, body: [UInt8], to worker: Int) -> Bool {
+    func transmit(tag: UInt64, body: [UInt8], to worker: Int, member: Int) -> Bool {
         guard !refusesFrames else { return false }
         // A frame the scheduler encoded always decodes.
-        frames.append(Frame(worker: worker, tag: tag, events: try! EventBatchCodec.decode(body)))
+        frames.append(Frame(worker: worker, member: member, tag: tag, events: try! EventBatchCodec.decode(body)))
         return true
     }
 

@@ -4,8 +4,8 @@ import Testing
 
 @testable import ReceiptsClient
 
-/// The one rule ingest, snapshot repairs and typed queries share for NOT_OWNER, UNAVAILABLE
-/// and `moving`.
+/// The one rule ingest, snapshot repairs and typed queries share for NOT_OWNER, UNAVAILABLE,
+/// `moving` and NOT_PRIMARY.
 struct RoutingPolicyTests {
     private static let policy: RoutingPolicy = {
         var configuration = ReceiptsClient.Configuration(
@@ -15,6 +15,7 @@ struct RoutingPolicyTests {
         configuration.maxRedirects = 2
         configuration.unavailableBackoffMilliseconds = 30
         configuration.movingBackoffMilliseconds = 70
+        configuration.maxPrimarySwitches = 3
         return RoutingPolicy(configuration)
     }()
 
@@ -68,5 +69,22 @@ struct RoutingPolicyTests {
         #expect(RoutingPolicy.Refusal(Rejection(.notOwner, "", ownerWorker: 1)) == .notOwner(owner: 1))
         #expect(RoutingPolicy.Refusal(Rejection(.moving, "")) == .moving)
         #expect(RoutingPolicy.Refusal(Rejection(.notAMember, "")) == nil)
+    }
+
+    @Test func notPrimaryFollowsTheNamedMemberWithinTheSwitchLimitWithoutCountingRedirects() {
+        #expect(Self.policy.decideNotPrimary(naming: 1, from: 0, recentSwitches: 0) == .switchMember(to: 1))
+        #expect(Self.policy.decideNotPrimary(naming: 0, from: 2, recentSwitches: 2) == .switchMember(to: 0))
+        #expect(Self.policy.decideNotPrimary(naming: 1, from: 0, recentSwitches: 3) == .retry(afterMilliseconds: 30))
+    }
+
+    @Test func notPrimaryNamingNoOtherMemberWaitsTheUnavailablePause() {
+        #expect(Self.policy.decideNotPrimary(naming: nil, from: 0, recentSwitches: 0) == .retry(afterMilliseconds: 30))
+        #expect(Self.policy.decideNotPrimary(naming: 1, from: 1, recentSwitches: 0) == .retry(afterMilliseconds: 30))
+    }
+
+    @Test func notPrimaryIsNoRefusalOfOneRequest() {
+        // It moves the whole ordinal, so `PrimaryTracker` takes it, not `decide`.
+        let answer = ErrorReply(code: .notPrimary, message: "", primary: .init(member: "b-0"), term: 2)
+        #expect(RoutingPolicy.Refusal(answer) == nil)
     }
 }

@@ -129,6 +129,7 @@ final class StandbyReplica {
         case .none:
             break
         case .cut(let position):
+            metrics?.truncated(bytes: log.appendedPosition.offset - min(position, log.appendedPosition.offset))
             logger.warning(
                 "cutting the log back to the primary's history",
                 metadata: ["log.end": "\(log.appendedPosition.offset)", "log.cut_to": "\(position)"]

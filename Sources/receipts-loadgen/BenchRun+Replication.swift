@@ -1,0 +1,238 @@
+import Foundation
+import ReceiptsCore
+import ReceiptsTestKit
+import ReceiptsWire
+import Synchronization
+import ZeroMQ
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension BenchRun {
+    /// A replicated ordinal on this machine: a primary and a standby, roles through a real etcd
+    /// (deploy/REPLICATION.md), the standby in sync before the clock starts.
+    struct ReplicatedOrdinal {
+        let etcd: EtcdProcess
+        var members: [DaemonProcess]
+        /// Each member's `/metrics` address.
+        var metricsURLs: [URL]
+
+        /// The members' flags: member `name` of ordinal 0 on `etcd`, the alpha set first, with
+        /// `/metrics` on `httpPort`.
+        static func arguments(_ name: String, etcd: EtcdProcess, ack: String, httpPort: Int) -> [String] {
+            [
+                "--etcd", etcd.clientURL, "--member", name, "--members", "alpha,beta", "--lease-ttl-s", "2",
+                "--replication-ack", ack, "--replication-timeout-ms", "5000", "--replication-fallback", "local",
+                "--http", "127.0.0.1:\(httpPort)",
+            ]
+        }
+
+        /// Whether `member`'s `/metrics` says that it is primary with its standby recorded in sync
+        /// (so the standby may be promoted).
+        func isPrimaryWithStandbyInSync(_ member: Int) -> Bool {
+            let done = DispatchSemaphore(value: 0)
+            let text = Mutex("")
+            URLSession.shared.dataTask(with: metricsURLs[member]) { data, _, _ in
+                text.withLock { $0 = data.map { String(decoding: $0, as: UTF8.self) } ?? "" }
+                done.signal()
+            }.resume()
+            done.wait()
+            return text.withLock { text in
+                text.contains(#"receiptd_replication_role{role="primary"} 1"#)
+                    && text.contains("\nreceiptd_replication_in_sync_standbys 1")
+            }
+        }
+    }
+
+    /// Starts etcd, then alpha (which takes term 1) and beta (which follows it), and waits until
+    /// alpha has beta recorded in sync.
+    func replicatedOrdinal(ack: String) throws -> ReplicatedOrdinal {
+        let etcd = try BlockingWait.run(seconds: 30) { try await EtcdProcess() }
+        let ports = [try LoopbackPort.free(), try LoopbackPort.free()]
+        let alpha = try daemon(ReplicatedOrdinal.arguments("alpha-0", etcd: etcd, ack: ack, httpPort: ports[0]))
+        let beta = try daemon(ReplicatedOrdinal.arguments("beta-0", etcd: etcd, ack: ack, httpPort: ports[1]))
+        let ordinal = ReplicatedOrdinal(
+            etcd: etcd,
+            members: [alpha, beta],
+            metricsURLs: ports.map { URL(string: "http://127.0.0.1:\($0)/metrics")! }
+        )
+        try waitUntilInSync(ordinal, primary: 0)
+        return ordinal
+    }
+
+    /// Waits (at most 30 s) until member `primary` is primary with its standby recorded in sync.
+    private func waitUntilInSync(_ ordinal: ReplicatedOrdinal, primary: Int) throws {
+        let deadline = Monotonic.now() + 30_000_000_000
+        while !ordinal.isPrimaryWithStandbyInSync(primary) {
+            guard Monotonic.now() < deadline else {
+                throw LoadgenError(
+                    .timeout,
+                    "member \(primary) has no standby in sync: \(ordinal.members[1 - primary].standardError().suffix(2000))"
+                )
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// Drives `set` into the primary of a fresh replicated ordinal with `--replication-ack ack`.
+    func driveReplicated(_ set: FrameSet, _ options: DriveOptions, ack: String) throws -> DriveResult {
+        let ordinal = try replicatedOrdinal(ack: ack)
+        defer { for member in ordinal.members { member.terminate() } }
+        return try LoadDriver(context: context, daemon: ordinal.members[0]).drive(
+            set,
+            gateways: shape.gateways,
+            conversations: shape.conversations,
+            options: options
+        )
+    }
+
+    /// What synchronous replication costs: durable ingest (batched, and one event per frame) and
+    /// the event → status latency at a fixed rate, unreplicated, with `--replication-ack local`
+    /// and with `standby`, interleaved run by run.
+    mutating func replication() throws {
+        let rows: [(String, FrameSet, DriveOptions)] = [
+            (
+                "durable ingest, batched (1000 events/frame)", frames(2_000_000, smoke: 20_000, batchSize: 1000),
+                DriveOptions(acknowledged: true, window: 4)
+            ),
+            (
+                "ingest, one event per frame, acknowledged (256 in flight)", singleEventFrames(),
+                DriveOptions(acknowledged: true, window: 256)
+            ),
+        ]
+        for (name, set, options) in rows {
+            let medians = try interleavedMedians(count: 3) { mode in
+                switch mode {
+                case 0: try drive(set, options).eventsPerSecond
+                case 1: try driveReplicated(set, options, ack: "local").eventsPerSecond
+                default: try driveReplicated(set, options, ack: "standby").eventsPerSecond
+                }
+            }
+            table.add(
+                "\(name), replicated, --replication-ack local",
+                ours: ResultTable.rate(medians[1]),
+                baseline: ResultTable.rate(medians[0]) + " (one unreplicated worker)",
+                ratio: ResultTable.ratio(medians[1], medians[0]),
+                target: "—"
+            )
+            table.add(
+                "\(name), replicated, --replication-ack standby",
+                ours: ResultTable.rate(medians[2]),
+                baseline: ResultTable.rate(medians[0]) + " (one unreplicated worker)",
+                ratio: ResultTable.ratio(medians[2], medians[0]),
+                target: "—"
+            )
+        }
+        let rate = smoke ? 5_000.0 : 50_000
+        let latencySet = FrameSet.make(
+            shape: shape,
+            events: count(Int(rate * 5), smoke: 5_000),
+            batchSize: 20,
+            trackUpdates: true
+        )
+        let latencyOptions = DriveOptions(acknowledged: true, eventsPerSecond: rate, window: 256, trackLatency: true)
+        let runs = try interleavedRuns(count: 3) { mode -> DriveResult in
+            switch mode {
+            case 0: try drive(latencySet, latencyOptions)
+            case 1: try driveReplicated(latencySet, latencyOptions, ack: "local")
+            default: try driveReplicated(latencySet, latencyOptions, ack: "standby")
+            }
+        }
+        func percentile(_ mode: Int, _ p: Double) -> Double? {
+            let values = runs[mode].compactMap { $0.latencyMicroseconds(p) }
+            return values.isEmpty ? nil : ResultTable.median(values)
+        }
+        for (mode, label) in [(1, "local"), (2, "standby")] {
+            table.add(
+                "event → status latency at \(Self.count(Int(rate))) events/s (20/frame), --replication-ack \(label): p50 / p99",
+                ours: ResultTable.microseconds(percentile(mode, 50)) + " / "
+                    + ResultTable.microseconds(percentile(mode, 99)),
+                baseline: ResultTable.microseconds(percentile(0, 50)) + " / "
+                    + ResultTable.microseconds(percentile(0, 99))
+                    + " (unreplicated)",
+                target: "—"
+            )
+        }
+        table.note(
+            "Replication rows: a primary and a standby receiptd on this machine (both fsync under --fsync always, "
+                + "on the same disk), roles through a real etcd 3.4, the standby in sync before the clock starts; "
+                + "with --replication-ack standby every acknowledgement and published status waits until the "
+                + "standby has fdatasync'd the records too. Baseline: one unreplicated receiptd, the same frames; "
+                + "the three modes interleaved run by run, medians of \(repeats). The latency is the status "
+                + "update's arrival at a subscriber minus the frame's send time, medians of the runs' percentiles."
+        )
+    }
+
+    /// Failover time: a replicated ordinal's primary is SIGKILLed `kills` times; each time, the
+    /// time from the kill to the first acknowledgement by the new primary, then the killed member
+    /// is started again (it rejoins as a standby) and caught up before the next kill.
+    mutating func failover(kills: Int) throws {
+        let ordinal = try replicatedOrdinal(ack: "standby")
+        defer { for member in ordinal.members { member.terminate() } }
+        var seconds: [Double] = []
+        var sequence: UInt64 = 0
+        for _ in 0..<kills {
+            let roles = try ordinal.members.map { try health($0).role }
+            guard let primaryIndex = roles.firstIndex(of: "primary") else {
+                throw LoadgenError(.process, "no primary among the members: \(roles)")
+            }
+            let survivor = ordinal.members[1 - primaryIndex]
+            ordinal.members[primaryIndex].kill9()
+            let killed = Monotonic.now()
+            try waitForAcknowledgement(survivor, sequence: &sequence, seconds: 30)
+            seconds.append(Monotonic.seconds(from: killed, to: Monotonic.now()))
+            try ordinal.members[primaryIndex].start()
+            try waitUntilInSync(ordinal, primary: 1 - primaryIndex)
+        }
+        let sorted = seconds.sorted()
+        table.add(
+            "failover: SIGKILL of the primary → first acknowledgement by the new one, \(kills) kills: p50 / max",
+            ours: ResultTable.seconds(sorted[(sorted.count - 1) / 2]) + " / " + ResultTable.seconds(sorted.last ?? 0),
+            baseline: "lease TTL 2 s",
+            target: "<= 5 s"
+        )
+        table.note(
+            "Failover: two members and a real etcd on this machine, --lease-ttl-s 2, --replication-ack standby; the "
+                + "clock runs from the SIGKILL to the first acknowledged frame at the survivor's ingest endpoint "
+                + "(probed with a one-event frame every 100 ms); the killed member is then started again, rejoins as "
+                + "a standby and catches up before the next kill. It covers the lease's expiry (up to the TTL after "
+                + "the last keepalive), etcd's expiry check, the watch, the campaign transaction, the restart of the "
+                + "survivor's loop as primary (recovery of its log) and the new term's first record."
+        )
+    }
+
+    /// `member`'s health answer (a primary's or a standby's), within 5 s.
+    private func health(_ member: DaemonProcess) throws -> Health {
+        let client = member.client
+        return try BlockingWait.run(seconds: 5) { try await client.health(worker: 0) }
+    }
+
+    /// Sends one-event frames to `member`'s ingest endpoint until one is acknowledged without an
+    /// error (a standby answers NOT_PRIMARY, a member between roles may not answer).
+    private func waitForAcknowledgement(_ member: DaemonProcess, sequence: inout UInt64, seconds: Double) throws {
+        let deadline = Monotonic.now() + UInt64(seconds * 1e9)
+        while Monotonic.now() < deadline {
+            let socket = try ZMQSocket(context: context, type: .dealer)
+            defer { socket.close() }
+            try socket.setLinger(milliseconds: 0)
+            try socket.connect(member.ingestEndpoint)
+            try socket.setReceiveTimeout(milliseconds: 100)
+            sequence += 1
+            let probe = Event(
+                id: EventID(source: "failover-probe", sequence: sequence),
+                kind: .memberJoined(conversation: "failover", user: "u\(sequence)")
+            )
+            _ = try socket.send([[], EventBatchCodec.encode([probe])])
+            if let reply = try socket.receiveMultipart(), let body = reply.last,
+                let decoded = try? IngestReply.decode(body), decoded.error == nil
+            {
+                return
+            }
+        }
+        throw LoadgenError(
+            .timeout,
+            "\(member.dataDirectory) acknowledged nothing within \(seconds) s: \(member.standardError().suffix(3000))"
+        )
+    }
+}
