@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// A real etcd (Debian's `etcd-server` 3.4, `/usr/bin/etcd`) on loopback, for the tests that
 /// run the coordinators against the service they use in production (deploy/REPLICATION.md,
 /// section 16): a single member on free ports, its data in a temporary directory removed when
@@ -153,20 +149,15 @@ package final class EtcdProcess: @unchecked Sendable {
 
     private func waitUntilHealthy() async throws {
         let deadline = Date().addingTimeInterval(Self.startDeadlineSeconds)
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 1
-        let session = URLSession(configuration: configuration)
-        defer { session.invalidateAndCancel() }
-        guard let url = URL(string: "\(clientURL)/health") else {
-            throw TestKitError(.process, "\(clientURL)/health is not a URL")
+        guard let port = URL(string: clientURL)?.port else {
+            throw TestKitError(.process, "\(clientURL) names no port")
         }
         while Date() < deadline {
             guard let process, process.isRunning else {
                 throw TestKitError(.process, "etcd exited with status \(process?.exitStatus ?? -1): \(log())")
             }
-            if let (data, response) = try? await session.data(from: url),
-                (response as? HTTPURLResponse)?.statusCode == 200,
-                String(decoding: data, as: UTF8.self).contains("\"health\":\"true\"")
+            if let response = LoopbackHTTP.get(port: port, path: "/health"), response.status == 200,
+                response.body.contains("\"health\":\"true\"")
             {
                 return
             }

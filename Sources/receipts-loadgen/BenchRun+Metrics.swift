@@ -2,10 +2,6 @@ import Foundation
 import ReceiptsTestKit
 import Synchronization
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 extension BenchRun {
     /// The hot path's cost of metrics: batched and one-event-per-frame acknowledged ingest with
     /// `/metrics` served and scraped every second (as Prometheus would) beside `--http off`,
@@ -26,7 +22,7 @@ extension BenchRun {
                 { try drive(set, options, arguments: ["--http", "off"]).eventsPerSecond },
                 {
                     let port = try LoopbackPort.free()
-                    let scraper = MetricsScraper(url: "http://127.0.0.1:\(port)/metrics")
+                    let scraper = MetricsScraper(port: port)
                     defer { scrapes += scraper.stop() }
                     return try drive(set, options, arguments: ["--http", "127.0.0.1:\(port)"], during: scraper.start)
                         .eventsPerSecond
@@ -49,29 +45,24 @@ extension BenchRun {
     }
 }
 
-/// GETs a URL every second on a thread of its own until stopped, as a Prometheus scrape would.
+/// GETs `/metrics` on a loopback port every second on a thread of its own until stopped, as a
+/// Prometheus scrape would.
 final class MetricsScraper: Sendable {
-    private let url: URL
+    private let port: Int
     private let stopped = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     /// Scrapes that got a 200.
     private let answered = Atomic(0)
 
-    init(url: String) {
-        self.url = URL(string: url)!
+    init(port: Int) {
+        self.port = port
     }
 
     /// Starts scraping (the daemon is already serving).
     func start() {
         let thread = Thread { [self] in
             while stopped.wait(timeout: .now() + 1) == .timedOut {
-                let done = DispatchSemaphore(value: 0)
-                let task = URLSession.shared.dataTask(with: url) { [self] _, response, _ in
-                    if (response as? HTTPURLResponse)?.statusCode == 200 { answered.add(1, ordering: .relaxed) }
-                    done.signal()
-                }
-                task.resume()
-                done.wait()
+                if LoopbackHTTP.get(port: port, path: "/metrics")?.status == 200 { answered.add(1, ordering: .relaxed) }
             }
             finished.signal()
         }

@@ -2,12 +2,7 @@ import Foundation
 import ReceiptsCore
 import ReceiptsTestKit
 import ReceiptsWire
-import Synchronization
 import ZeroMQ
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 extension BenchRun {
     /// A replicated ordinal on this machine: a primary and a standby, roles through a real etcd
@@ -15,8 +10,8 @@ extension BenchRun {
     struct ReplicatedOrdinal {
         let etcd: EtcdProcess
         var members: [DaemonProcess]
-        /// Each member's `/metrics` address.
-        var metricsURLs: [URL]
+        /// Each member's HTTP port, for its `/metrics`.
+        var httpPorts: [Int]
 
         /// The members' flags: member `name` of ordinal 0 on `etcd`, the alpha set first, with
         /// `/metrics` on `httpPort`.
@@ -31,17 +26,9 @@ extension BenchRun {
         /// Whether `member`'s `/metrics` says that it is primary with its standby recorded in sync
         /// (so the standby may be promoted).
         func isPrimaryWithStandbyInSync(_ member: Int) -> Bool {
-            let done = DispatchSemaphore(value: 0)
-            let text = Mutex("")
-            URLSession.shared.dataTask(with: metricsURLs[member]) { data, _, _ in
-                text.withLock { $0 = data.map { String(decoding: $0, as: UTF8.self) } ?? "" }
-                done.signal()
-            }.resume()
-            done.wait()
-            return text.withLock { text in
-                text.contains(#"receiptd_replication_role{role="primary"} 1"#)
-                    && text.contains("\nreceiptd_replication_in_sync_standbys 1")
-            }
+            guard let metrics = LoopbackHTTP.get(port: httpPorts[member], path: "/metrics")?.body else { return false }
+            return metrics.contains(#"receiptd_replication_role{role="primary"} 1"#)
+                && metrics.contains("\nreceiptd_replication_in_sync_standbys 1")
         }
     }
 
@@ -55,7 +42,7 @@ extension BenchRun {
         let ordinal = ReplicatedOrdinal(
             etcd: etcd,
             members: [alpha, beta],
-            metricsURLs: ports.map { URL(string: "http://127.0.0.1:\($0)/metrics")! }
+            httpPorts: ports
         )
         try waitUntilInSync(ordinal, primary: 0)
         return ordinal

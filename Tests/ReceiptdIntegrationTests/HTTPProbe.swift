@@ -1,8 +1,5 @@
 import Foundation
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import ReceiptsTestKit
 
 /// Plain HTTP GETs against a daemon's or Prometheus's loopback endpoint, with a short timeout.
 enum HTTPProbe {
@@ -12,23 +9,18 @@ enum HTTPProbe {
         var body: String
     }
 
-    private static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 5
-        return URLSession(configuration: configuration)
-    }()
-
-    /// GETs `http://<address><pathAndQuery>`.
-    /// - Throws: if the URL is invalid or the request fails (no response within 5 s included).
+    /// GETs `http://<address><pathAndQuery>` (a loopback `host:port`), through the kit's
+    /// `LoopbackHTTP` (never `URLSession`, which can stop the test process on a connection closed
+    /// without an answer).
+    /// - Throws: if the address has no port or no answer comes within 5 s.
     static func get(_ address: String, _ pathAndQuery: String) async throws -> Response {
-        guard let url = URL(string: "http://\(address)\(pathAndQuery)") else {
-            throw IntegrationError("invalid URL http://\(address)\(pathAndQuery)")
+        guard let port = address.split(separator: ":").last.flatMap({ Int($0) }) else {
+            throw IntegrationError("no port in \(address)")
         }
-        let (data, response) = try await session.data(from: url)
-        guard let http = response as? HTTPURLResponse else {
-            throw IntegrationError("not an HTTP response from \(url)")
+        guard let response = LoopbackHTTP.get(port: port, path: pathAndQuery, timeoutMilliseconds: 5000) else {
+            throw IntegrationError("no HTTP answer from \(address)\(pathAndQuery)")
         }
-        return Response(status: http.statusCode, body: String(decoding: data, as: UTF8.self))
+        return Response(status: response.status, body: response.body)
     }
 
     /// The path of `name` on `PATH`.

@@ -48,9 +48,9 @@ protocol CoordinationHarness: AnyObject {
 }
 
 extension CoordinationHarness {
-    /// A started coordinator with a 3 s lease.
+    /// A started coordinator with a 6 s lease (room for a loaded machine's late keepalives).
     func coordinator(member: String, ordinal: Int = 3) async throws -> any Coordinator {
-        try await coordinator(member: member, ordinal: ordinal, ttlSeconds: 3)
+        try await coordinator(member: member, ordinal: ordinal, ttlSeconds: 6)
     }
 
     /// Ticks until `condition` holds, for at most `seconds` of the harness's time.

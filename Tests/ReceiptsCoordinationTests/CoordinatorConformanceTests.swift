@@ -193,7 +193,7 @@ struct CoordinatorConformanceTests {
     @Test(arguments: Backend.allCases)
     func anExpiredLeaseTakesThePrimaryKeyAndWatchersSeeIt(backend: Backend) async throws {
         try await Self.withHarness(backend) { harness in
-            let a = try await harness.coordinator(member: "receiptd-3", ordinal: 3, ttlSeconds: 2)
+            let a = try await harness.coordinator(member: "receiptd-3", ordinal: 3, ttlSeconds: 3)
             let b = try await harness.coordinator(member: "receiptd-b-3")
             guard case .won = try await Self.campaign(a, "receiptd-3", term: 1) else {
                 Issue.record("the campaign lost")
@@ -216,7 +216,7 @@ struct CoordinatorConformanceTests {
     @Test(arguments: Backend.allCases)
     func theLeaseDeadlineIsAheadOfTheRealExpiry(backend: Backend) async throws {
         try await Self.withHarness(backend) { harness in
-            let a = try await harness.coordinator(member: "receiptd-3", ordinal: 3, ttlSeconds: 2)
+            let a = try await harness.coordinator(member: "receiptd-3", ordinal: 3, ttlSeconds: 3)
             #expect(a.leaseDeadline > harness.now())
             guard case .won = try await Self.campaign(a, "receiptd-3", term: 1) else {
                 Issue.record("the campaign lost")
@@ -247,7 +247,9 @@ struct CoordinatorConformanceTests {
     @Test(arguments: Backend.allCases)
     func aLeaseTheServiceEndedIsGrantedAgain(backend: Backend) async throws {
         try await Self.withHarness(backend) { harness in
-            let a = try await harness.coordinator(member: "receiptd-3", ordinal: 3, ttlSeconds: 2)
+            // The lease is ended by the service, not by a missed renewal: a TTL with room for a
+            // loaded machine's late keepalives (renewals every TTL/3).
+            let a = try await harness.coordinator(member: "receiptd-3", ordinal: 3, ttlSeconds: 4)
             let b = try await harness.coordinator(member: "receiptd-b-3")
             guard case .won = try await Self.campaign(a, "receiptd-3", term: 1) else {
                 Issue.record("the campaign lost")

@@ -114,6 +114,7 @@ struct ReplicationRequestTests {
             Issue.record("decoded \(decoded)")
             return
         }
-        #expect([follow.member, follow.terms.first?.member, follow.engineSettings].contains("é-3"))
+        let strings = [follow.member, follow.terms.first?.member, follow.engineSettings]
+        #expect(strings.contains("é-3"))
     }
 }
