@@ -1,4 +1,6 @@
+import Foundation
 import ReceiptLog
+import ReceiptsCore
 import Synchronization
 
 /// What the log's and the compaction's threads tell a `ReceiptPipeline`: a fatal log error, a
@@ -30,6 +32,33 @@ final class PipelineSignals: Sendable {
     func reportFatal(_ error: LogError) {
         state.withLock { if $0.fatalError == nil { $0.fatalError = error } }
         wake()
+    }
+
+    /// Encodes `state` and writes it as the snapshot covering `position` on a `receiptd-snap`
+    /// thread of its own, then reports the outcome here (the caller takes it with
+    /// `takeCompaction`): how a primary's pipeline and a standby compact without waiting.
+    ///
+    /// - Parameter messagesExpired: What retention expired just before, reported with the outcome.
+    func writeSnapshotInBackground(
+        _ state: ReceiptEngine,
+        covering position: LogPosition,
+        in log: ReceiptLog,
+        messagesExpired: Int
+    ) {
+        let thread = Thread {
+            nameCurrentThread("receiptd-snap")
+            let started = ContinuousClock.now
+            let payload = state.encodedState()
+            let result = Result { () throws(LogError) in try log.writeSnapshot(payload, covering: position) }
+            self.reportCompaction(
+                CompactionOutcome(
+                    result: result,
+                    messagesExpired: messagesExpired,
+                    duration: ContinuousClock.now - started
+                )
+            )
+        }
+        thread.start()
     }
 
     /// Reports that the compaction thread is done.

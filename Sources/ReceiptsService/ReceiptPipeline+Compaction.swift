@@ -35,29 +35,12 @@ extension ReceiptPipeline {
         }
         compaction.isRunning = true
         compaction.lastStartedMonotonic = now
-        let expired = expiredCount
-        let state = engine
         let position = log.appendedPosition
-        let log = self.log
-        let signals = self.signals
         logger.debug(
             "compaction started",
             metadata: ["compaction.reason": "\(reason)", "compaction.position": "\(position.offset)"]
         )
-        let thread = Thread {
-            nameCurrentThread("receiptd-snap")
-            let started = ContinuousClock.now
-            let payload = state.encodedState()
-            let result = Result { () throws(LogError) in try log.writeSnapshot(payload, covering: position) }
-            signals.reportCompaction(
-                PipelineSignals.CompactionOutcome(
-                    result: result,
-                    messagesExpired: expired,
-                    duration: ContinuousClock.now - started
-                )
-            )
-        }
-        thread.start()
+        signals.writeSnapshotInBackground(engine, covering: position, in: log, messagesExpired: expiredCount)
     }
 
     /// Takes a finished compaction's outcome: counts it, schedules the pause after a failure,

@@ -278,24 +278,7 @@ final class StandbyReplica {
             applied.offset > (log.newestSnapshotPosition?.offset ?? 0)
         else { return }
         compacting = true
-        let state = applier.engine
-        let position = applied
-        let log = self.log
-        let signals = self.signals
-        let thread = Thread {
-            nameCurrentThread("receiptd-snap")
-            let started = ContinuousClock.now
-            let payload = state.encodedState()
-            let result = Result { () throws(LogError) in try log.writeSnapshot(payload, covering: position) }
-            signals.reportCompaction(
-                PipelineSignals.CompactionOutcome(
-                    result: result,
-                    messagesExpired: 0,
-                    duration: ContinuousClock.now - started
-                )
-            )
-        }
-        thread.start()
+        signals.writeSnapshotInBackground(applier.engine, covering: applied, in: log, messagesExpired: 0)
     }
 
     private func finishCompactionIfDone() {
