@@ -1267,6 +1267,51 @@ void   receipts__v1__query__free_unpacked
   assert(message->base.descriptor == &receipts__v1__query__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   receipts__v1__demote_query__init
+                     (Receipts__V1__DemoteQuery         *message)
+{
+  static const Receipts__V1__DemoteQuery init_value = RECEIPTS__V1__DEMOTE_QUERY__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__demote_query__get_packed_size
+                     (const Receipts__V1__DemoteQuery *message)
+{
+  assert(message->base.descriptor == &receipts__v1__demote_query__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__demote_query__pack
+                     (const Receipts__V1__DemoteQuery *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__demote_query__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__demote_query__pack_to_buffer
+                     (const Receipts__V1__DemoteQuery *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__demote_query__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__DemoteQuery *
+       receipts__v1__demote_query__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__DemoteQuery *)
+     protobuf_c_message_unpack (&receipts__v1__demote_query__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__demote_query__free_unpacked
+                     (Receipts__V1__DemoteQuery *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__demote_query__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   receipts__v1__topology_query__init
                      (Receipts__V1__TopologyQuery         *message)
 {
@@ -2075,6 +2120,51 @@ void   receipts__v1__compact_result__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &receipts__v1__compact_result__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__hand_over_result__init
+                     (Receipts__V1__HandOverResult         *message)
+{
+  static const Receipts__V1__HandOverResult init_value = RECEIPTS__V1__HAND_OVER_RESULT__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__hand_over_result__get_packed_size
+                     (const Receipts__V1__HandOverResult *message)
+{
+  assert(message->base.descriptor == &receipts__v1__hand_over_result__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__hand_over_result__pack
+                     (const Receipts__V1__HandOverResult *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__hand_over_result__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__hand_over_result__pack_to_buffer
+                     (const Receipts__V1__HandOverResult *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__hand_over_result__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__HandOverResult *
+       receipts__v1__hand_over_result__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__HandOverResult *)
+     protobuf_c_message_unpack (&receipts__v1__hand_over_result__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__hand_over_result__free_unpacked
+                     (Receipts__V1__HandOverResult *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__hand_over_result__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   receipts__v1__error_reply__init
@@ -4396,7 +4486,7 @@ const ProtobufCMessageDescriptor receipts__v1__compact_query__descriptor =
   (ProtobufCMessageInit) receipts__v1__compact_query__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__query__field_descriptors[15] =
+static const ProtobufCFieldDescriptor receipts__v1__query__field_descriptors[16] =
 {
   {
     "message_status",
@@ -4567,6 +4657,18 @@ static const ProtobufCFieldDescriptor receipts__v1__query__field_descriptors[15]
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "demote",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__Query, kind_case),
+    offsetof(Receipts__V1__Query, demote),
+    &receipts__v1__demote_query__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "allow_standby",
     20,
     PROTOBUF_C_LABEL_NONE,
@@ -4580,9 +4682,10 @@ static const ProtobufCFieldDescriptor receipts__v1__query__field_descriptors[15]
   },
 };
 static const unsigned receipts__v1__query__field_indices_by_name[] = {
-  14,   /* field[14] = allow_standby */
+  15,   /* field[15] = allow_standby */
   13,   /* field[13] = commit_move */
   7,   /* field[7] = compact */
+  14,   /* field[14] = demote */
   10,   /* field[10] = export_conversations */
   5,   /* field[5] = health */
   11,   /* field[11] = import_conversations */
@@ -4599,8 +4702,8 @@ static const unsigned receipts__v1__query__field_indices_by_name[] = {
 static const ProtobufCIntRange receipts__v1__query__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 20, 14 },
-  { 0, 15 }
+  { 20, 15 },
+  { 0, 16 }
 };
 const ProtobufCMessageDescriptor receipts__v1__query__descriptor =
 {
@@ -4610,11 +4713,49 @@ const ProtobufCMessageDescriptor receipts__v1__query__descriptor =
   "Receipts__V1__Query",
   "receipts.v1",
   sizeof(Receipts__V1__Query),
-  15,
+  16,
   receipts__v1__query__field_descriptors,
   receipts__v1__query__field_indices_by_name,
   2,  receipts__v1__query__number_ranges,
   (ProtobufCMessageInit) receipts__v1__query__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__demote_query__field_descriptors[1] =
+{
+  {
+    "to",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__DemoteQuery, to),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__demote_query__field_indices_by_name[] = {
+  0,   /* field[0] = to */
+};
+static const ProtobufCIntRange receipts__v1__demote_query__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor receipts__v1__demote_query__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.DemoteQuery",
+  "DemoteQuery",
+  "Receipts__V1__DemoteQuery",
+  "receipts.v1",
+  sizeof(Receipts__V1__DemoteQuery),
+  1,
+  receipts__v1__demote_query__field_descriptors,
+  receipts__v1__demote_query__field_indices_by_name,
+  1,  receipts__v1__demote_query__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__demote_query__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 #define receipts__v1__topology_query__field_descriptors NULL
@@ -5905,6 +6046,70 @@ const ProtobufCMessageDescriptor receipts__v1__compact_result__descriptor =
   (ProtobufCMessageInit) receipts__v1__compact_result__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor receipts__v1__hand_over_result__field_descriptors[3] =
+{
+  {
+    "from",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__HandOverResult, from),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "to",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__HandOverResult, to),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "term",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__HandOverResult, term),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__hand_over_result__field_indices_by_name[] = {
+  0,   /* field[0] = from */
+  2,   /* field[2] = term */
+  1,   /* field[1] = to */
+};
+static const ProtobufCIntRange receipts__v1__hand_over_result__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor receipts__v1__hand_over_result__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.HandOverResult",
+  "HandOverResult",
+  "Receipts__V1__HandOverResult",
+  "receipts.v1",
+  sizeof(Receipts__V1__HandOverResult),
+  3,
+  receipts__v1__hand_over_result__field_descriptors,
+  receipts__v1__hand_over_result__field_indices_by_name,
+  1,  receipts__v1__hand_over_result__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__hand_over_result__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor receipts__v1__error_reply__field_descriptors[8] =
 {
   {
@@ -6034,7 +6239,7 @@ const ProtobufCMessageDescriptor receipts__v1__error_reply__descriptor =
   (ProtobufCMessageInit) receipts__v1__error_reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__query_reply__field_descriptors[13] =
+static const ProtobufCFieldDescriptor receipts__v1__query_reply__field_descriptors[14] =
 {
   {
     "message_status",
@@ -6181,6 +6386,18 @@ static const ProtobufCFieldDescriptor receipts__v1__query_reply__field_descripto
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "hand_over",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__QueryReply, kind_case),
+    offsetof(Receipts__V1__QueryReply, hand_over),
+    &receipts__v1__hand_over_result__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "served_by",
     20,
     PROTOBUF_C_LABEL_NONE,
@@ -6197,12 +6414,13 @@ static const unsigned receipts__v1__query_reply__field_indices_by_name[] = {
   7,   /* field[7] = compact */
   8,   /* field[8] = error */
   10,   /* field[10] = export_result */
+  12,   /* field[12] = hand_over */
   5,   /* field[5] = health */
   11,   /* field[11] = import_result */
   2,   /* field[2] = last_sent */
   0,   /* field[0] = message_status */
   1,   /* field[1] = read_detail */
-  12,   /* field[12] = served_by */
+  13,   /* field[13] = served_by */
   4,   /* field[4] = snapshot */
   6,   /* field[6] = stats */
   9,   /* field[9] = topology */
@@ -6211,8 +6429,8 @@ static const unsigned receipts__v1__query_reply__field_indices_by_name[] = {
 static const ProtobufCIntRange receipts__v1__query_reply__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 20, 12 },
-  { 0, 13 }
+  { 20, 13 },
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor receipts__v1__query_reply__descriptor =
 {
@@ -6222,7 +6440,7 @@ const ProtobufCMessageDescriptor receipts__v1__query_reply__descriptor =
   "Receipts__V1__QueryReply",
   "receipts.v1",
   sizeof(Receipts__V1__QueryReply),
-  13,
+  14,
   receipts__v1__query_reply__field_descriptors,
   receipts__v1__query_reply__field_indices_by_name,
   2,  receipts__v1__query_reply__number_ranges,

@@ -9,8 +9,9 @@ import Synchronization
 /// file) and renews it every TTL/3, each keepalive bounded by TTL/3. `leaseDeadline` follows the
 /// keepalives that succeed. If a keepalive finds the lease gone (etcd expired or revoked it: the
 /// primary key, if this member held one, went with it), the deadline stays where it was, in the
-/// past by then, and the next renewal round grants a new lease. The campaign, the in-sync write
-/// and the resignation are single transactions; `changes()` is a watch on the ordinal's keys.
+/// past by then, and the next renewal round grants a new lease. The campaign, the in-sync write,
+/// the resignation and the hand-over are single transactions; `changes()` is a watch on the
+/// ordinal's keys.
 public final class EtcdCoordinator: Coordinator {
     private let gateway: EtcdGateway
     private let keys: OrdinalKeys
@@ -210,6 +211,28 @@ public final class EtcdCoordinator: Coordinator {
             transaction,
             timeout: callTimeout
         )
+    }
+
+    /// Writes the handover key and deletes the primary key in one transaction, guarded by the
+    /// primary key's create revision (section 12.2).
+    ///
+    /// - Returns: Whether it was written.
+    /// - Throws: `CoordinationError` when etcd does not answer (the outcome is unknown).
+    public func handOver(_ record: HandOverRecord, guardRevision: Int64) async throws(CoordinationError) -> Bool {
+        let transaction = EtcdMessages.TxnRequest(
+            compare: [.init(key: keys.primary, target: .create, equals: guardRevision)],
+            success: [
+                .put(key: keys.handOver, value: OrdinalKeys.value(record), lease: 0),
+                .delete(key: keys.primary),
+            ]
+        )
+        let answer: EtcdMessages.TxnResponse = try await gateway.call(
+            "hand over",
+            "/v3/kv/txn",
+            transaction,
+            timeout: callTimeout
+        )
+        return answer.succeeded
     }
 
     /// The ordinal's state now, then after every batch of watch events on its keys (each read

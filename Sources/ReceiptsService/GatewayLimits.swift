@@ -74,6 +74,8 @@ struct GatewayLimits {
                 overLong("conversation_id", conversation)
             case .releaseConversations(_, _, let conversations):
                 overLong("conversation_ids", conversations)
+            case .demote(let to):
+                overLong("to", to)
             case .health, .stats, .compact, .topology, .prepareMove, .exportConversations, .importConversations,
                 .commitMove:
                 nil

@@ -121,14 +121,16 @@ extension Query {
         case .importConversations: "import"
         case .releaseConversations: "release"
         case .commitMove: "commit_move"
+        case .demote: "demote"
         }
     }
 
-    /// With CURVE on, only operator keys may compact, read the stats and change the worker count.
+    /// With CURVE on, only operator keys may compact, read the stats, change the worker count
+    /// and hand an ordinal over.
     var isForOperators: Bool {
         switch self {
         case .stats, .compact, .topology, .prepareMove, .exportConversations, .importConversations,
-            .releaseConversations, .commitMove:
+            .releaseConversations, .commitMove, .demote:
             true
         default: false
         }
@@ -136,6 +138,6 @@ extension Query {
 
     /// The operator-only kinds, for counters registered at start.
     static let operatorKindNames = [
-        "compact", "stats", "topology", "prepare_move", "export", "import", "release", "commit_move",
+        "compact", "stats", "topology", "prepare_move", "export", "import", "release", "commit_move", "demote",
     ]
 }

@@ -157,6 +157,11 @@ extension ReceiptPipeline {
                 code: .notPrimary,
                 message: "this member's lease was not renewed in time; nothing of the frame was applied"
             )
+        case .handingOver:
+            ErrorReply(
+                code: .unavailable,
+                message: "handing the ordinal over to a standby; nothing of the frame was applied"
+            )
         }
     }
 

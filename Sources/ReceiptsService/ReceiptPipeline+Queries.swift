@@ -80,6 +80,8 @@ extension ReceiptPipeline {
         case .topology, .prepareMove, .exportConversations, .importConversations, .releaseConversations,
             .commitMove:
             return answerMove(query)
+        case .demote(let to):
+            return demote(to: to, envelope: envelope)
         case .messageStatus(let conversation, let message, let viewer):
             return engineQueries.messageStatus(conversation: conversation, message: message, viewer: viewer)
         case .readDetail(let conversation, let message):

@@ -76,6 +76,8 @@ final class ReceiptPipeline {
     var discardsLogged = LogThrottle<ReplyEndpoint>(intervalMilliseconds: 1000)
     /// When `completeDurable` last ran (monotonic nanoseconds).
     var completedNanoseconds: UInt64 = 0
+    /// The switchover of an elected primary (set by its `ServiceLoop`); nil on any other worker.
+    var handOver: HandOver?
     let startedMonotonic: Int64
 
     /// Opens the log and recovers the engine from it.

@@ -79,6 +79,13 @@ public final class ReceiptService: Sendable {
         control.workerCount
     }
 
+    /// The member's role when the coordination service decides it (`/readyz` answers by it);
+    /// nil for a worker without an elected role, and until the first role is taken. Safe from
+    /// any thread.
+    public var role: MemberRole? {
+        control.role
+    }
+
     /// Asks the running worker to re-read its CURVE allowlist files (receiptd does on SIGHUP).
     /// Admitted connections stay open; a list that fails to load leaves the previous one in force.
     /// Safe from any thread; does nothing without CURVE.
@@ -86,7 +93,8 @@ public final class ReceiptService: Sendable {
         control.requestKeyReload()
     }
 
-    /// Asks `run()` to shut down gracefully. Safe from any thread; idempotent.
+    /// Asks `run()` to shut down gracefully; an elected primary first hands its ordinal over to
+    /// an in-sync standby (deploy/REPLICATION.md, section 12.2). Safe from any thread; idempotent.
     public func stop() {
         control.requestStop()
     }

@@ -12,6 +12,7 @@ final class ServiceControl: Sendable {
         var leaveRequested = false
         var keyReloadRequested = false
         var workerCount: Int?
+        var role: MemberRole?
     }
 
     private let state = Mutex(State())
@@ -64,6 +65,16 @@ final class ServiceControl: Sendable {
     }
 
     var isStopRequested: Bool { state.withLock { $0.stopRequested } }
+
+    /// Whether a leave was asked for and not yet taken (a stop alone does not count).
+    var isLeaveRequested: Bool { state.withLock { $0.leaveRequested } }
+
+    /// A replicated member's role, as its `ReplicatedMember` last took it; nil for a worker
+    /// without an elected role. Safe from any thread.
+    var role: MemberRole? {
+        get { state.withLock { $0.role } }
+        set { state.withLock { $0.role = newValue } }
+    }
 
     /// The worker count the log holds, once recovered: what the worker serves by, whatever
     /// was configured, until a rebalance changes it.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ReceiptsWire
 import ZeroMQ
 
 /// The worker's single-threaded loop: it owns the sockets, polls them and the doorbell, and
@@ -107,7 +108,19 @@ final class ServiceLoop {
             if let error = error as? ServiceError { throw error }
             throw ServiceError(.system, "cannot make the shipping thread's wake-up pipe", cause: error)
         }
+        if let primaryTerm, let gate, let replication = configuration.replication {
+            pipeline.handOver = HandOver(
+                primaryTerm: primaryTerm,
+                member: replication.member,
+                acknowledgement: replication.acknowledgement,
+                gate: gate,
+                logger: logger
+            )
+        }
     }
+
+    /// The hand-over this loop ended with, if it ended with one.
+    var handedOver: HandOverResult? { pipeline.handOver?.result }
 
     // MARK: - Running
 
@@ -162,7 +175,13 @@ final class ServiceLoop {
                 }
             }
             try pipeline.advance(now: ServiceClock.monotonicMilliseconds())
-            if control.shouldLeave { break }
+            if pipeline.advanceHandOver(now: ServiceClock.monotonicMilliseconds()) { control.requestLeave() }
+            // A stop on an elected primary hands the ordinal over before draining; a leave goes at once.
+            if control.shouldLeave,
+                control.isLeaveRequested || !pipeline.handsOverBeforeStop(now: ServiceClock.monotonicMilliseconds())
+            {
+                break
+            }
             if readable.contains(.ingest) { try drain(ingest, acknowledged: true) }
             if readable.contains(.ingestSubscriber) { try drain(ingestSubscriber, acknowledged: false) }
             if readable.contains(.queries) { try drainQueries() }

@@ -31,6 +31,9 @@ public enum Query: Hashable, Sendable {
     case releaseConversations(epoch: UInt64, destination: Int, conversations: [String])
     /// Every conversation moved: the target count becomes the worker count.
     case commitMove(epoch: UInt64)
+    /// Hand the ordinal over to the standby `to` (empty: any in-sync standby) and become a
+    /// standby (a switchover, deploy/REPLICATION.md section 12.2).
+    case demote(to: String)
 
     /// The query as a frame body. A negative or too-large snapshot limit is clamped into `uint32`.
     /// - Parameter allowStandby: Accept an answer from a standby, which may be behind the primary
@@ -118,6 +121,11 @@ public enum Query: Hashable, Sendable {
                 m.pointee.epoch = epoch
                 query.commit_move = m
                 query.kind_case = RECEIPTS__V1__QUERY__KIND_COMMIT_MOVE
+            case .demote(let to):
+                let m = arena.message(receipts__v1__demote_query__init)
+                m.pointee.to = arena.cString(to)
+                query.demote = m
+                query.kind_case = RECEIPTS__V1__QUERY__KIND_DEMOTE
             }
             return ProtobufC.pack(&query, size: receipts__v1__query__get_packed_size, pack: receipts__v1__query__pack)
         }
@@ -235,6 +243,8 @@ public enum Query: Hashable, Sendable {
             )
         case RECEIPTS__V1__QUERY__KIND_COMMIT_MOVE:
             return .commitMove(epoch: query.commit_move?.pointee.epoch ?? 0)
+        case RECEIPTS__V1__QUERY__KIND_DEMOTE:
+            return .demote(to: try strings.string(query.demote?.pointee.to, "to"))
         default:
             throw WireError(code: .unknownKind, message: "Query has no kind this build knows")
         }

@@ -28,6 +28,8 @@ public enum QueryReply: Hashable, Sendable {
     /// What an import of a move did: conversations that became the worker's, and those it
     /// held already (a repeat).
     case importResult(imported: Int, alreadyHeld: Int)
+    /// The switchover a `demote` query asked for took place.
+    case handOver(HandOverResult)
 
     /// The reply as a frame body.
     /// - Parameter servedBy: The answering member, when a standby answers (follower reads,
@@ -82,6 +84,9 @@ public enum QueryReply: Hashable, Sendable {
                 m.pointee.already_held = UInt32(clamping: alreadyHeld)
                 reply.import_result = m
                 reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_IMPORT_RESULT
+            case .handOver(let result):
+                reply.hand_over = result.build(in: &arena)
+                reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_HAND_OVER
             }
             return ProtobufC.pack(
                 &reply,
@@ -173,6 +178,8 @@ public enum QueryReply: Hashable, Sendable {
         case RECEIPTS__V1__QUERY_REPLY__KIND_IMPORT_RESULT:
             let m = reply.import_result?.pointee
             return .importResult(imported: Int(m?.imported ?? 0), alreadyHeld: Int(m?.already_held ?? 0))
+        case RECEIPTS__V1__QUERY_REPLY__KIND_HAND_OVER:
+            return .handOver(HandOverResult(wire: reply.hand_over?.pointee))
         default:
             throw WireError(code: .unknownKind, message: "QueryReply has no kind this build knows")
         }

@@ -83,7 +83,7 @@ struct Rebalance: AsyncParsableCommand {
     /// Runs `body` on a plain thread: the driver blocks in `zmq_poll` and sleeps between
     /// batches, which must never happen on Swift's cooperative pool, and its sockets stay on
     /// that one thread.
-    private static func onThreadOfItsOwn(_ body: @escaping @Sendable () throws -> Void) async throws {
+    static func onThreadOfItsOwn(_ body: @escaping @Sendable () throws -> Void) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             Thread {
                 nameCurrentThread("receiptctl-move")

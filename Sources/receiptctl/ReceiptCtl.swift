@@ -4,7 +4,7 @@ import ArgumentParser
 @preconcurrency import Glibc
 
 /// receiptctl: send events, run queries, tail status updates, change the worker count, inspect and
-/// compact a log, make CURVE keys.
+/// compact a log, make CURVE keys, see and move a replicated ordinal's primary.
 @main
 struct ReceiptCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -12,7 +12,7 @@ struct ReceiptCtl: AsyncParsableCommand {
         abstract: "Talk to a running receiptd, or inspect its data directory.",
         subcommands: [
             Send.self, QueryCommand.self, Tail.self, Health.self, Stats.self, Rebalance.self, LogCommand.self,
-            Keygen.self,
+            Keygen.self, ReplicationCommand.self, Demote.self, Promote.self,
         ]
     )
 

@@ -196,6 +196,12 @@ enum Rendering {
                     ? encode(["imported": imported, "alreadyHeld": alreadyHeld])
                     : "imported \(imported) conversations, \(alreadyHeld) held already"
             )
+        case .handOver(let result):
+            Swift.print(
+                json
+                    ? encode(["from": result.from, "to": result.to, "term": result.term])
+                    : "\(result.from) handed the ordinal over to \(result.to) (term \(result.term) ended)"
+            )
         case .error(let error):
             throw CtlError("\(error.code): \(error.message)")
         }

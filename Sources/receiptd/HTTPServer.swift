@@ -2,9 +2,11 @@ import Foundation
 import Hummingbird
 import Logging
 import Prometheus
+import ReceiptsService
 
 /// The daemon's HTTP endpoint (Hummingbird): `/metrics` for Prometheus, `/healthz` and
-/// `/readyz` for probes.
+/// `/readyz` for probes (`/readyz` by role for a replicated member, deploy/REPLICATION.md
+/// section 2; `/healthz` only says the process is alive).
 enum HTTPServer {
     /// Builds the application; it serves once run as a service of the daemon's `ServiceGroup`.
     /// - Parameters:
@@ -14,6 +16,7 @@ enum HTTPServer {
     ///   - readiness: What `/readyz` reports, and where the bound address goes.
     ///   - workerIndex: This worker's ordinal, for `/readyz`.
     ///   - workerCount: The worker count the log holds (nil before recovery), for `/readyz`.
+    ///   - role: A replicated member's role (nil without an elected role), for `/readyz`.
     ///   - logger: The server's logger.
     static func make(
         host: String,
@@ -22,6 +25,7 @@ enum HTTPServer {
         readiness: Readiness,
         workerIndex: Int,
         workerCount: @escaping @Sendable () -> Int?,
+        role: @escaping @Sendable () -> MemberRole? = { nil },
         logger: Logger
     ) -> some ApplicationProtocol {
         let router = Router()
@@ -31,8 +35,15 @@ enum HTTPServer {
         router.get("readyz") { _, _ in
             switch readiness.phase {
             case .ready:
+                // A replicated member is ready as a primary or as a standby following one; a
+                // waiting member or a candidate answers 503 with its role as the status.
+                let role = role()
+                if let role, !role.isServing {
+                    return json(.serviceUnavailable, #"{"status":"\#(role.rawValue)"}"#)
+                }
                 let count = workerCount().map(String.init) ?? "null"
-                return json(.ok, #"{"status":"ready","worker":\#(workerIndex),"workers":\#(count)}"#)
+                let roleField = role.map { #","role":"\#($0.rawValue)""# } ?? ""
+                return json(.ok, #"{"status":"ready","worker":\#(workerIndex),"workers":\#(count)\#(roleField)}"#)
             case .recovering, .stopping, .failed:
                 return json(.serviceUnavailable, #"{"status":"\#(readiness.phase.rawValue)"}"#)
             }

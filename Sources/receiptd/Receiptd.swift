@@ -265,6 +265,7 @@ struct Receiptd: AsyncParsableCommand {
                 readiness: readiness,
                 workerIndex: configuration.workerIndex,
                 workerCount: { service.workerCount },
+                role: { service.role },
                 logger: Logger(label: "receiptd.http")
             )
             services.append(.init(service: server))

@@ -43,6 +43,7 @@ typedef struct Receipts__V1__HealthQuery Receipts__V1__HealthQuery;
 typedef struct Receipts__V1__StatsQuery Receipts__V1__StatsQuery;
 typedef struct Receipts__V1__CompactQuery Receipts__V1__CompactQuery;
 typedef struct Receipts__V1__Query Receipts__V1__Query;
+typedef struct Receipts__V1__DemoteQuery Receipts__V1__DemoteQuery;
 typedef struct Receipts__V1__TopologyQuery Receipts__V1__TopologyQuery;
 typedef struct Receipts__V1__PrepareMoveQuery Receipts__V1__PrepareMoveQuery;
 typedef struct Receipts__V1__ExportQuery Receipts__V1__ExportQuery;
@@ -61,6 +62,7 @@ typedef struct Receipts__V1__Health Receipts__V1__Health;
 typedef struct Receipts__V1__Counter Receipts__V1__Counter;
 typedef struct Receipts__V1__Stats Receipts__V1__Stats;
 typedef struct Receipts__V1__CompactResult Receipts__V1__CompactResult;
+typedef struct Receipts__V1__HandOverResult Receipts__V1__HandOverResult;
 typedef struct Receipts__V1__ErrorReply Receipts__V1__ErrorReply;
 typedef struct Receipts__V1__QueryReply Receipts__V1__QueryReply;
 typedef struct Receipts__V1__ServedBy Receipts__V1__ServedBy;
@@ -992,7 +994,8 @@ typedef enum {
   RECEIPTS__V1__QUERY__KIND_EXPORT_CONVERSATIONS = 11,
   RECEIPTS__V1__QUERY__KIND_IMPORT_CONVERSATIONS = 12,
   RECEIPTS__V1__QUERY__KIND_RELEASE_CONVERSATIONS = 13,
-  RECEIPTS__V1__QUERY__KIND_COMMIT_MOVE = 14
+  RECEIPTS__V1__QUERY__KIND_COMMIT_MOVE = 14,
+  RECEIPTS__V1__QUERY__KIND_DEMOTE = 15
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECEIPTS__V1__QUERY__KIND__CASE)
 } Receipts__V1__Query__KindCase;
 
@@ -1028,11 +1031,31 @@ struct  Receipts__V1__Query
     Receipts__V1__ImportQuery *import_conversations;
     Receipts__V1__ReleaseQuery *release_conversations;
     Receipts__V1__CommitMoveQuery *commit_move;
+    Receipts__V1__DemoteQuery *demote;
   };
 };
 #define RECEIPTS__V1__QUERY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__query__descriptor) \
     , 0, RECEIPTS__V1__QUERY__KIND__NOT_SET, {0} }
+
+
+/*
+ * Switchover (deploy/REPLICATION.md section 12.2), for operators (with CURVE on, an operator
+ * key): the primary stops taking ingest (ERROR_CODE_UNAVAILABLE, nothing applied), waits until
+ * `to` (empty: any in-sync standby) has confirmed its whole log durable, then hands the ordinal
+ * over in one guarded etcd transaction and becomes a standby. Answered with a HandOverResult
+ * once the transaction committed; ERROR_CODE_NOT_PRIMARY from a member that is not primary,
+ * ERROR_CODE_INVALID_ARGUMENT when `to` is not in the in-sync set, ERROR_CODE_UNAVAILABLE when
+ * no standby confirmed the log in time (ingest is taken again).
+ */
+struct  Receipts__V1__DemoteQuery
+{
+  ProtobufCMessage base;
+  char *to;
+};
+#define RECEIPTS__V1__DEMOTE_QUERY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__demote_query__descriptor) \
+    , (char *)protobuf_c_empty_string }
 
 
 /*
@@ -1477,6 +1500,30 @@ struct  Receipts__V1__CompactResult
 
 
 /*
+ * A switchover that took place (DemoteQuery).
+ */
+struct  Receipts__V1__HandOverResult
+{
+  ProtobufCMessage base;
+  /*
+   * The member that was primary.
+   */
+  char *from;
+  /*
+   * The standby it handed the ordinal over to: the one that campaigns at once.
+   */
+  char *to;
+  /*
+   * The term that ended.
+   */
+  uint64_t term;
+};
+#define RECEIPTS__V1__HAND_OVER_RESULT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__hand_over_result__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+
+
+/*
  * An error reply.
  */
 struct  Receipts__V1__ErrorReply
@@ -1535,7 +1582,8 @@ typedef enum {
   RECEIPTS__V1__QUERY_REPLY__KIND_ERROR = 9,
   RECEIPTS__V1__QUERY_REPLY__KIND_TOPOLOGY = 10,
   RECEIPTS__V1__QUERY_REPLY__KIND_EXPORT_RESULT = 11,
-  RECEIPTS__V1__QUERY_REPLY__KIND_IMPORT_RESULT = 12
+  RECEIPTS__V1__QUERY_REPLY__KIND_IMPORT_RESULT = 12,
+  RECEIPTS__V1__QUERY_REPLY__KIND_HAND_OVER = 13
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECEIPTS__V1__QUERY_REPLY__KIND__CASE)
 } Receipts__V1__QueryReply__KindCase;
 
@@ -1564,6 +1612,7 @@ struct  Receipts__V1__QueryReply
     Receipts__V1__Topology *topology;
     Receipts__V1__ExportResult *export_result;
     Receipts__V1__ImportResult *import_result;
+    Receipts__V1__HandOverResult *hand_over;
   };
 };
 #define RECEIPTS__V1__QUERY_REPLY__INIT \
@@ -2455,6 +2504,25 @@ Receipts__V1__Query *
 void   receipts__v1__query__free_unpacked
                      (Receipts__V1__Query *message,
                       ProtobufCAllocator *allocator);
+/* Receipts__V1__DemoteQuery methods */
+void   receipts__v1__demote_query__init
+                     (Receipts__V1__DemoteQuery         *message);
+size_t receipts__v1__demote_query__get_packed_size
+                     (const Receipts__V1__DemoteQuery   *message);
+size_t receipts__v1__demote_query__pack
+                     (const Receipts__V1__DemoteQuery   *message,
+                      uint8_t             *out);
+size_t receipts__v1__demote_query__pack_to_buffer
+                     (const Receipts__V1__DemoteQuery   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__DemoteQuery *
+       receipts__v1__demote_query__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__demote_query__free_unpacked
+                     (Receipts__V1__DemoteQuery *message,
+                      ProtobufCAllocator *allocator);
 /* Receipts__V1__TopologyQuery methods */
 void   receipts__v1__topology_query__init
                      (Receipts__V1__TopologyQuery         *message);
@@ -2797,6 +2865,25 @@ Receipts__V1__CompactResult *
 void   receipts__v1__compact_result__free_unpacked
                      (Receipts__V1__CompactResult *message,
                       ProtobufCAllocator *allocator);
+/* Receipts__V1__HandOverResult methods */
+void   receipts__v1__hand_over_result__init
+                     (Receipts__V1__HandOverResult         *message);
+size_t receipts__v1__hand_over_result__get_packed_size
+                     (const Receipts__V1__HandOverResult   *message);
+size_t receipts__v1__hand_over_result__pack
+                     (const Receipts__V1__HandOverResult   *message,
+                      uint8_t             *out);
+size_t receipts__v1__hand_over_result__pack_to_buffer
+                     (const Receipts__V1__HandOverResult   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__HandOverResult *
+       receipts__v1__hand_over_result__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__hand_over_result__free_unpacked
+                     (Receipts__V1__HandOverResult *message,
+                      ProtobufCAllocator *allocator);
 /* Receipts__V1__ErrorReply methods */
 void   receipts__v1__error_reply__init
                      (Receipts__V1__ErrorReply         *message);
@@ -3130,6 +3217,9 @@ typedef void (*Receipts__V1__CompactQuery_Closure)
 typedef void (*Receipts__V1__Query_Closure)
                  (const Receipts__V1__Query *message,
                   void *closure_data);
+typedef void (*Receipts__V1__DemoteQuery_Closure)
+                 (const Receipts__V1__DemoteQuery *message,
+                  void *closure_data);
 typedef void (*Receipts__V1__TopologyQuery_Closure)
                  (const Receipts__V1__TopologyQuery *message,
                   void *closure_data);
@@ -3183,6 +3273,9 @@ typedef void (*Receipts__V1__Stats_Closure)
                   void *closure_data);
 typedef void (*Receipts__V1__CompactResult_Closure)
                  (const Receipts__V1__CompactResult *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__HandOverResult_Closure)
+                 (const Receipts__V1__HandOverResult *message,
                   void *closure_data);
 typedef void (*Receipts__V1__ErrorReply_Closure)
                  (const Receipts__V1__ErrorReply *message,
@@ -3263,6 +3356,7 @@ extern const ProtobufCMessageDescriptor receipts__v1__health_query__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__stats_query__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__compact_query__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__query__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__demote_query__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__topology_query__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__prepare_move_query__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__export_query__descriptor;
@@ -3281,6 +3375,7 @@ extern const ProtobufCMessageDescriptor receipts__v1__health__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__counter__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__stats__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__compact_result__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__hand_over_result__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__error_reply__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__query_reply__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__served_by__descriptor;

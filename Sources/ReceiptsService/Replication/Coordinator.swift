@@ -44,6 +44,16 @@ public protocol Coordinator: Sendable {
     /// - Throws: `CoordinationError` when the service cannot be reached.
     func resign(guardRevision: Int64) async throws(CoordinationError)
 
+    /// Ends this member's term by handing the ordinal over (a switchover, section 12.2): writes
+    /// the `handover` key and deletes the primary key, in one transaction, only while the
+    /// primary key is the one created at `guardRevision`. The member `record.to` campaigns at
+    /// once; the others wait (`HandOverRecord.quietPeriod`).
+    ///
+    /// - Returns: Whether it was written (false: this member is no longer primary).
+    /// - Throws: `CoordinationError` when the service cannot be reached (the outcome is unknown:
+    ///   read the state again).
+    func handOver(_ record: HandOverRecord, guardRevision: Int64) async throws(CoordinationError) -> Bool
+
     /// The ordinal's state after every change to its keys (a lease's expiry deleting the primary
     /// key included), starting with the state as it is when the stream starts. The stream ends
     /// when `close()` is called; it throws when the service cannot be reached for long enough
@@ -100,6 +110,26 @@ public struct InSyncRecord: Codable, Sendable, Equatable {
     }
 }
 
+/// The ordinal's `handover` key: the primary of `term` handed the ordinal over to `to`
+/// (section 12.2). It names the member that campaigns first; once a later term exists it means
+/// nothing, and it is left in place (the next hand-over overwrites it).
+public struct HandOverRecord: Codable, Sendable, Equatable {
+    /// How long a member other than `to` waits before it campaigns after a hand-over, so that
+    /// the named standby (which has the whole log) wins, and the old primary (which wrote the
+    /// latest term, so is eligible too) does not campaign first.
+    public static let quietPeriod = Duration.seconds(2)
+
+    /// The term that the hand-over ended.
+    public var term: UInt64
+    /// The member that campaigns at once.
+    public var to: String
+
+    public init(term: UInt64, to: String) {
+        self.term = term
+        self.to = to
+    }
+}
+
 /// An ordinal's keys, with the revisions a campaign compares.
 public struct OrdinalState: Sendable, Equatable {
     /// The primary key's value, or nil when there is none (no primary, or its lease expired).
@@ -114,6 +144,8 @@ public struct OrdinalState: Sendable, Equatable {
     public var inSync: InSyncRecord?
     /// The in-sync key's mod revision; 0 when there is none.
     public var inSyncRevision: Int64
+    /// The handover key's value, or nil when no primary ever handed the ordinal over.
+    public var handOver: HandOverRecord?
     /// The store's revision when this state was read.
     public var revision: Int64
 
@@ -124,8 +156,10 @@ public struct OrdinalState: Sendable, Equatable {
         termRevision: Int64 = 0,
         inSync: InSyncRecord? = nil,
         inSyncRevision: Int64 = 0,
+        handOver: HandOverRecord? = nil,
         revision: Int64 = 0
     ) {
+        self.handOver = handOver
         self.primary = primary
         self.primaryRevision = primaryRevision
         self.term = term

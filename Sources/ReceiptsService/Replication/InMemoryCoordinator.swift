@@ -213,6 +213,19 @@ public final class InMemoryCoordinator: Coordinator {
         }
     }
 
+    /// Writes the handover key and deletes the primary key in one write, while the primary key is
+    /// the one created at `guardRevision`.
+    ///
+    /// - Returns: Whether it was written.
+    /// - Throws: `CoordinationError` when the store is unavailable.
+    public func handOver(_ record: HandOverRecord, guardRevision: Int64) async throws(CoordinationError) -> Bool {
+        try store.withContents("handOver") { contents throws(CoordinationError) -> Bool in
+            guard contents.keys[keys.primary]?.createRevision == guardRevision else { return false }
+            contents.write([(keys.handOver, OrdinalKeys.value(record), 0)], deleting: [keys.primary])
+            return true
+        }
+    }
+
     /// The ordinal's state now, then after every write that touches its keys. It throws when the
     /// store is or becomes unavailable, and ends at `close()`.
     public func changes() -> AsyncThrowingStream<OrdinalState, any Error> {
@@ -342,17 +355,19 @@ private struct Contents {
         return try ordinal.state(from: stored, revision: revision)
     }
 
-    /// Puts every `(key, value, lease)` in one write (one new revision), and tells the watchers.
+    /// Puts every `(key, value, lease)` and deletes the keys `deleting` names in one write (one
+    /// new revision, as an etcd transaction), and tells the watchers.
     ///
     /// - Returns: The write's revision.
     @discardableResult
-    mutating func write(_ puts: [(key: String, value: [UInt8], lease: Int64)]) -> Int64 {
+    mutating func write(_ puts: [(key: String, value: [UInt8], lease: Int64)], deleting: [String] = []) -> Int64 {
         revision += 1
         for put in puts {
             let created = keys[put.key]?.createRevision ?? revision
             keys[put.key] = Entry(value: put.value, createRevision: created, modRevision: revision, lease: put.lease)
         }
-        notify(puts.map(\.key))
+        for key in deleting { keys.removeValue(forKey: key) }
+        notify(puts.map(\.key) + deleting)
         return revision
     }
 

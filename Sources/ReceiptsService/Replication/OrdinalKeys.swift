@@ -32,6 +32,8 @@ package struct OrdinalKeys: Sendable, Equatable {
     package var term: String { directory + "term" }
     /// `<prefix>/ordinals/<k>/in-sync`: an `InSyncRecord`.
     package var inSync: String { directory + "in-sync" }
+    /// `<prefix>/ordinals/<k>/handover`: a `HandOverRecord`.
+    package var handOver: String { directory + "handover" }
 
     /// The keys of `ordinal` under `prefix` (a trailing `/` on the prefix is ignored).
     package init(prefix: String, ordinal: Int) {
@@ -60,6 +62,9 @@ package struct OrdinalKeys: Sendable, Equatable {
     /// The in-sync key's value for `record`.
     package static func value(_ record: InSyncRecord) -> [UInt8] { encode(record) }
 
+    /// The handover key's value for `record`.
+    package static func value(_ record: HandOverRecord) -> [UInt8] { encode(record) }
+
     /// The ordinal's state from its keys as read at `revision` (keys of other ordinals, and keys
     /// this build does not know, such as `members/…`, are ignored).
     ///
@@ -82,6 +87,8 @@ package struct OrdinalKeys: Sendable, Equatable {
             case inSync:
                 state.inSync = try decode(InSyncRecord.self, stored)
                 state.inSyncRevision = stored.modRevision
+            case handOver:
+                state.handOver = try decode(HandOverRecord.self, stored)
             default:
                 continue
             }
@@ -92,7 +99,7 @@ package struct OrdinalKeys: Sendable, Equatable {
     private static func encode(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Both record types hold only strings, numbers and arrays of strings: encoding cannot fail.
+        // The record types hold only strings, numbers and arrays of strings: encoding cannot fail.
         return (try? Array(encoder.encode(value))) ?? []
     }
 

@@ -7,6 +7,11 @@ import Synchronization
 /// starts the new term in the log), and becomes a standby again when it is deposed, cutting its
 /// log back to the new primary's history as it follows.
 ///
+/// A primary hands the ordinal over on a `demote` query or a stop (`HandOver`); after a
+/// hand-over the members other than the one named wait `HandOverRecord.quietPeriod` before
+/// they campaign (`HandOverQuietPeriod`), so that the named standby, which has the whole log,
+/// takes the next term at once.
+///
 /// Runs on the worker's thread. A task watches the ordinal's keys and asks the running loop to
 /// end (`ServiceControl.requestLeave`) when they no longer match its role; every change of role
 /// closes the log and opens it again, so each role starts from what recovery builds.
@@ -60,6 +65,7 @@ final class ReplicatedMember: Sendable {
             watcher.cancel()
             Blocking.run { await coordinator.close() }
         }
+        var quietPeriod = HandOverQuietPeriod()
         var ready = false
         func readyOnce() {
             if !ready {
@@ -92,10 +98,11 @@ final class ReplicatedMember: Sendable {
                 try follow(primary, onReady: readyOnce)
                 continue
             }
-            guard isEligible(state) else {
+            let quiet = quietPeriod.remaining(after: state.handOver, term: state.term, member: settings.member)
+            guard isEligible(state), quiet == nil else {
                 setRole(.waiting)
                 readyOnce()
-                control.waitForWake(milliseconds: 1000)
+                control.waitForWake(milliseconds: Int32(min(quiet ?? 1000, 1000)))
                 continue
             }
             try campaign(over: state, onReady: readyOnce)
@@ -139,6 +146,7 @@ final class ReplicatedMember: Sendable {
             ack: settings.acknowledgement.rawValue
         )
         let coordinator = self.coordinator
+        control.role = .candidate
         metrics.record(role: .candidate, term: state.term)
         let outcome: CampaignOutcome
         do {
@@ -177,8 +185,13 @@ final class ReplicatedMember: Sendable {
             )
             metrics.promoted(reason: "lease")
             try loop.run(onReady: onReady)
-            if control.isStopRequested {
-                // A clean stop hands the ordinal over at once instead of after the lease's TTL.
+            if let handedOver = loop.handedOver {
+                logger.notice(
+                    "handed over; following the new primary",
+                    metadata: ["replication.handover.to": "\(handedOver.to)", "replication.term": "\(handedOver.term)"]
+                )
+            } else if control.isStopRequested {
+                // A stop without a hand-over frees the ordinal at once instead of after the lease's TTL.
                 _ = try? Blocking.run { () async throws(CoordinationError) in
                     try await coordinator.resign(guardRevision: guardRevision)
                 }
@@ -213,9 +226,14 @@ final class ReplicatedMember: Sendable {
         control.clearLeave()
         role.withLock { $0 = new }
         switch new {
-        case .waiting: metrics.record(role: .waiting, term: latest.withLock { $0?.term } ?? 0)
-        case .standby(let primary): metrics.record(role: .standby, term: primary.term)
-        case .primary: break  // recorded with the term won, by `campaign`
+        case .waiting:
+            control.role = .waiting
+            metrics.record(role: .waiting, term: latest.withLock { $0?.term } ?? 0)
+        case .standby(let primary):
+            control.role = .standby
+            metrics.record(role: .standby, term: primary.term)
+        case .primary:
+            control.role = .primary  // the metrics are recorded with the term won, by `campaign`
         }
         // Keys seen before the role changed may already call for the next change.
         if let state = latest.withLock({ $0 }), !matches(state) { control.requestLeave() }

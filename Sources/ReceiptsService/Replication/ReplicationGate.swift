@@ -14,10 +14,14 @@ final class ReplicationGate: Sendable {
         case noStandbyInSync = 1
         /// This member's lease was not renewed in time: it may no longer be primary.
         case leaseExpired = 2
+        /// This primary is handing the ordinal over (a switchover, section 12.2).
+        case handingOver = 3
     }
 
     private let replicated: Atomic<UInt64>
     private let refusalValue = Atomic<UInt8>(Refusal.none.rawValue)
+    /// Set by the loop for a hand-over, apart from the shipping thread's verdict.
+    private let handingOver = Atomic<Bool>(false)
     /// Rings the pipeline's doorbell when the position moves.
     private let wake: @Sendable () -> Void
 
@@ -37,7 +41,13 @@ final class ReplicationGate: Sendable {
 
     /// Why new ingest is refused now, if it is.
     var refusal: Refusal {
-        Refusal(rawValue: refusalValue.load(ordering: .relaxed)) ?? .none
+        if handingOver.load(ordering: .relaxed) { return .handingOver }
+        return Refusal(rawValue: refusalValue.load(ordering: .relaxed)) ?? .none
+    }
+
+    /// Refuses new ingest while a hand-over runs (true), or takes it again (false).
+    func pauseIngest(_ paused: Bool) {
+        handingOver.store(paused, ordering: .relaxed)
     }
 
     /// Stores the shipping thread's verdict and wakes the pipeline if the position moved.
