@@ -105,6 +105,19 @@ extension ReceiptPipeline {
 
     /// Applies a step to a copy of the engine, logs it, and keeps the copy.
     private func step(_ record: LogRecord) -> StepResult {
+        // A step's answer must survive a failover (deploy/REPLICATION.md, section 11): under
+        // `--replication-ack local` nothing waits for the standbys, so a new primary could lack a
+        // step the driver was told about. Refused before anything is applied.
+        if configuration.replication?.acknowledgement == .local {
+            return StepResult(
+                failure: .error(
+                    ErrorReply(
+                        code: .invalidArgument,
+                        message: "move steps need --replication-ack standby on a replicated ordinal (deploy/SCALING.md)"
+                    )
+                )
+            )
+        }
         var trial = engine
         let outcome: (imported: Int, alreadyHeld: Int)
         do {

@@ -12,6 +12,13 @@ import ZeroMQ
 /// timeout; the timeout is left for a worker that is alive and silent (stopped, or stuck).
 /// Asking again is safe because every step of a move is idempotent on the worker.
 ///
+/// A replicated ordinal (deploy/REPLICATION.md, section 11) has several members, of which only
+/// the primary answers anything but `health`: questions go to the member taken for the
+/// primary, starting with the ordinal's first. One that gets no answer leaves the next member
+/// in turn to be asked (a primary that died, whose standby takes over), and a `NOT_PRIMARY`
+/// answer moves the ordinal to the member it names (``follow(_:worker:)``). An unreplicated
+/// worker is an ordinal of one member, which never moves.
+///
 /// Not `Sendable`: its sockets belong to the one thread that drives the move.
 final class LazyPirate {
     /// Why a question got no answer; the socket it went out on is closed.
@@ -35,24 +42,27 @@ final class LazyPirate {
         }
     }
 
-    /// A worker's DEALER and the PAIR that reads its monitor's events.
+    /// A member's DEALER and the PAIR that reads its monitor's events.
     private struct Link {
         let socket: ZMQSocket
         let monitor: ZMQSocket
     }
 
     private let context: ZMQContext
-    /// Where each worker's query endpoint is.
+    /// Where each member's query endpoint is.
     private let cluster: Cluster
     private let curve: CurveClientKeys?
-    /// The open links, by ordinal; a worker's first question, or the one after a loss, opens one.
-    private var links: [Int: Link] = [:]
+    /// The open links, by query endpoint; a member's first question, or the one after a loss,
+    /// opens one.
+    private var links: [String: Link] = [:]
+    /// The member taken for each ordinal's primary, as an index into its members; 0 if absent.
+    private var current: [Int: Int] = [:]
     /// Numbers the monitors' `inproc` endpoints (a new link must not meet an old one's).
     private var opened = 0
 
     /// - Parameters:
     ///   - cluster: The workers' endpoints (its count does not matter: every ordinal it can
-    ///     name is asked on demand).
+    ///     name is asked on demand), with the members of each ordinal when it is replicated.
     ///   - curve: The operator's CURVE keys, or nil for plaintext.
     init(cluster: Cluster, curve: CurveClientKeys?) throws(ZMQError) {
         context = try ZMQContext()
@@ -65,13 +75,21 @@ final class LazyPirate {
         context.terminate()
     }
 
-    /// Asks `worker` one question and waits at most `timeout` for the answer.
+    /// Asks `worker`'s member taken for the primary one question and waits at most `timeout`
+    /// for the answer.
     /// - Returns: The reply, error replies included; or why none came (then the next question
-    ///   to this worker goes out on a new socket).
+    ///   to this worker goes out on a new socket, to the next member in turn).
     func ask(_ query: Query, worker: Int, timeout: Duration) -> Result<QueryReply, NoAnswer> {
+        guard let member = self.member(of: worker) else {
+            return .failure(
+                .transport(
+                    ZMQError(code: .invalidArgument, message: "no endpoint for worker \(worker)", operation: "connect")
+                )
+            )
+        }
         let link: Link
         do throws(ZMQError) {
-            link = try self.link(worker)
+            link = try self.link(member.query)
             // A drop reported before this question concerns an earlier one, already answered:
             // this one waits in the socket until libzmq has connected again.
             _ = try Self.dropped(link)
@@ -79,12 +97,51 @@ final class LazyPirate {
                 throw ZMQError(code: .again, message: "the send queue is full", operation: "send")
             }
         } catch {
-            forget(worker)
+            leave(worker, closing: member)
             return .failure(.transport(error))
         }
         let answer = Self.await(link, until: .now + timeout, timeout)
-        if case .failure = answer { forget(worker) }
+        if case .failure = answer { leave(worker, closing: member) }
         return answer
+    }
+
+    /// The member of `worker` that questions go to now; nil for an ordinal the cluster cannot
+    /// name.
+    func member(of worker: Int) -> Cluster.Worker? {
+        let members = cluster.members(of: worker)
+        guard !members.isEmpty else { return nil }
+        return members[(current[worker] ?? 0) % members.count]
+    }
+
+    /// Takes a `NOT_PRIMARY` answer of `worker`'s current member: the ordinal moves to the member
+    /// it names, if that is another of the ordinal's members.
+    /// - Parameters:
+    ///   - primary: The primary the answer names; nil while an election is under way.
+    ///   - worker: The ordinal of the member that answered.
+    /// - Returns: Whether the ordinal moved to another member (ask it at once); false if the
+    ///   answer names none, the member that answered, or a member the cluster does not list
+    ///   (ask the same one again after a pause).
+    func follow(_ primary: ErrorReply.Primary?, worker: Int) -> Bool {
+        guard let primary, !primary.member.isEmpty,
+            let named = cluster.members(of: worker).firstIndex(where: { $0.member == primary.member }),
+            named != current[worker] ?? 0
+        else { return false }
+        current[worker] = named
+        return true
+    }
+
+    /// Leaves `worker`'s current member for the next one in turn: one that did not answer, or
+    /// one whose health says it is not the primary (a standby, or a member still waiting for
+    /// its role).
+    func passOver(_ worker: Int) {
+        current[worker] = ((current[worker] ?? 0) + 1) % max(cluster.members(of: worker).count, 1)
+    }
+
+    /// Closes the link to `member`, which may have lost a question, and leaves it for the next
+    /// member of `worker` in turn.
+    private func leave(_ worker: Int, closing member: Cluster.Worker) {
+        if let link = links.removeValue(forKey: member.query) { Self.close(link) }
+        passOver(worker)
     }
 
     /// Waits on a link for the reply to its one question, or for the connection to drop.
@@ -128,12 +185,9 @@ final class LazyPirate {
         return dropped
     }
 
-    /// The worker's open link, or a new one connected to its query endpoint.
-    private func link(_ worker: Int) throws(ZMQError) -> Link {
-        if let link = links[worker] { return link }
-        guard let endpoint = cluster.worker(worker)?.query else {
-            throw ZMQError(code: .invalidArgument, message: "no endpoint for worker \(worker)", operation: "connect")
-        }
+    /// The open link to a query endpoint, or a new one connected to it.
+    private func link(_ endpoint: String) throws(ZMQError) -> Link {
+        if let link = links[endpoint] { return link }
         opened += 1
         let address = "inproc://receiptctl.monitor.\(opened)"
         let socket = try ZMQSocket(context: context, type: .dealer)
@@ -155,13 +209,8 @@ final class LazyPirate {
             Self.close(link)
             throw error
         }
-        links[worker] = link
+        links[endpoint] = link
         return link
-    }
-
-    /// Closes a worker's link and what it still queues: its next question opens a new one.
-    private func forget(_ worker: Int) {
-        if let link = links.removeValue(forKey: worker) { Self.close(link) }
     }
 
     private static func close(_ link: Link) {

@@ -16,14 +16,30 @@ struct Rebalance: AsyncParsableCommand {
             workers that are down. Exits 0 once every worker serves the new count.
             Example (a StatefulSet going to 3 pods):
               receiptctl rebalance --to 3 --query-template 'tcp://receiptd-{index}.receiptd:7004'
+            With replicated ordinals, every step goes to the ordinal's primary (two StatefulSets):
+              receiptctl rebalance --to 3 --members receiptd,receiptd-b \\
+                --query-template 'tcp://{member}-{index}.receiptd:7004'
             """
     )
 
     @Option(help: "The new worker count.")
     var to: Int
 
-    @Option(help: "Every worker's query endpoint, with {index} for its ordinal.")
+    @Option(help: "Every worker's query endpoint, with {index} for its ordinal (and {member} with --members).")
     var queryTemplate: String
+
+    @Option(
+        help: """
+            Member sets of replicated ordinals, comma-separated in preference order, as receiptd's --members: \
+            {member} in --query-template becomes each, and ordinal k's members are <set>-k.
+            """
+    )
+    var members: String?
+
+    /// The member sets `--members` lists; empty without it.
+    private var memberSets: [String] {
+        members?.split(separator: ",", omittingEmptySubsequences: false).map(String.init) ?? []
+    }
 
     @Option(help: "Conversations per export and import.")
     var batch: Int = 256
@@ -51,6 +67,12 @@ struct Rebalance: AsyncParsableCommand {
             throw ValidationError("--to must be in 1..<\(Partitioning.workerLimit)")
         }
         guard queryTemplate.contains("{index}") else { throw ValidationError("--query-template needs {index}") }
+        guard queryTemplate.contains("{member}") == (members != nil) else {
+            throw ValidationError("--query-template has {member} exactly when --members is given")
+        }
+        guard !memberSets.contains(where: \.isEmpty), Set(memberSets).count == memberSets.count else {
+            throw ValidationError("--members must list distinct, non-empty member sets")
+        }
         guard batch >= 1 else { throw ValidationError("--batch must be positive") }
         guard timeoutMs >= 1, giveUpAfterS >= 1 else { throw ValidationError("timeouts must be positive") }
         guard pauseMs >= 0 else { throw ValidationError("--pause-ms must not be negative") }
@@ -67,7 +89,13 @@ struct Rebalance: AsyncParsableCommand {
         } catch {
             throw ValidationError("CURVE: \(error.message)")
         }
-        let cluster = Cluster(workerCount: 1, ingest: queryTemplate, query: queryTemplate, publish: queryTemplate)
+        let cluster = Cluster(
+            workerCount: 1,
+            members: memberSets,
+            ingest: queryTemplate,
+            query: queryTemplate,
+            publish: queryTemplate
+        )
         let deadline = ContinuousClock.now + .seconds(giveUpAfterS)
         try await Self.onThreadOfItsOwn { [self] in
             let driver = RebalanceDriver(

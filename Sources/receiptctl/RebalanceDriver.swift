@@ -9,6 +9,12 @@ import ReceiptsWire
 /// step is idempotent on the worker, so a step whose answer was lost (a worker or this driver
 /// died) is simply taken again. It blocks (in `zmq_poll` and between batches): run it on a
 /// thread of its own, never on Swift's cooperative pool.
+///
+/// With replicated ordinals (deploy/REPLICATION.md, section 11) every step goes to the
+/// ordinal's primary: the driver waits until each ordinal involved has one, and follows
+/// `NOT_PRIMARY` answers. A failover in the middle of the move is, to the driver, a worker that
+/// restarted: the new primary has every step that was answered (steps are replicated like any
+/// record), and a step whose answer was lost is asked again.
 struct RebalanceDriver {
     let queries: LazyPirate
     /// How long to wait for one reply before asking again.
@@ -31,8 +37,10 @@ struct RebalanceDriver {
     func run(to target: Int, batch: Int, pause: Duration) throws {
         // Worker 0 exists under every count: it tells how many workers there are now.
         let first = try topology(of: 0)
+        let involved = 0..<max(first.workerCount, target, first.targetCount ?? 0)
+        try waitForPrimaries(involved)
         var reports = [first]
-        for worker in 1..<max(first.workerCount, target, first.targetCount ?? 0) {
+        for worker in involved.dropFirst() {
             reports.append(try topology(of: worker))
         }
         let (epoch, from, movesDone) = try Self.plan(
@@ -178,6 +186,28 @@ struct RebalanceDriver {
         return moved
     }
 
+    /// Waits until every worker of `workers` has a primary: a member whose health says it is
+    /// one, or an unreplicated worker (whose health names no role). A member that says it is
+    /// anything else (a standby, or waiting for its role while its ordinal's first term is
+    /// taken) is left for the next member in turn, asked after ``retryPause``.
+    /// - Throws: `CtlError` past the deadline.
+    private func waitForPrimaries(_ workers: Range<Int>) throws {
+        for worker in workers {
+            while true {
+                let reply = try ask(.health, worker: worker, "health")
+                guard case .health(let health) = reply else { throw unexpected(reply) }
+                if health.role.isEmpty { break }
+                if health.role == "primary" {
+                    print("worker \(worker): primary \(health.member) (term \(health.term))")
+                    break
+                }
+                if verbose { print("worker \(worker): \(health.member) is \(health.role); asking the next member") }
+                queries.passOver(worker)
+                try pauseBeforeAskingAgain(worker, "health")
+            }
+        }
+    }
+
     /// One worker's placement.
     private func topology(of worker: Int) throws -> TopologyReport {
         let reply = try ask(.topology, worker: worker, "topology")
@@ -187,23 +217,48 @@ struct RebalanceDriver {
 
     /// Asks until an answer comes: a worker that is down, restarting or recovering is asked
     /// again every ``retryPause``, a refused step stops the driver.
+    ///
+    /// `NOT_PRIMARY` sends the question to the member it names, at once the first time; a
+    /// member that names none (an election is under way), or a second switch, is asked again
+    /// after the pause, so that two members naming each other cannot spin the driver.
+    /// `UNAVAILABLE` (a worker recovering, a frozen conversation, no standby in sync) is asked
+    /// again after the pause.
     private func ask(_ query: Query, worker: Int, _ step: String) throws -> QueryReply {
+        var followed = false
         while true {
+            let member = queries.member(of: worker)?.member ?? ""
             switch queries.ask(query, worker: worker, timeout: timeout) {
+            case .success(.error(let error)) where error.code == .notPrimary:
+                let switched = queries.follow(error.primary, worker: worker)
+                if verbose {
+                    print("worker \(worker): \(member) is not the primary (\(error.message)); asking again")
+                }
+                if switched, !followed {
+                    followed = true
+                    continue
+                }
             case .success(.error(let error)):
                 guard error.code == .unavailable else {
                     throw CtlError("worker \(worker) refused \(step): \(error.code): \(error.message)")
                 }
+                if verbose { print("worker \(worker): \(step) unavailable (\(error.message)); asking again") }
             case .success(let reply):
                 return reply
             case .failure(let reason):
-                if verbose { print("worker \(worker): \(step) got no answer (\(reason)); asking again") }
+                let of = member.isEmpty ? "" : " from \(member)"
+                if verbose { print("worker \(worker): \(step) got no answer\(of) (\(reason)); asking again") }
             }
-            guard ContinuousClock.now < deadline else {
-                throw CtlError("gave up waiting for worker \(worker) (\(step)); run the same command again to resume")
-            }
-            Self.sleep(Self.retryPause)
+            try pauseBeforeAskingAgain(worker, step)
         }
+    }
+
+    /// Sleeps ``retryPause`` before `worker` is asked `step` again.
+    /// - Throws: `CtlError` past the deadline.
+    private func pauseBeforeAskingAgain(_ worker: Int, _ step: String) throws {
+        guard ContinuousClock.now < deadline else {
+            throw CtlError("gave up waiting for worker \(worker) (\(step)); run the same command again to resume")
+        }
+        Self.sleep(Self.retryPause)
     }
 
     /// Blocks this thread (the driver's own) for `duration`.

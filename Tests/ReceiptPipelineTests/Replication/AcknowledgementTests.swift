@@ -73,4 +73,19 @@ import Testing
         #expect(Self.ingestReplies(pair.primary) == 1)
         #expect(pair.shipper.verdict?.unsynced == true)
     }
+
+    @Test func underLocalAcknowledgementMoveStepsAreRefusedBeforeAnythingIsApplied() async throws {
+        let fixture = try PipelineFixture {
+            var settings = ReplicationSettings(member: "receiptd-0", role: .primary, endpoint: "inproc://r")
+            settings.acknowledgement = .local
+            $0.replication = settings
+        }
+        let before = fixture.pipeline.log.appendedPosition
+        let reply = try await fixture.ask(.prepareMove(epoch: 7, from: 1, to: 2))
+        guard case .error(let error) = reply else { throw PipelineTestError("the step was not refused: \(reply)") }
+        #expect(error.code == .invalidArgument)
+        #expect(error.message.contains("--replication-ack standby"))
+        #expect(fixture.pipeline.log.appendedPosition == before)
+        #expect(fixture.pipeline.engine.topology.moveEpoch == 0)
+    }
 }
