@@ -25,6 +25,9 @@ struct PendingQuery {
     /// Whether ``resendAt`` is a pause a NOT_PRIMARY answer asked for: the member answered, so
     /// it is not left as silent.
     var isPaused = false
+    /// Whether it goes to a standby of its ordinal, with `allow_standby` set
+    /// (``ReadPreference/standbyPreferred``); false once it fell back to the primary.
+    var readsStandby = false
 }
 
 extension ClientLoop {
@@ -33,7 +36,9 @@ extension ClientLoop {
     /// A replicated ordinal's query goes to its current member (``PrimaryTracker``), follows
     /// NOT_PRIMARY answers to the member they name, and leaves a member that stays silent for
     /// the acknowledgement timeout for the next one, until its deadline: callers and repairs see
-    /// the primary's answer, never NOT_PRIMARY.
+    /// the primary's answer, never NOT_PRIMARY. With ``ReadPreference/standbyPreferred`` a
+    /// caller's follower read (``Query/isFollowerRead``) goes to a standby first, and to the
+    /// primary if the standby answers UNAVAILABLE or NOT_PRIMARY or stays silent.
     /// - Parameters:
     ///   - query: The query.
     ///   - worker: Any ordinal the cluster knows the endpoints of, routing count or not.
@@ -57,18 +62,25 @@ extension ClientLoop {
         }
         var due = clock.now + .milliseconds(timeout)
         if let deadline { due = min(due, deadline) }
-        sendQuery(PendingQuery(query: query, completion: completion, deadline: due, worker: worker), tag: makeTag())
+        var pending = PendingQuery(query: query, completion: completion, deadline: due, worker: worker)
+        if case .caller = completion, configuration.readFrom == .standbyPreferred, query.isFollowerRead {
+            pending.readsStandby = true
+        }
+        sendQuery(pending, tag: makeTag())
     }
 
-    /// Puts a query on its ordinal's current member's socket and waits for its reply; answers
-    /// its waiter with the failure if it cannot leave.
+    /// Puts a query on its ordinal's current member's socket (or a standby's, for a follower
+    /// read of an ordinal with several members) and waits for its reply; answers its waiter
+    /// with the failure if it cannot leave.
     /// - Parameters:
     ///   - pending: The query.
     ///   - tag: Its tag (kept when it is sent again).
     private func sendQuery(_ pending: PendingQuery, tag: UInt64) {
         var pending = pending
         let worker = pending.worker
-        pending.member = primaries.current(of: worker)
+        let standby = pending.readsStandby ? primaries.standby(of: worker) : nil
+        pending.readsStandby = standby != nil
+        pending.member = standby ?? primaries.current(of: worker)
         pending.isPaused = false
         pending.resendAt =
             querySockets[worker].count > 1
@@ -76,7 +88,10 @@ extension ClientLoop {
         let failure: ReceiptsClientError?
         do {
             let socket = try querySockets[worker][pending.member].connected()
-            let sent = try socket.send([Self.tagFrame(tag), [], pending.query.encode()], dontWait: true)
+            let sent = try socket.send(
+                [Self.tagFrame(tag), [], pending.query.encode(allowStandby: pending.readsStandby)],
+                dontWait: true
+            )
             failure = sent ? nil : ReceiptsClientError(.unavailable, "worker \(worker)'s query queue is full")
         } catch {
             failure = ReceiptsClientError(.transport, "query send to worker \(worker) failed", cause: error)
@@ -116,6 +131,10 @@ extension ClientLoop {
                     worker: query.worker
                 )
             } else if let resendAt = query.resendAt, resendAt <= now {
+                if query.readsStandby {
+                    fallBackToPrimary(query, tag: tag)
+                    continue
+                }
                 if !query.isPaused { _ = primaries.leave(query.member, of: query.worker) }
                 sendQuery(query, tag: tag)
             }
@@ -127,18 +146,25 @@ extension ClientLoop {
         while true {
             let received = try querySockets[worker][member].socket.receiveMultipart(dontWait: true) { frames in
                 Self.tag(of: frames).map { tag in
-                    (tag, Result { () throws(WireError) in try QueryReply.decode(frames[2]) })
+                    (tag, Result { () throws(WireError) in try QueryReply.decodeServed(frames[2]) })
                 }
             }
             guard let received else { return }
             guard let (tag, decoded) = received, let query = queries[tag] else { continue }
-            if case .success(.error(let error)) = decoded, error.code == .notPrimary {
-                notPrimary(error, tag: tag, query: query, member: member)
-                continue
+            if case .success((.error(let error), _)) = decoded {
+                if query.readsStandby, member == query.member, error.code == .notPrimary || error.code == .unavailable {
+                    fallBackToPrimary(query, tag: tag)
+                    continue
+                }
+                if error.code == .notPrimary {
+                    notPrimary(error, tag: tag, query: query, member: member)
+                    continue
+                }
             }
             queries[tag] = nil
             switch decoded {
-            case .success(let reply):
+            case .success((let reply, let servedBy)):
+                if servedBy?.role == "standby" { statistics.standbyReads.add(1) }
                 complete(query.completion, .success(reply), worker: worker)
             case .failure(let error):
                 statistics.malformedReplies.add(1)
@@ -173,6 +199,15 @@ extension ClientLoop {
             queries[tag] = paused
             statistics.queryRetries.add(1)
         }
+    }
+
+    /// Sends a follower read to its ordinal's primary instead of the standby that refused it
+    /// or stayed silent.
+    private func fallBackToPrimary(_ query: PendingQuery, tag: UInt64) {
+        var primary = query
+        primary.readsStandby = false
+        statistics.standbyFallbacks.add(1)
+        sendQuery(primary, tag: tag)
     }
 
     /// Hands a query's result to whoever waits for it.

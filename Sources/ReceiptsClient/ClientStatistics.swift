@@ -14,6 +14,8 @@ final class ClientStatistics: Sendable {
     let snapshotRepairs = Atomic<Int>(0)
     let updatesCoalesced = Atomic<Int>(0)
     let primarySwitches = Atomic<Int>(0)
+    let standbyReads = Atomic<Int>(0)
+    let standbyFallbacks = Atomic<Int>(0)
 
     /// The values now.
     var snapshot: ReceiptsClient.Statistics {
@@ -29,7 +31,9 @@ final class ClientStatistics: Sendable {
             queryTimeouts: queryTimeouts.load(ordering: .relaxed),
             snapshotRepairs: snapshotRepairs.load(ordering: .relaxed),
             updatesCoalesced: updatesCoalesced.load(ordering: .relaxed),
-            primarySwitches: primarySwitches.load(ordering: .relaxed)
+            primarySwitches: primarySwitches.load(ordering: .relaxed),
+            standbyReads: standbyReads.load(ordering: .relaxed),
+            standbyFallbacks: standbyFallbacks.load(ordering: .relaxed)
         )
     }
 }

@@ -45,6 +45,15 @@ final class PrimaryTracker {
         ordinals[ordinal]?.current ?? 0
     }
 
+    /// The standby of an ordinal a follower read goes to: the member after the current one
+    /// (so with two members, the one that is not the primary as far as the client knows).
+    /// - Returns: An index into ``Cluster/members(of:)``; nil for an ordinal of one member.
+    func standby(of ordinal: Int) -> Int? {
+        let state = self.state(of: ordinal)
+        guard state.members.count > 1 else { return nil }
+        return (state.current + 1) % state.members.count
+    }
+
     /// Takes a NOT_PRIMARY answer.
     /// - Parameters:
     ///   - primary: The primary the answer names; nil while an election is under way.

@@ -55,6 +55,9 @@ extension ReceiptsClient {
         /// naming each other (an election seen at different times) cannot bounce it forever.
         /// Switches do not count against ``maxRedirects``.
         public var maxPrimarySwitches: Int = 8
+        /// Whether queries about conversations may be answered by a standby of a replicated
+        /// ordinal (``ReadPreference/standbyPreferred``) or go to the primary (the default).
+        public var readFrom = ReadPreference.primary
         /// How long a query waits for its reply before it fails with ``ReceiptsClientError/Code/timeout``.
         public var queryTimeoutMilliseconds: Int = 5000
         /// The workers' anti-replay window per source (`EngineConfiguration.duplicateWindow`,

@@ -31,5 +31,12 @@ extension ReceiptsClient {
         /// Times a replicated ordinal's client moved to another member: the primary a
         /// NOT_PRIMARY answer named, or the next member after a silent one.
         public var primarySwitches: Int
+        /// Queries a standby answered (``ReadPreference/standbyPreferred``): replies that carry
+        /// a standby's `served_by`.
+        public var standbyReads: Int
+        /// Queries for a standby that went to the primary instead: the standby answered
+        /// UNAVAILABLE (cut off from its primary past its staleness bound) or NOT_PRIMARY, or
+        /// stayed silent for the acknowledgement timeout.
+        public var standbyFallbacks: Int
     }
 }

@@ -7,6 +7,37 @@ import ReceiptsWire
 struct QueryHandler {
     let engine: ReceiptEngine
 
+    /// The answer to a query about the engine's state, as a primary and a standby both give it.
+    ///
+    /// - Parameters:
+    ///   - publisherRun: The run a snapshot's update stream continues (0 for a member that
+    ///     publishes nothing).
+    ///   - publishedSequence: A conversation's last published sequence, for a snapshot.
+    /// - Returns: nil for the kinds a member answers about itself (health, stats, compact) and
+    ///   for the move steps and the hand-over.
+    func answer(_ query: Query, publisherRun: UInt64, publishedSequence: (String) -> UInt64) -> QueryReply? {
+        switch query {
+        case .messageStatus(let conversation, let message, let viewer):
+            messageStatus(conversation: conversation, message: message, viewer: viewer)
+        case .readDetail(let conversation, let message):
+            readDetail(conversation: conversation, message: message)
+        case .lastSent(let conversation, let viewer):
+            lastSent(conversation: conversation, viewer: viewer)
+        case .unreadCounts(let user, let conversations):
+            unreadCounts(user: user, conversations: conversations)
+        case .snapshot(let conversation, let limit):
+            snapshot(
+                conversation: conversation,
+                limit: limit,
+                publisherRun: publisherRun,
+                publishedSequence: publishedSequence(conversation)
+            )
+        case .health, .stats, .compact, .topology, .prepareMove, .exportConversations, .importConversations,
+            .releaseConversations, .commitMove, .demote:
+            nil
+        }
+    }
+
     /// The status of one message, with display text for `viewer`.
     func messageStatus(conversation: String, message: String, viewer: Viewer) -> QueryReply {
         if let refusal = unknownSetting(of: viewer) { return refusal }

@@ -55,7 +55,6 @@ extension ReceiptPipeline {
             )
         }
         counters.increment(.queriesServed, label: query.kindName)
-        let engineQueries = QueryHandler(engine: engine)
         switch query {
         case .health:
             return .health(
@@ -82,20 +81,11 @@ extension ReceiptPipeline {
             return answerMove(query)
         case .demote(let to):
             return demote(to: to, envelope: envelope)
-        case .messageStatus(let conversation, let message, let viewer):
-            return engineQueries.messageStatus(conversation: conversation, message: message, viewer: viewer)
-        case .readDetail(let conversation, let message):
-            return engineQueries.readDetail(conversation: conversation, message: message)
-        case .lastSent(let conversation, let viewer):
-            return engineQueries.lastSent(conversation: conversation, viewer: viewer)
-        case .unreadCounts(let user, let conversations):
-            return engineQueries.unreadCounts(user: user, conversations: conversations)
-        case .snapshot(let conversation, let limit):
-            return engineQueries.snapshot(
-                conversation: conversation,
-                limit: limit,
+        case .messageStatus, .readDetail, .lastSent, .unreadCounts, .snapshot:
+            return QueryHandler(engine: engine).answer(
+                query,
                 publisherRun: statusPublisher.publisherRun,
-                publishedSequence: statusPublisher.sequence(of: conversation)
+                publishedSequence: statusPublisher.sequence(of:)
             )
         }
     }

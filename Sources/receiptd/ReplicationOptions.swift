@@ -66,6 +66,14 @@ struct ReplicationOptions: ParsableArguments {
     )
     var replicationPinTimeoutS: Int64?
 
+    @Option(
+        help: """
+            How long a standby answers queries that accept a standby's answer after it last heard from a \
+            primary; past it they are answered UNAVAILABLE (RECEIPTD_STANDBY_MAX_STALENESS_MS; default 2000).
+            """
+    )
+    var standbyMaxStalenessMs: Int64?
+
     @Option(help: "The etcd lease's TTL in seconds, at least 2 (RECEIPTD_LEASE_TTL_S; default 3).")
     var leaseTtlS: Int?
 
@@ -132,6 +140,16 @@ struct ReplicationOptions: ParsableArguments {
                 "RECEIPTD_REPLICATION_PIN_TIMEOUT_S",
                 settings.pinTimeoutMilliseconds / 1000
             ) * 1000
+        settings.standbyMaxStalenessMilliseconds = try environment.number(
+            standbyMaxStalenessMs,
+            "RECEIPTD_STANDBY_MAX_STALENESS_MS",
+            settings.standbyMaxStalenessMilliseconds
+        )
+        guard settings.standbyMaxStalenessMilliseconds >= 1 else {
+            throw ValidationError(
+                "--standby-max-staleness-ms must be positive, got \(settings.standbyMaxStalenessMilliseconds)"
+            )
+        }
         return settings
     }
 

@@ -53,6 +53,10 @@ public struct ReplicationSettings: Sendable, Equatable {
     public var timeoutMilliseconds: Int64 = 1000
     /// A standby silent this long loses the pin that keeps its records from compaction.
     public var pinTimeoutMilliseconds: Int64 = 600_000
+    /// A standby that has heard from no primary this long answers follower reads `UNAVAILABLE`
+    /// (`--standby-max-staleness-ms`, section 10), so a cut-off standby never serves old state
+    /// for long.
+    public var standbyMaxStalenessMilliseconds: Int64 = 2000
 
     /// Settings for `member` in `role`, binding `endpoint`, with the default timings.
     public init(member: String, role: Role, endpoint: String) {

@@ -7,8 +7,9 @@ import ZeroMQ
 /// (its log's durable position moved, a compaction ended, a stop was asked for).
 ///
 /// A standby takes no ingest: it binds the worker's ingest and query endpoints and answers every
-/// ingest frame and every query but `health` with `NOT_PRIMARY`, naming the primary it follows
-/// (section 8.1), so that a client that reached it learns where to go.
+/// ingest frame with `NOT_PRIMARY`, naming the primary it follows (section 8.1), so that a client
+/// that reached it learns where to go; queries as `StandbyQueries` says (follower reads,
+/// section 10).
 final class StandbyLoop {
     let configuration: ServiceConfiguration
     let settings: ReplicationSettings
@@ -17,14 +18,12 @@ final class StandbyLoop {
     let control: ServiceControl
     let context: ZMQContext
     let dealer: ZMQSocket
-    /// The worker's ingest and query endpoints, answered `NOT_PRIMARY` (health answered).
+    /// The worker's ingest and query endpoints, answered by `clients`.
     let ingest: ZMQSocket
     let queries: ZMQSocket
     let replica: StandbyReplica
-    /// The primary followed, as `NOT_PRIMARY` names it; nil when only its replication endpoint
-    /// is known (a fixed role).
-    let primary: PrimaryRecord?
-    let startedMonotonic = ServiceClock.monotonicMilliseconds()
+    /// How clients are answered: `NOT_PRIMARY` naming the primary, health, follower reads.
+    let clients: StandbyQueries
 
     init(
         configuration: ServiceConfiguration,
@@ -35,7 +34,12 @@ final class StandbyLoop {
         control: ServiceControl,
         metrics: ReplicationMetrics? = nil
     ) throws(ServiceError) {
-        self.primary = primary
+        clients = StandbyQueries(
+            configuration: configuration,
+            settings: settings,
+            primary: primary,
+            startedMonotonic: ServiceClock.monotonicMilliseconds()
+        )
         self.configuration = configuration
         self.settings = settings
         self.primaryEndpoint = primaryEndpoint
@@ -73,8 +77,14 @@ final class StandbyLoop {
             context.terminate()
             replica.close()
         }
+        // With CURVE configured the client endpoints stay unbound (closed, as a member between
+        // roles): the standby does not yet secure them with the workers' key and allowlists, and
+        // must not answer anyone in plaintext. Clients that list the ordinal's members leave a
+        // silent member for the next.
+        let servesClients = configuration.curve == nil
         do {
-            for (socket, endpoint) in [(ingest, configuration.ingestEndpoint), (queries, configuration.queryEndpoint)] {
+            for (socket, endpoint) in [(ingest, configuration.ingestEndpoint), (queries, configuration.queryEndpoint)]
+            where servesClients {
                 try socket.setLinger(milliseconds: 0)
                 try socket.setMaxMessageSize(configuration.transportMaxMessageBytes)
                 try socket.bind(endpoint)
@@ -101,8 +111,8 @@ final class StandbyLoop {
         var poller = ZMQPoller()
         let dealerItem = poller.add(dealer)
         let doorbellItem = poller.add(fileDescriptor: control.doorbell.fileDescriptor)
-        let ingestItem = poller.add(ingest)
-        let queriesItem = poller.add(queries)
+        let ingestItem = servesClients ? poller.add(ingest) : nil
+        let queriesItem = servesClients ? poller.add(queries) : nil
         while !control.shouldLeave {
             do {
                 _ = try poller.poll(timeoutMilliseconds: Int(settings.heartbeatMilliseconds))
@@ -111,8 +121,8 @@ final class StandbyLoop {
             }
             if poller.isReadable(doorbellItem) { control.doorbell.drain() }
             if poller.isReadable(dealerItem) { try receiveAll() }
-            if poller.isReadable(ingestItem) { try answer(ingest, ingest: true) }
-            if poller.isReadable(queriesItem) { try answer(queries, ingest: false) }
+            if let ingestItem, poller.isReadable(ingestItem) { try answer(ingest, ingest: true) }
+            if let queriesItem, poller.isReadable(queriesItem) { try answer(queries, ingest: false) }
             try send(replica.advance(now: ServiceClock.monotonicMilliseconds()))
             control.workerCount = replica.engine.topology.workerCount
         }
@@ -133,27 +143,20 @@ final class StandbyLoop {
         }
     }
 
-    /// Answers what clients sent: ingest frames and queries `NOT_PRIMARY` naming the primary
-    /// (nothing of them is applied), a health query with the standby's role and position.
+    /// Answers what clients sent: ingest frames `NOT_PRIMARY` naming the primary (nothing of
+    /// them is applied), queries as `StandbyQueries` says.
     private func answer(_ socket: ZMQSocket, ingest isIngest: Bool) throws(ServiceError) {
-        let error = ErrorReply(
-            code: .notPrimary,
-            message: "this member is a standby" + (primary.map { "; the primary is \($0.member)" } ?? ""),
-            primary: primary.map {
-                ErrorReply.Primary(member: $0.member, ingest: $0.ingest, query: $0.query, publish: $0.publish)
-            },
-            term: primary?.term ?? replica.follower.knownTerm
-        )
         for _ in 0..<ServiceLoop.framesPerTurn {
             let received: [[UInt8]]??
             do {
                 received = try socket.receiveMultipart(dontWait: true) { frames -> [[UInt8]]? in
                     guard let (envelope, body) = RequestEnvelope.split(frames) else { return nil }
-                    if isIngest { return envelope.reply(IngestReply(results: [], error: error).encode()) }
-                    if body.count == 1, let frame = body.first, (try? Query.decode(frame)) == .health {
-                        return envelope.reply(QueryReply.health(health).encode())
+                    if isIngest {
+                        return envelope.reply(IngestReply(results: [], error: clients.notPrimary(replica)).encode())
                     }
-                    return envelope.reply(QueryReply.error(error).encode())
+                    return envelope.reply(
+                        clients.reply(to: body, replica: replica, now: ServiceClock.monotonicMilliseconds())
+                    )
                 }
             } catch {
                 throw ServiceError(.transport, "client receive failed", cause: error)
@@ -163,21 +166,6 @@ final class StandbyLoop {
             guard let reply = received else { continue }
             _ = try? socket.send(reply, dontWait: true)
         }
-    }
-
-    /// The standby's health: its role, the term it follows, and how far it applied.
-    private var health: Health {
-        Health(
-            state: "standby",
-            workerIndex: configuration.workerIndex,
-            workerCount: replica.engine.topology.workerCount,
-            uptimeMilliseconds: UInt64(max(0, ServiceClock.monotonicMilliseconds() - startedMonotonic)),
-            publisherRun: 0,
-            role: "standby",
-            term: primary?.term ?? replica.follower.knownTerm,
-            member: settings.member,
-            applied: replica.applied.offset
-        )
     }
 
     /// Sends requests to the primary; one the socket cannot take now is dropped (an ack is

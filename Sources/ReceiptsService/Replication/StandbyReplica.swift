@@ -40,6 +40,12 @@ final class StandbyReplica {
     private let metrics: ReplicationMetrics?
     /// When the lag was last sampled (monotonic milliseconds).
     private var sampledAt: Int64 = 0
+    /// When a primary was last heard from in an open session (monotonic milliseconds); nil
+    /// before the first session opened. Follower reads are refused once it is too old.
+    private(set) var lastHeardFromPrimary: Int64?
+    /// When the applied position last reached the primary's acknowledged position as heard
+    /// (monotonic milliseconds): a follower read's `behind_ms` counts from it.
+    private(set) var caughtUpAt: Int64?
 
     /// Opens the member's log and recovers its engine from it.
     ///
@@ -204,6 +210,10 @@ final class StandbyReplica {
             throw ServiceError(.storage, "the log failed", cause: error)
         }
         try apply(upTo: min(follower.acknowledged, log.durablePosition.offset))
+        if applied.offset >= follower.acknowledged { caughtUpAt = now }
+        // While a session is open, its last message is the last word from a primary; a
+        // `Follow` that is not answered yet is not one.
+        if follower.isFollowing { lastHeardFromPrimary = follower.lastHeard }
         finishCompactionIfDone()
         startCompactionIfDue()
         if let metrics, now - sampledAt >= ServiceMetrics.gaugeIntervalMilliseconds {

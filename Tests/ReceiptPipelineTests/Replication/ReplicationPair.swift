@@ -84,6 +84,19 @@ final class ReplicationPair {
         try? FileManager.default.removeItem(atPath: standbyRoot)
     }
 
+    /// Closes the standby and opens it again on the same directory (an in-process restart:
+    /// its engine recovered from its whole log).
+    func restartStandby() throws {
+        standby.close()
+        standby = try StandbyReplica(
+            configuration: standbyConfiguration,
+            settings: settings,
+            logger: Self.logger,
+            counters: ServiceCounters(),
+            wake: {}
+        )
+    }
+
     /// A value the test changes under the shipper.
     final class Cap {
         var value = UInt64.max
