@@ -18,6 +18,8 @@ final class Authenticator {
 
     private let settings: CurveSettings
     private var allowlist: KeyAllowlist
+    /// The workers' own public key: the one key the replication endpoint admits.
+    private let ownPublicKey: CurveKey
     /// The ZAP handler's socket, to poll.
     let handler: ZMQSocket
     private let counters: ServiceCounters
@@ -36,6 +38,11 @@ final class Authenticator {
         self.settings = settings
         self.counters = counters
         self.logger = logger
+        do {
+            ownPublicKey = try settings.secretKey.publicKey()
+        } catch {
+            throw ServiceError(.configuration, "the workers' secret key has no public key", cause: error)
+        }
         allowlist = try KeyAllowlist.load(files: settings.allowlistFiles)
         do {
             handler = try ZMQSocket(context: context, type: .rep)
@@ -115,6 +122,18 @@ final class Authenticator {
                 ["mechanism": "\(mechanism)"],
                 reply: "CURVE required"
             )
+        }
+        if endpoint == .replication {
+            // Members follow each other with the workers' own key pair (the Secret they share).
+            guard key == ownPublicKey else {
+                return refuse(
+                    "handshake refused: only the workers' own key may replicate",
+                    kind: key.fingerprint,
+                    ["key": "\(key.fingerprint)"],
+                    reply: "key not allowed on replication"
+                )
+            }
+            return reply("200", "OK", user: "replica")
         }
         guard let role = allowlist.role(of: key, on: endpoint) else {
             return refuse(

@@ -10,18 +10,22 @@ public enum ClientRole: String, Sendable, CaseIterable, Hashable {
     case `operator`
 }
 
-/// One of receiptd's four endpoints, as CURVE sees it: its ZAP domain and who may use it.
+/// One of receiptd's endpoints, as CURVE sees it: its ZAP domain and who may use it.
 enum ServiceEndpoint: String, CaseIterable, Sendable {
     case ingest
     case ingestSubscribe = "ingest_sub"
     case publish
     case query
+    /// The replication endpoint (deploy/REPLICATION.md, section 4.3): only the workers' own key,
+    /// which every member of the cluster holds, gets in; no allowlist names it.
+    case replication
 
     /// The role a client key gets on this endpoint, strongest first; nil if none of its roles fits.
     func role(among roles: Set<ClientRole>) -> ClientRole? {
         switch self {
         case .ingest, .ingestSubscribe: roles.contains(.gateway) ? .gateway : nil
         case .publish, .query: roles.contains(.operator) ? .operator : roles.contains(.reader) ? .reader : nil
+        case .replication: nil
         }
     }
 }

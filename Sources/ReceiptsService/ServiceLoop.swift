@@ -338,6 +338,7 @@ final class ServiceLoop {
             socket = try ZMQSocket(context: context, type: .router)
             try socket.setRouterMandatory(true)
             try socket.setLinger(milliseconds: 0)
+            try authenticator?.secure(socket, as: .replication)
             try socket.bind(replication.endpoint)
         } catch {
             throw ServiceError(.transport, "cannot bind the replication endpoint \(replication.endpoint)", cause: error)

@@ -271,6 +271,57 @@ struct CurveTests {
         #expect(try await daemon.counter("receiptd.auth.handshake_failures", label: "ingest") >= 1)
     }
 
+    /// Two members of a replicated ordinal with CURVE on: the standby follows the primary over
+    /// the replication endpoint with the workers' own key pair (acknowledgements under
+    /// `--replication-ack standby` need it), a stranger's key is refused there and counted, and
+    /// the standby binds no plaintext client endpoint.
+    @Test func replicationRunsOverCurveAndAdmitsOnlyTheWorkersKey() async throws {
+        let keys = try KeyRing()
+        defer { try? FileManager.default.removeItem(atPath: keys.directory) }
+        let etcd = try await EtcdProcess()
+        let alpha = try ReceiptdProcess(
+            arguments: FailoverTests.arguments("alpha-0", etcd: etcd, extra: ["--replication-fallback", "stall"])
+                + keys.arguments,
+            curve: keys.client(keys.admin)
+        )
+        let beta = try ReceiptdProcess(
+            arguments: FailoverTests.arguments("beta-0", etcd: etcd, extra: ["--replication-fallback", "stall"])
+                + keys.arguments,
+            curve: keys.client(keys.admin),
+            awaitsHealth: false
+        )
+        // Acknowledged under stall with the standby as the only possible member of the set.
+        let outcomes = try await alpha.ingest(Self.events("c-curve", source: "gw-curve"))
+        #expect(outcomes.allSatisfy { $0 == accepted })
+        #expect(try await alpha.counter("receiptd.replication.refused_frames") == 0)
+
+        // A stranger's key gets no session on the replication endpoint.
+        let stranger = try ZMQSocket(context: ReceiptdProcess.sharedContext, type: .dealer)
+        defer { stranger.close() }
+        try stranger.setCurveClient(keys.client(keys.stranger))
+        try stranger.connect("ipc://\(alpha.dataDirectory)/replication.sock")
+        let follow = ReplicationRequest.follow(
+            ReplicationRequest.Follow(
+                session: 1,
+                member: "mallory-0",
+                workerIndex: 0,
+                knownTerm: 0,
+                terms: [TermStart(term: 0, start: 0, member: "")],
+                logEnd: 0,
+                durable: 0,
+                engineSettings: "",
+                windowBytes: 1 << 20
+            )
+        )
+        _ = try stranger.send(follow.encode(), dontWait: true)
+        try stranger.setReceiveTimeout(milliseconds: 1000)
+        #expect(try stranger.receiveMultipart() == nil, "the replication endpoint answered a stranger")
+        try await alpha.waitForCounter("receiptd.auth.refused", label: "replication", toReach: 1)
+        // The standby's client endpoints are not bound in plaintext.
+        #expect(!FileManager.default.fileExists(atPath: "\(beta.dataDirectory)/query.sock"))
+        #expect(beta.isRunning)
+    }
+
     @Test func startRefusesABadKeyFileNamingItButNotItsContent() throws {
         let keys = try KeyRing()
         try Data("\(keys.server.secretKey.z85)x\n".utf8).write(to: keys.url("server.key"))

@@ -51,6 +51,9 @@ final class ReceiptdProcess {
     /// The raw DEALER of the wire-contract tests (`ingestRaw`, `ingestPipelined`).
     private var rawIngestSocket: ZMQSocket?
     private let ownsDirectory: Bool
+    /// Whether start-up waits for a health answer (false for a member that binds no query
+    /// endpoint: a standby with CURVE configured).
+    private let awaitsHealth: Bool
 
     /// Starts receiptd and waits until it answers a health query.
     /// - Parameters:
@@ -60,13 +63,17 @@ final class ReceiptdProcess {
     ///   - curve: the keys of the process's own client when receiptd runs with CURVE (an
     ///     operator's, to ask health and stats); nil for plaintext.
     ///   - fileSizeLimitBytes: the largest file the daemon may write; nil for no limit.
+    ///   - awaitsHealth: wait for a health answer before the ready line; false for a member that
+    ///     binds no query endpoint.
     init(
         dataDirectory: String? = nil,
         arguments: [String] = [],
         environment: [String: String] = [:],
         curve: CurveClientKeys? = nil,
-        fileSizeLimitBytes: Int? = nil
+        fileSizeLimitBytes: Int? = nil,
+        awaitsHealth: Bool = true
     ) throws {
+        self.awaitsHealth = awaitsHealth
         if let dataDirectory {
             self.dataDirectory = dataDirectory
             ownsDirectory = false
@@ -113,7 +120,7 @@ final class ReceiptdProcess {
         )
         let client = try makeClient()
         currentClient = client
-        try waitUntilHealthy(client)
+        if awaitsHealth { try waitUntilHealthy(client) }
         httpAddress = try waitForReadyLine(after: logStart)
     }
 

@@ -95,6 +95,14 @@ final class StandbyLoop {
         do {
             try dealer.setLinger(milliseconds: 0)
             try dealer.setMaxMessageSize(Int64(ReplicationFrames.maxRecordsBytes + ReplicationFrames.maxBodyBytes))
+            if let curve = configuration.curve {
+                // The members share the workers' key pair: the primary is a server with it, and
+                // admits only it as a client on the replication endpoint.
+                let publicKey = try curve.secretKey.publicKey()
+                try dealer.setCurveClient(
+                    CurveClientKeys(serverPublicKey: publicKey, publicKey: publicKey, secretKey: curve.secretKey)
+                )
+            }
             try dealer.connect(primaryEndpoint)
         } catch {
             throw ServiceError(.transport, "cannot connect to the primary at \(primaryEndpoint)", cause: error)
