@@ -50,3 +50,19 @@ extension ReceiptLog {
         try LogSeeding.unmark(directory)
     }
 }
+
+extension ReceiptLog {
+    /// Empties a closed log's directory: every segment and snapshot goes, so that the log opens
+    /// empty. A standby whose log cannot be cut back to where its primary's history parts (no
+    /// snapshot old enough) starts over this way, and its primary then seeds it.
+    ///
+    /// Marked as a seed is, so that a crash part-way leaves a directory that opens empty too.
+    ///
+    /// - Throws: ``LogError`` `.locked` while the log is open, `.io` or `.fsyncFailed`.
+    public static func empty(directory: String) throws(LogError) {
+        let lockDescriptor = try Self.lock(directory)
+        defer { FileIO.close(lockDescriptor) }
+        try LogSeeding.mark(directory)
+        _ = try LogSeeding.discardInterrupted(directory)
+    }
+}

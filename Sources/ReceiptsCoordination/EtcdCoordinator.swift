@@ -265,6 +265,8 @@ public final class EtcdCoordinator: Coordinator {
     /// first grant.
     public var leaseDeadline: UInt64 { deadline.load(ordering: .acquiring) }
 
+    public var lease: Int64 { state.withLock { $0.lease } }
+
     /// Stops the renewals and the watches, revokes the lease (forgetting it in the lease file),
     /// and shuts the HTTP client down.
     public func close() async {

@@ -371,7 +371,9 @@ final class ServiceLoop {
                         wake: { shippingDoorbell.ring() }
                     ),
                     recorded: primaryTerm.recorded,
-                    leaseDeadline: { coordinator.leaseDeadline }
+                    leaseDeadline: {
+                        coordinator.lease == primaryTerm.lease ? coordinator.leaseDeadline : 0
+                    }
                 )
             },
             metrics: replicationMetrics,
@@ -382,7 +384,8 @@ final class ServiceLoop {
             shipper: shipper,
             doorbell: shippingDoorbell,
             heartbeatMilliseconds: replication.heartbeatMilliseconds,
-            logger: logger
+            logger: logger,
+            onFailure: { [control] in control.requestLeave() }
         )
         thread.start()
         shipping = (socket, thread)

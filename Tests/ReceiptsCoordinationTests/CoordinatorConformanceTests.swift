@@ -258,6 +258,8 @@ struct CoordinatorConformanceTests {
             let watcher = StateRecorder(b.changes())
             try await harness.waitUntil("the watcher's first state") { !watcher.states.isEmpty }
             #expect(watcher.states.first?.primary?.member == "receiptd-3")
+            let firstLease = a.lease
+            #expect(firstLease != 0)
             try await harness.endLease(of: "receiptd-3")
             try await harness.waitUntil("the watcher seeing the primary key gone") {
                 watcher.states.last?.primary == nil
@@ -269,6 +271,8 @@ struct CoordinatorConformanceTests {
             }
             #expect(try await b.state().primary == Self.primary("receiptd-3", term: 2))
             #expect(a.leaseDeadline > harness.now())
+            // A new grant is a new lease: a primary of the old one can tell its key is gone.
+            #expect(a.lease != firstLease && a.lease != 0)
         }
     }
 

@@ -66,6 +66,11 @@ public protocol Coordinator: Sendable {
     /// any thread.
     var leaseDeadline: UInt64 { get }
 
+    /// The id of this member's current lease; 0 while it has none. A lease that ended is never
+    /// this member's again: a new grant has a new id, and the keys of the old one are gone with
+    /// it. Safe from any thread.
+    var lease: Int64 { get }
+
     /// Stops renewing and revokes the lease (the primary key, if this member holds it, goes
     /// with it), and ends the `changes()` streams.
     func close() async

@@ -261,6 +261,10 @@ public final class InMemoryCoordinator: Coordinator {
         store.withContentsIgnoringAvailability { $0.renewers[id]?.deadline ?? 0 }
     }
 
+    public var lease: Int64 {
+        store.withContentsIgnoringAvailability { $0.renewers[id]?.lease ?? 0 }
+    }
+
     /// Stops renewing, revokes the lease if the store is available (else it expires after its
     /// TTL, as an unreachable etcd's would), and ends this coordinator's `changes()` streams.
     public func close() async {

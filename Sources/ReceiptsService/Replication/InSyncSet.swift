@@ -33,6 +33,8 @@ struct InSyncSet {
     private(set) var members: [String: UInt64] = [:]
     /// Standbys gating on their way in, with the position `A₀` they must confirm.
     private(set) var joining: [String: UInt64] = [:]
+    /// The session each member's durable position was last taken from.
+    private var sessions: [String: UInt64] = [:]
     /// The set as last recorded in the coordination service; nil when nothing records it (then
     /// every change counts at once).
     private(set) var recorded: Set<String>?
@@ -98,13 +100,20 @@ struct InSyncSet {
             if let standby = progress[member], standby.durable >= target {
                 joining[member] = nil
                 members[member] = standby.durable
+                sessions[member] = standby.session
             } else if !isHeard(member) {
                 joining[member] = nil
             }
         }
         var leaving: Set<String> = []
         for member in members.keys {
-            if let standby = progress[member] { members[member] = max(members[member] ?? 0, standby.durable) }
+            if let standby = progress[member] {
+                // Within a session a standby's durable position only grows; a new session's is
+                // what the standby holds now (it may have cut its log back), taken as given.
+                let sameSession = sessions[member] == standby.session
+                members[member] = sameSession ? max(members[member] ?? 0, standby.durable) : standby.durable
+                sessions[member] = standby.session
+            }
             let lacking = (members[member] ?? 0) < primaryDurable
             if !isHeard(member), lacking, fallback == .local || members.count - leaving.count > 1 {
                 leaving.insert(member)

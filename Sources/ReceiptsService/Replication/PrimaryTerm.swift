@@ -10,4 +10,8 @@ struct PrimaryTerm {
     var guardRevision: Int64
     /// The in-sync set recorded by the campaign.
     var recorded: Set<String>
+    /// The lease the primary key was created with (read before the campaign): once the
+    /// coordinator holds another, the key is gone with the old one, and this member acknowledges
+    /// nothing more in this term, however its new lease's deadline moves.
+    var lease: Int64
 }

@@ -148,6 +148,10 @@ final class ReplicatedMember: Sendable {
         let coordinator = self.coordinator
         control.role = .candidate
         metrics.record(role: .candidate, term: state.term)
+        // The lease the campaign attaches the primary key to: read before, so that a lease granted
+        // meanwhile can only make the new primary stop acknowledging, never acknowledge on a key
+        // that is gone.
+        let lease = coordinator.lease
         let outcome: CampaignOutcome
         do {
             outcome = try Blocking.run { () async throws(CoordinationError) in
@@ -179,7 +183,8 @@ final class ReplicatedMember: Sendable {
                     term: term,
                     coordinator: coordinator,
                     guardRevision: guardRevision,
-                    recorded: Set(inSync.standbys)
+                    recorded: Set(inSync.standbys),
+                    lease: lease
                 ),
                 replicationMetrics: metrics
             )

@@ -20,6 +20,8 @@ final class Shipper {
     /// What the primary knows of one standby, for the in-sync set and the metrics.
     struct Progress: Equatable {
         var member: String
+        /// The session these positions belong to: a new session's positions replace the old ones.
+        var session: UInt64
         var appended: UInt64
         var durable: UInt64
         var applied: UInt64
@@ -50,15 +52,28 @@ final class Shipper {
         /// Messages the socket could not take yet; they go first.
         var unsent: [ReplicationMessage] = []
 
-        init(peer: [UInt8], follow: ReplicationRequest.Follow, pin: LogPin, continueAt: UInt64, now: Int64) {
+        /// - Parameters:
+        ///   - continueAt: Where shipping continues: the divergence point, or the position of
+        ///     the snapshot sent first.
+        ///   - agreed: Where the two histories part: the standby holds the primary's records up to
+        ///     here and no further (with a snapshot first, its log beyond is replaced, so it claims
+        ///     nothing past it until it confirms the snapshot's records).
+        init(
+            peer: [UInt8],
+            follow: ReplicationRequest.Follow,
+            pin: LogPin,
+            continueAt: UInt64,
+            agreed: UInt64,
+            now: Int64
+        ) {
             self.peer = peer
             id = follow.session
             member = follow.member
             window = max(follow.windowBytes, 1)
             self.pin = pin
             sent = continueAt
-            appended = continueAt
-            durable = min(follow.durable, continueAt)
+            appended = min(follow.logEnd, agreed)
+            durable = min(follow.durable, agreed)
             applied = durable
             lastHeard = now
             lastSent = now
@@ -177,6 +192,9 @@ final class Shipper {
         self.logger = logger
         self.acknowledged = acknowledged
         chunk = .allocate(byteCount: ReplicationFrames.maxChunkBytes, alignment: 16)
+        // Before anything is served: a new primary's recorded standbys gate from the start (at
+        // position 0 until they confirm), so nothing only this member holds is acknowledged.
+        updateGate(now: now)
     }
 
     deinit {
@@ -188,6 +206,7 @@ final class Shipper {
         sessions.values.map {
             Progress(
                 member: $0.member,
+                session: $0.id,
                 appended: $0.appended,
                 durable: $0.durable,
                 applied: $0.applied,
@@ -324,8 +343,6 @@ final class Shipper {
         } catch {
             return refuse(.invalidArgument, "the standby's terms are not a history: \(error)")
         }
-        sessions[follow.member] = nil
-        parked[follow.member] = nil
         let durable = log.durablePosition.offset
         let divergence = terms.divergence(end: durable, with: standbyTerms, otherEnd: follow.logEnd)
         let session: Session
@@ -334,6 +351,9 @@ final class Shipper {
         } catch {
             return refuse(.internal, "cannot ship from \(divergence): \(error)")
         }
+        // The member's old pins go only now that the new one holds (a compaction in between
+        // would otherwise force a snapshot on an ordinary reconnect).
+        parked[follow.member] = nil
         sessions[follow.member] = session
         logger.info(
             "replication session opened",
@@ -363,7 +383,14 @@ final class Shipper {
         do {
             let pin = try log.pin(LogPosition(offset: position))
             let cursor = try log.cursor(from: LogPosition(offset: position))
-            let session = Session(peer: peer, follow: follow, pin: pin, continueAt: position, now: now)
+            let session = Session(
+                peer: peer,
+                follow: follow,
+                pin: pin,
+                continueAt: position,
+                agreed: position,
+                now: now
+            )
             session.cursor = cursor
             return session
         } catch  where error.code == .compacted {
@@ -373,6 +400,7 @@ final class Shipper {
                 follow: follow,
                 pin: snapshot.pin,
                 continueAt: snapshot.position.offset,
+                agreed: position,
                 now: now
             )
             session.snapshot = snapshot

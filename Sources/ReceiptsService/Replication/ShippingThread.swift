@@ -18,6 +18,9 @@ final class ShippingThread: @unchecked Sendable {
     private let shipper: Shipper
     private let logger: Logger
     private let heartbeatMilliseconds: Int64
+    /// Told once when the thread ends on an error: the worker's loop must end too (nothing moves
+    /// the gate any more, so nothing more would be acknowledged).
+    private let onFailure: @Sendable () -> Void
     /// Rung when the log's durable position moves.
     let doorbell: Doorbell
     private let stopping = Atomic<Bool>(false)
@@ -29,7 +32,16 @@ final class ShippingThread: @unchecked Sendable {
     ///   - socket: The bound replication ROUTER (`ROUTER_MANDATORY` on); from `start()` to
     ///     `stop()` nothing else may use it.
     ///   - doorbell: Rung by the log's `onDurable`.
-    init(socket: ZMQSocket, shipper: Shipper, doorbell: Doorbell, heartbeatMilliseconds: Int64, logger: Logger) {
+    ///   - onFailure: Told when the thread ends on an error.
+    init(
+        socket: ZMQSocket,
+        shipper: Shipper,
+        doorbell: Doorbell,
+        heartbeatMilliseconds: Int64,
+        logger: Logger,
+        onFailure: @escaping @Sendable () -> Void
+    ) {
+        self.onFailure = onFailure
         self.socket = socket
         self.shipper = shipper
         self.doorbell = doorbell
@@ -70,6 +82,7 @@ final class ShippingThread: @unchecked Sendable {
                 shipper.ship(now: ServiceClock.monotonicMilliseconds()) { outgoing in send(outgoing) }
             } catch {
                 logger.error("replication endpoint failed; shipping stops", metadata: ["error": "\(error)"])
+                onFailure()
                 return
             }
         }

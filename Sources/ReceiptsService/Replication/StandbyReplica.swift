@@ -109,8 +109,8 @@ final class StandbyReplica {
     /// Takes one message from the primary (its frames as received by the DEALER).
     ///
     /// - Returns: Requests to send to the primary.
-    /// - Throws: `ServiceError` when the log cannot be cut back, seeded or reopened: the
-    ///   member must stop.
+    /// - Throws: `ServiceError` when the log cannot be reopened after a cut or a seed, or emptied
+    ///   when it cannot be cut back: the member must stop.
     func receive(_ frames: [[UInt8]], now: Int64) throws(ServiceError) -> [ReplicationRequest] {
         let message: ReplicationMessage
         do {
@@ -140,15 +140,33 @@ final class StandbyReplica {
                 "cutting the log back to the primary's history",
                 metadata: ["log.end": "\(log.appendedPosition.offset)", "log.cut_to": "\(position)"]
             )
-            try reopen { () throws(LogError) in
-                try ReceiptLog.truncate(directory: configuration.dataDirectory, to: LogPosition(offset: position))
+            let directory = configuration.dataDirectory
+            if let failure = try reopen({ () throws(LogError) in
+                try ReceiptLog.truncate(directory: directory, to: LogPosition(offset: position))
+            }) {
+                // No snapshot of this log is old enough to cut back to: start over empty, and
+                // the primary seeds this member from its own snapshot.
+                logger.warning(
+                    "the log cannot be cut back that far; starting over from an empty log",
+                    metadata: ["error": "\(failure)"]
+                )
+                if let emptied = try reopen({ () throws(LogError) in try ReceiptLog.empty(directory: directory) }) {
+                    throw ServiceError(.storage, "cannot empty the log to follow the primary", cause: emptied)
+                }
+                restartSession(now: now)
             }
         case .seed(let snapshot, let terms, let engineSettings):
             logger.info(
                 "installing the primary's snapshot",
                 metadata: ["log.directory": "\(configuration.dataDirectory)"]
             )
-            try seed(snapshot, terms: terms, engineSettings: engineSettings)
+            if let failure = try seed(snapshot, terms: terms, engineSettings: engineSettings) {
+                logger.warning(
+                    "the primary's snapshot was not installed; following again",
+                    metadata: ["error": "\(failure)"]
+                )
+                restartSession(now: now + settings.timeoutMilliseconds)
+            }
         case .refused(let error):
             logger.warning("the primary refused to be followed", metadata: ["error": "\(error.message)"])
             followNotBefore = now + settings.timeoutMilliseconds
@@ -156,8 +174,22 @@ final class StandbyReplica {
         return try advance(now: now)
     }
 
+    /// Ends the session, to follow again at `notBefore` (monotonic milliseconds).
+    private func restartSession(now notBefore: Int64) {
+        follower.end()
+        followNotBefore = max(notBefore, 1)
+    }
+
     /// Replaces the log with the primary's snapshot, its terms before it and its engine settings.
-    private func seed(_ snapshot: IncomingSnapshot, terms: [TermStart], engineSettings: String) throws(ServiceError) {
+    ///
+    /// - Returns: Why it was not installed (terms that are not a history, a snapshot that does not
+    ///   check out, files that cannot be written): the log is then as it was, or empty.
+    /// - Throws: `ServiceError` only when the log cannot be opened again: the member must stop.
+    private func seed(
+        _ snapshot: IncomingSnapshot,
+        terms: [TermStart],
+        engineSettings: String
+    ) throws(ServiceError) -> (any Error)? {
         let history: TermHistory
         do {
             history = try TermHistory(
@@ -165,36 +197,44 @@ final class StandbyReplica {
             )
         } catch {
             snapshot.discard()
-            throw ServiceError(.recovery, "the primary's snapshot came with terms that are not a history", cause: error)
+            return error
         }
         let directory = configuration.dataDirectory
-        var written: ServiceError?
-        try reopen { () throws(LogError) in
+        return try reopen { () throws(LogError) in
             try ReceiptLog.seed(directory: directory, from: snapshot) { () throws(LogError) in
                 do throws(ServiceError) {
                     try TermsFile.write(history, directory: directory)
                     try ReplaySettings.record(engineSettings, directory: directory)
                 } catch {
-                    written = error
                     throw LogError(code: .io, message: "cannot write the seeded member's files", cause: error)
                 }
             }
         }
-        if let written { throw written }
     }
 
-    /// Closes the log, changes the directory with `change`, and opens it again.
-    private func reopen(_ change: () throws(LogError) -> Void) throws(ServiceError) {
+    /// Closes the log, changes the directory with `change`, and opens it again, whether the
+    /// change succeeded or not (a change that fails leaves a directory that opens: see
+    /// `ReceiptLog.truncate` and `ReceiptLog.seed`).
+    ///
+    /// - Returns: The change's error, if it failed.
+    /// - Throws: `ServiceError` when the log cannot be closed or opened again: the member must stop.
+    private func reopen(_ change: () throws(LogError) -> Void) throws(ServiceError) -> LogError? {
         awaitCompaction()
         do {
             try log.close()
+        } catch {
+            throw ServiceError(.storage, "cannot close the log to follow the primary", cause: error)
+        }
+        var failure: LogError?
+        do {
             try change()
         } catch {
-            throw ServiceError(.storage, "cannot change the log to follow the primary", cause: error)
+            failure = error
         }
         (log, applier, cursor) = try Self.open(configuration, logger: logger, counters: counters, signals: signals)
         applied = log.appendedPosition
         recordedTerms = applier.terms
+        return failure
     }
 
     // MARK: - Driving
@@ -234,7 +274,7 @@ final class StandbyReplica {
             return [
                 follower.follow(
                     log: log,
-                    terms: applier.terms,
+                    terms: try termsOfLog(),
                     engineSettings: ReplaySettings.recordedText(directory: configuration.dataDirectory),
                     now: now
                 )
@@ -244,13 +284,39 @@ final class StandbyReplica {
     }
 
     /// The first `Follow`, when the member starts.
-    func start(now: Int64) -> ReplicationRequest {
+    func start(now: Int64) throws(ServiceError) -> ReplicationRequest {
         follower.follow(
             log: log,
-            terms: applier.terms,
+            terms: try termsOfLog(),
             engineSettings: ReplaySettings.recordedText(directory: configuration.dataDirectory),
             now: now
         )
+    }
+
+    /// The log's whole term history: the terms applied, and the term records appended beyond what
+    /// was applied (a `Follow` must describe the log it holds, or the primary would answer with a
+    /// divergence point before records this member already confirmed, and cut them).
+    ///
+    /// Makes everything appended durable first, so that a cursor reads it; a `Follow` is rare.
+    private func termsOfLog() throws(ServiceError) -> TermHistory {
+        var terms = applier.terms
+        guard applied < log.appendedPosition else { return terms }
+        do {
+            try log.flush()
+            let reader = try log.cursor(from: applied)
+            while try reader.read({ record in
+                guard record.type == LogRecord.Kind.termStarted.rawValue,
+                    case .termStarted(let term, _, let member) = try LogRecord(
+                        type: record.type,
+                        payload: record.payload
+                    )
+                else { return }
+                try terms.append(TermHistory.Entry(term: term, start: record.start.offset, member: member))
+            }) > 0 {}
+        } catch {
+            throw ServiceError(.storage, "cannot read the log's terms back", cause: error)
+        }
+        return terms
     }
 
     /// Applies the records from `applied` up to `limit` (record ends at or before it).

@@ -9,9 +9,17 @@ import Testing
         _ member: String,
         appended: UInt64,
         durable: UInt64,
-        heard: Int64
+        heard: Int64,
+        session: UInt64 = 1
     ) -> Shipper.Progress {
-        Shipper.Progress(member: member, appended: appended, durable: durable, applied: durable, lastHeard: heard)
+        Shipper.Progress(
+            member: member,
+            session: session,
+            appended: appended,
+            durable: durable,
+            applied: durable,
+            lastHeard: heard
+        )
     }
 
     @Test func anEmptySetUnderStallHoldsThePositionAndStallsAfterTheTimeout() {
@@ -152,5 +160,31 @@ import Testing
             now: 2700
         )
         #expect(verdict == InSyncSet.Verdict(replicatedPosition: 200, stalled: false, unsynced: false))
+    }
+
+    @Test func aMembersNewSessionReplacesWhatItsOldOneConfirmed() {
+        var set = InSyncSet(position: 0, acknowledgement: .standby, fallback: .stall, timeoutMilliseconds: 1000, now: 0)
+        _ = set.update(
+            standbys: [Self.standby("b", appended: 80, durable: 80, heard: 0)],
+            acknowledged: 80,
+            primaryDurable: 80,
+            now: 0
+        )
+        _ = set.update(
+            standbys: [Self.standby("b", appended: 80, durable: 80, heard: 1)],
+            acknowledged: 80,
+            primaryDurable: 80,
+            now: 1
+        )
+        #expect(set.members == ["b": 80])
+        // Followed again holding less (its log was cut back): the gate must not trust the old 80.
+        let verdict = set.update(
+            standbys: [Self.standby("b", appended: 50, durable: 50, heard: 2, session: 2)],
+            acknowledged: 80,
+            primaryDurable: 90,
+            now: 2
+        )
+        #expect(set.members == ["b": 50])
+        #expect(verdict.replicatedPosition == 50)
     }
 }

@@ -153,9 +153,10 @@ final class ReplicationPair {
     }
 
     /// Runs the primary's pipeline and the exchange until the standby has applied everything
-    /// the primary made durable and the primary answered everything; at most 5 s.
+    /// the primary made durable and the primary answered everything; at most 20 s (fsyncs on a
+    /// loaded CI machine).
     func catchUp() async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(20)
         while true {
             try primary.pipeline.advance(now: ServiceClock.monotonicMilliseconds())
             try run(rounds: 50)
@@ -170,12 +171,12 @@ final class ReplicationPair {
         }
     }
 
-    /// Waits until the standby's log made everything appended durable, then advances it; at most 5 s.
+    /// Waits until the standby's log made everything appended durable, then advances it; at most 20 s.
     func settleStandby() async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(20)
         while standby.log.durablePosition < standby.log.appendedPosition {
             guard ContinuousClock.now < deadline else {
-                throw PipelineTestError("the standby's log is not durable after 5 s")
+                throw PipelineTestError("the standby's log is not durable after 20 s")
             }
             try await Task.sleep(for: .milliseconds(1))
         }

@@ -148,6 +148,43 @@ import Testing
     }
 }
 
+extension ShippingTests {
+    /// A standby that holds a new term's records durably but has not applied the term record
+    /// (the primary's acknowledged position had not reached it) follows again describing the log
+    /// it holds: the primary continues at its end, and nothing it confirmed is cut.
+    @Test func aStandbyFollowsAgainWithTheTermsItHoldsButHasNotApplied() async throws {
+        let pair = try ReplicationPair()
+        try await Self.ingest([Self.conversation] + Self.traffic(10), into: pair.primary)
+        try await pair.primary.waitUntilDurable()
+        let termStart = pair.primary.pipeline.log.appendedPosition
+        pair.acknowledgedCap.value = termStart.offset
+        try pair.primary.pipeline.startTerm(2, member: "receiptd-0")
+        pair.shipper.update(terms: pair.primary.pipeline.terms)
+        try await Self.ingest(Self.traffic(10, from: 10), into: pair.primary)
+        try await pair.primary.waitUntilDurable()
+        try pair.start()
+        try pair.run(rounds: 20)
+        try await pair.settleStandby()
+        let end = pair.standby.log.appendedPosition
+        #expect(end == pair.primary.pipeline.log.appendedPosition)
+        #expect(pair.standby.applied <= termStart, "applied past the acknowledged position")
+
+        // The session goes silent and the standby follows again.
+        try pair.run(rounds: 3, step: pair.settings.timeoutMilliseconds) { _ in false }
+        try pair.run(rounds: 5)
+        let accepted = pair.shipped.compactMap { message -> ReplicationMessage.FollowAccepted? in
+            if case .accepted(let accepted) = message { return accepted }
+            return nil
+        }
+        #expect(accepted.count >= 2)
+        #expect(accepted.last?.continueAt == end.offset, "the standby was told to cut what it held")
+        pair.acknowledgedCap.value = .max
+        try await pair.catchUp()
+        #expect(pair.standby.applier.terms == pair.primary.pipeline.terms)
+        #expect(pair.standby.engine.encodedState() == pair.primary.pipeline.engine.encodedState())
+    }
+}
+
 extension ReplicationMessage {
     var isHeartbeat: Bool {
         if case .heartbeat = self { return true }
