@@ -3314,7 +3314,7 @@ const ProtobufCMessageDescriptor receipts__v1__user_deleted__descriptor =
   (ProtobufCMessageInit) receipts__v1__user_deleted__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__receipt_privacy__field_descriptors[2] =
+static const ProtobufCFieldDescriptor receipts__v1__receipt_privacy__field_descriptors[3] =
 {
   {
     "user_id",
@@ -3340,15 +3340,28 @@ static const ProtobufCFieldDescriptor receipts__v1__receipt_privacy__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "conversation_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReceiptPrivacy, conversation_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__receipt_privacy__field_indices_by_name[] = {
+  2,   /* field[2] = conversation_id */
   1,   /* field[1] = share_reads */
   0,   /* field[0] = user_id */
 };
 static const ProtobufCIntRange receipts__v1__receipt_privacy__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor receipts__v1__receipt_privacy__descriptor =
 {
@@ -3358,7 +3371,7 @@ const ProtobufCMessageDescriptor receipts__v1__receipt_privacy__descriptor =
   "Receipts__V1__ReceiptPrivacy",
   "receipts.v1",
   sizeof(Receipts__V1__ReceiptPrivacy),
-  2,
+  3,
   receipts__v1__receipt_privacy__field_descriptors,
   receipts__v1__receipt_privacy__field_indices_by_name,
   1,  receipts__v1__receipt_privacy__number_ranges,

@@ -55,6 +55,9 @@ public enum EventKind: Hashable, Sendable {
     case userDeleted(user: String)
     /// The user turned sharing of reads on or off.
     case receiptPrivacy(user: String, shareReads: Bool)
+    /// The user turned sharing of their reads in one conversation on or off. A read is shared
+    /// only when both this and the user's global setting allow it (so either one can hide it).
+    case conversationReceiptPrivacy(conversation: String, user: String, shareReads: Bool)
     /// The user flagged the conversation unread for their own devices.
     case markedUnread(conversation: String, user: String)
     /// A kind this build does not know (e.g. from a newer gateway); always rejected.
@@ -70,7 +73,7 @@ public enum EventKind: Hashable, Sendable {
             .memberLeft(let conversation, _), .messageSent(let conversation, _, _, _),
             .delivered(let conversation, _, _), .read(let conversation, _, _),
             .messageEdited(let conversation, _), .messageDeleted(let conversation, _),
-            .markedUnread(let conversation, _):
+            .markedUnread(let conversation, _), .conversationReceiptPrivacy(let conversation, _, _):
             return conversation
         case .userDeleted, .receiptPrivacy, .unknown, .invalid:
             return nil

@@ -4,7 +4,7 @@
 /// are not stored here: each advance is appended to the conversation's `ReceiptAdvance` log,
 /// chained per member, and a message's time is the first advance covering it.
 struct MemberRecord: Sendable, Hashable {
-    /// The user's index in the engine's user table (low 29 bits) and `flags` (high 3 bits):
+    /// The user's index in the engine's user table (low 28 bits) and `flags` (high 4 bits):
     /// packed so the record is 36 bytes, not 40.
     private var userAndFlags: UInt32
     /// While a member: the conversation's last sequence when they (re)joined; they are a
@@ -28,7 +28,7 @@ struct MemberRecord: Sendable, Hashable {
     var previousConversation: UInt32 = 0
 
     /// Users an engine can hold: user indexes share a word with the flags.
-    static let userLimit = 1 << 29
+    static let userLimit = 1 << 28
 
     init(
         user: UInt32,
@@ -41,7 +41,7 @@ struct MemberRecord: Sendable, Hashable {
         visibleHead: UInt32 = 0,
         flags: UInt8
     ) {
-        self.userAndFlags = user & 0x1fff_ffff | UInt32(flags & 7) << 29
+        self.userAndFlags = user & 0x0fff_ffff | UInt32(flags & 15) << 28
         self.joinedAfter = joinedAfter
         self.deliveredUpTo = deliveredUpTo
         self.readUpTo = readUpTo
@@ -54,15 +54,15 @@ struct MemberRecord: Sendable, Hashable {
     /// The user's index in the engine's user table (set when a move renumbers users).
     @inline(__always)
     var user: UInt32 {
-        get { userAndFlags & 0x1fff_ffff }
-        set { userAndFlags = userAndFlags & ~0x1fff_ffff | newValue & 0x1fff_ffff }
+        get { userAndFlags & 0x0fff_ffff }
+        set { userAndFlags = userAndFlags & ~0x0fff_ffff | newValue & 0x0fff_ffff }
     }
 
     /// `MemberRecord.Flag` bits.
     @inline(__always)
     var flags: UInt8 {
-        get { UInt8(userAndFlags >> 29) }
-        set { userAndFlags = userAndFlags & 0x1fff_ffff | UInt32(newValue & 7) << 29 }
+        get { UInt8(userAndFlags >> 28) }
+        set { userAndFlags = userAndFlags & 0x0fff_ffff | UInt32(newValue & 15) << 28 }
     }
 
     /// Bits of `flags`.
@@ -70,7 +70,16 @@ struct MemberRecord: Sendable, Hashable {
         static let member: UInt8 = 1
         static let markedUnread: UInt8 = 2
         static let hasFormerMemberships: UInt8 = 4
+        /// The member shares no reads in this conversation (its `ReceiptPrivacy` of this
+        /// conversation), whatever the user's global setting: a read counts as visible only
+        /// when both allow it.
+        static let readsPrivate: UInt8 = 8
+        /// Every flag.
+        static let all: UInt8 = 15
     }
+
+    /// Whether the member's reads here may be seen by others, as far as this conversation goes.
+    var sharesReadsHere: Bool { flags & Flag.readsPrivate == 0 }
 
     /// Whether the user is currently a member.
     var isMember: Bool { flags & Flag.member != 0 }

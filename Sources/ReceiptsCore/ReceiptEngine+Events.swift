@@ -19,6 +19,10 @@ extension ReceiptEngine {
             let u = userIndex(creating: user)
             users[Int(u)].sharesReads = shareReads
             return .accepted(held: false)
+        case .conversationReceiptPrivacy(let conversation, let user, let shareReads):
+            let (c, refusal) = place(conversation, event.id, &changes)
+            if let refusal { return refusal }
+            return setPrivacy(conversation, c, user: user, shareReads: shareReads)
         case .conversationUpserted(let conversation, let kind, let members):
             let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
@@ -356,7 +360,8 @@ extension ReceiptEngine {
             slot: slot,
             to: s,
             isRead: kind != .delivered,
-            visible: kind == .visibleRead && users[Int(u)].sharesReads,
+            visible: kind == .visibleRead && users[Int(u)].sharesReads
+                && conversations[Int(c)].members[Int(slot)].sharesReadsHere,
             time: max(held.time, sentAt(Int(c), position: Int(s - conversations[Int(c)].base))),
             changes: &changes
         )
@@ -418,7 +423,7 @@ extension ReceiptEngine {
         var time = now
         if let clientTime { time = min(clientTime.milliseconds, now) }
         time = max(time, sent)
-        let visible = isRead && users[Int(u)].sharesReads
+        let visible = isRead && users[Int(u)].sharesReads && conversations[ci].members[Int(slot)].sharesReadsHere
         conversations[ci].advance(
             slot: slot,
             to: target,
@@ -427,6 +432,30 @@ extension ReceiptEngine {
             time: time,
             changes: &changes
         )
+        return .accepted(held: false)
+    }
+
+    /// Sets whether `user` shares their reads in this conversation (they must be a member).
+    /// Reads already made keep what they showed; the setting applies from the next one.
+    private mutating func setPrivacy(
+        _ conversation: String,
+        _ c: UInt32?,
+        user: String,
+        shareReads: Bool
+    ) -> EventOutcome {
+        guard !user.isEmpty else { return reject(.invalidEvent, "receipt privacy needs a user id") }
+        guard let c else { return unknownConversation(conversation) }
+        let ci = Int(c)
+        let u = userIndex(of: user)
+        if let u, users[Int(u)].isDeleted { return reject(.userDeleted, "user \(user) was deleted") }
+        guard let slot = u.flatMap({ self.slot(ci, of: $0) }), conversations[ci].members[Int(slot)].isMember else {
+            return reject(.notAMember, "user \(user) is not a member of conversation \(conversation)")
+        }
+        if shareReads {
+            conversations[ci].members[Int(slot)].flags &= ~MemberRecord.Flag.readsPrivate
+        } else {
+            conversations[ci].members[Int(slot)].flags |= MemberRecord.Flag.readsPrivate
+        }
         return .accepted(held: false)
     }
 
@@ -444,7 +473,11 @@ extension ReceiptEngine {
                 "message \(message) is unknown and \(pending.count) receipts already wait for their messages"
             )
         }
-        let shares = userIndex(of: user).map { users[Int($0)].sharesReads } ?? true
+        let u = userIndex(of: user)
+        let sharesHere = u.flatMap { slot(Int(c), of: $0) }.map {
+            conversations[Int(c)].members[Int($0)].sharesReadsHere
+        }
+        let shares = (u.map { users[Int($0)].sharesReads } ?? true) && (sharesHere ?? true)
         let kind: PendingReceipts.Kind = isRead ? (shares ? .visibleRead : .privateRead) : .delivered
         pending.hold(
             PendingReceipts.Receipt(

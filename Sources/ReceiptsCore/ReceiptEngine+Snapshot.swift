@@ -462,7 +462,7 @@ extension ReceiptEngine {
             let deliveredHead: UInt32 = try r.read()
             let visibleHead: UInt32 = try r.read()
             let flags: UInt8 = try r.read()
-            guard flags < 8, Int(user) < users.count else {
+            guard flags & ~MemberRecord.Flag.all == 0, Int(user) < users.count else {
                 throw r.corrupt("a member of conversation \(id) is inconsistent")
             }
             let member = MemberRecord(

@@ -98,7 +98,7 @@ struct GatewayLimits {
         case .conversationUpserted(let conversation, _, let members):
             overLong("conversation_id", conversation) ?? overLong("member_ids", members)
         case .memberJoined(let conversation, let user), .memberLeft(let conversation, let user),
-            .markedUnread(let conversation, let user):
+            .markedUnread(let conversation, let user), .conversationReceiptPrivacy(let conversation, let user, _):
             overLong("conversation_id", conversation) ?? overLong("user_id", user)
         case .messageSent(let conversation, let message, let sender, _):
             overLong("conversation_id", conversation) ?? overLong("message_id", message)

@@ -126,7 +126,12 @@ extension EventKind {
                 self = .unknown
                 return
             }
-            self = .receiptPrivacy(user: try strings.string(m.user_id, "user_id"), shareReads: m.share_reads != 0)
+            let user = try strings.string(m.user_id, "user_id")
+            let conversation = try strings.string(m.conversation_id, "conversation_id")
+            self =
+                conversation.isEmpty
+                ? .receiptPrivacy(user: user, shareReads: m.share_reads != 0)
+                : .conversationReceiptPrivacy(conversation: conversation, user: user, shareReads: m.share_reads != 0)
         case RECEIPTS__V1__EVENT__KIND_MARKED_UNREAD:
             guard let m = event.marked_unread?.pointee else {
                 self = .unknown
@@ -206,6 +211,13 @@ extension EventKind {
         case .receiptPrivacy(let user, let shareReads):
             let m = arena.message(receipts__v1__receipt_privacy__init)
             m.pointee.user_id = arena.cString(user)
+            m.pointee.share_reads = shareReads ? 1 : 0
+            event.pointee.receipt_privacy = m
+            event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_RECEIPT_PRIVACY
+        case .conversationReceiptPrivacy(let conversation, let user, let shareReads):
+            let m = arena.message(receipts__v1__receipt_privacy__init)
+            m.pointee.user_id = arena.cString(user)
+            m.pointee.conversation_id = arena.cString(conversation)
             m.pointee.share_reads = shareReads ? 1 : 0
             event.pointee.receipt_privacy = m
             event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_RECEIPT_PRIVACY

@@ -249,6 +249,21 @@ struct MoveTests {
         #expect(cluster.apply(upsert, on: 1) == .accepted(held: false))
     }
 
+    @Test func aConversationsReceiptPrivacyMovesWithIt() throws {
+        var cluster = Cluster(count: 1, slots: 2)
+        Self.populate(&cluster)
+        let c = try #require(Self.conversations.first { Partitioning.owner(of: $0, workerCount: 2) == 1 })
+        let privacy = EventKind.conversationReceiptPrivacy(conversation: c, user: "ann", shareReads: false)
+        #expect(cluster.apply(privacy, on: 0) == .accepted(held: false))
+        try cluster.move(from: 1, to: 2, epoch: 1)
+        _ = cluster.route(.messageSent(conversation: c, message: "m5", sender: "bob", isSystem: false))
+        #expect(cluster.apply(.read(conversation: c, user: "ann", message: "m5"), on: 1) == .accepted(held: false))
+        #expect(
+            cluster.workers[1].status(conversation: c, message: "m5")?.readCount == 0,
+            "ann's read showed after the move"
+        )
+    }
+
     @Test func anEventTheSenderAppliedIsADuplicateOnTheReceiver() throws {
         var cluster = Cluster(count: 1, slots: 2)
         Self.populate(&cluster)

@@ -108,3 +108,82 @@ struct PrivacyTests {
         #expect(h.status("g", "m2").readCount == 0)
     }
 }
+
+/// Receipt privacy of one conversation (issue 23): a read is shared only when both the user's
+/// global setting and the conversation's allow it, so either one hides it; the setting is the
+/// member's, kept in snapshots and carried by a move.
+struct ConversationPrivacyTests {
+    /// A group g and a group h, both with A, B and C, and messages m1 in g and n1 in h from A.
+    static func twoGroups() -> EngineHarness {
+        var h = EngineHarness()
+        h.group("g", ["A", "B", "C"])
+        h.group("h", ["A", "B", "C"])
+        h.send("g", "m1", from: "A")
+        h.send("h", "n1", from: "A")
+        return h
+    }
+
+    @Test func aConversationsSettingHidesReadsThereOnly() {
+        var h = Self.twoGroups()
+        h.accept(.conversationReceiptPrivacy(conversation: "g", user: "B", shareReads: false))
+        h.accept(.read(conversation: "g", user: "B", message: "m1"))
+        h.accept(.read(conversation: "h", user: "B", message: "n1"))
+        #expect(h.status("g", "m1").readCount == 0)
+        #expect(h.detail("g", "m1").read.isEmpty)
+        #expect(h.status("h", "n1").readCount == 1)
+        // The reader's own state counts the private read all the same.
+        #expect(h.unread("B", "g").unread == 0)
+    }
+
+    @Test func theStricterOfTheGlobalAndTheConversationsSettingWins() {
+        for (global, here) in [(false, true), (true, false), (false, false), (true, true)] {
+            var h = Self.twoGroups()
+            h.accept(.receiptPrivacy(user: "B", shareReads: global))
+            h.accept(.conversationReceiptPrivacy(conversation: "g", user: "B", shareReads: here))
+            h.accept(.read(conversation: "g", user: "B", message: "m1"))
+            #expect(h.status("g", "m1").readCount == (global && here ? 1 : 0), "global \(global), here \(here)")
+        }
+    }
+
+    @Test func sharingAgainInTheConversationShowsTheNextRead() {
+        var h = Self.twoGroups()
+        h.accept(.conversationReceiptPrivacy(conversation: "g", user: "B", shareReads: false))
+        h.accept(.read(conversation: "g", user: "B", message: "m1"))
+        h.accept(.conversationReceiptPrivacy(conversation: "g", user: "B", shareReads: true))
+        #expect(h.status("g", "m1").readCount == 0, "a read made while private stays a delivery")
+        h.send("g", "m2", from: "A")
+        h.accept(.read(conversation: "g", user: "B", message: "m2"))
+        #expect(h.status("g", "m2").readCount == 1)
+    }
+
+    @Test func aReceiptHeldForAnUnknownMessageKeepsTheConversationsSetting() {
+        var h = Self.twoGroups()
+        h.accept(.conversationReceiptPrivacy(conversation: "g", user: "B", shareReads: false))
+        #expect(h.apply(.read(conversation: "g", user: "B", message: "m9")).outcome == .accepted(held: true))
+        h.send("g", "m9", from: "A")
+        #expect(h.status("g", "m9").readCount == 0)
+        #expect(h.unread("B", "g").unread == 0)
+    }
+
+    @Test func onlyAMemberMaySetIt() {
+        var h = Self.twoGroups()
+        #expect(
+            h.rejection(.conversationReceiptPrivacy(conversation: "g", user: "Z", shareReads: false)) == .notAMember
+        )
+        #expect(h.rejection(.conversationReceiptPrivacy(conversation: "nope", user: "B", shareReads: false)) != nil)
+        h.accept(.userDeleted(user: "C"))
+        #expect(
+            h.rejection(.conversationReceiptPrivacy(conversation: "g", user: "C", shareReads: false)) == .userDeleted
+        )
+    }
+
+    @Test func aSnapshotKeepsIt() throws {
+        var h = Self.twoGroups()
+        h.accept(.conversationReceiptPrivacy(conversation: "g", user: "B", shareReads: false))
+        let restored = try ReceiptEngine(restoringFrom: h.engine.encodedState(), configuration: h.engine.configuration)
+        #expect(restored.encodedState() == h.engine.encodedState())
+        h.engine = restored
+        h.accept(.read(conversation: "g", user: "B", message: "m1"))
+        #expect(h.status("g", "m1").readCount == 0)
+    }
+}

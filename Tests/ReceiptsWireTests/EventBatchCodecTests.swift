@@ -18,6 +18,7 @@ struct EventBatchCodecTests {
         .userDeleted(user: "bob"),
         .receiptPrivacy(user: "bob", shareReads: false),
         .receiptPrivacy(user: "bob", shareReads: true),
+        .conversationReceiptPrivacy(conversation: "c1", user: "bob", shareReads: false),
         .markedUnread(conversation: "c1", user: "bob"),
         .unknown,
     ]

@@ -47,7 +47,7 @@ extension SeededGenerator {
     }
 
     mutating func eventKind() -> EventKind {
-        switch Int.random(in: 0...11, using: &self) {
+        switch Int.random(in: 0...12, using: &self) {
         case 0: .conversationUpserted(conversation: string(), kind: bool() ? .direct : .group, members: strings())
         case 1: .memberJoined(conversation: string(), user: string())
         case 2: .memberLeft(conversation: string(), user: string())
@@ -59,6 +59,8 @@ extension SeededGenerator {
         case 8: .userDeleted(user: string())
         case 9: .receiptPrivacy(user: string(), shareReads: bool())
         case 10: .markedUnread(conversation: string(), user: string())
+        // An empty conversation id is the global setting on the wire.
+        case 11: .conversationReceiptPrivacy(conversation: nonEmptyString(), user: string(), shareReads: bool())
         default: .unknown
         }
     }

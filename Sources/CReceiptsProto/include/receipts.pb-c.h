@@ -542,10 +542,17 @@ struct  Receipts__V1__ReceiptPrivacy
    * True: others see this user's reads. False: others see deliveries only.
    */
   protobuf_c_boolean share_reads;
+  /*
+   * Empty: the user's global setting (a user-wide event: send it to every worker). Set: the
+   * setting of this one conversation (send it to the conversation's owner, as any conversation
+   * event); the user must be a member. A read is shared only when both the global setting and
+   * the conversation's allow it, so either one hides it. Either applies to reads made from then on.
+   */
+  char *conversation_id;
 };
 #define RECEIPTS__V1__RECEIPT_PRIVACY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__receipt_privacy__descriptor) \
-    , (char *)protobuf_c_empty_string, 0 }
+    , (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
 
 
 /*
