@@ -34,6 +34,8 @@ struct ChatBackend: Sendable {
     var messages: [Message] = []
     /// Whether each user shares their reads ("Send read receipts").
     var sharesReads: [String: Bool] = [:]
+    /// The conversations in which each user shares no reads (the conversation's own switch).
+    var privateConversations: [String: Set<String>] = [:]
     private var nextMessage = 1
 
     /// Alice, Bob, Carol, Dave and Erin; a direct chat of Alice and Bob, and groups of all five

@@ -199,8 +199,8 @@ actor Gateway {
                 try await acknowledgeDelivery(of: message, in: conversation, as: user)
             case .read(let conversation, let message, let clientTime):
                 try await markRead(message, in: conversation, at: clientTime, as: user)
-            case .privacy(let shareReads):
-                try await setPrivacy(shareReads, of: user)
+            case .privacy(let shareReads, let conversation):
+                try await setPrivacy(shareReads, in: conversation, of: user)
             case .markUnread(let conversation):
                 try await markUnread(conversation, as: user)
             case .readDetail(let conversation, let message, let request):
@@ -235,7 +235,8 @@ actor Gateway {
             conversations: conversations,
             messages: messages,
             statuses: messages.compactMap { message in statuses[message.id].map { view($0, for: session) } },
-            shareReads: backend.sharesReads[user] ?? true
+            shareReads: backend.sharesReads[user] ?? true,
+            privateConversations: (backend.privateConversations[user] ?? []).sorted()
         )
         push(initial, to: id)
         await pushUnread(to: user)
@@ -284,11 +285,25 @@ actor Gateway {
         await pushUnread(to: user)
     }
 
-    /// `privacy`: the user's "Send read receipts" toggle, pushed to all their tabs.
-    private func setPrivacy(_ shareReads: Bool, of user: String) async throws {
-        try await send(.receiptPrivacy(user: external(user), shareReads: shareReads))
-        backend.sharesReads[user] = shareReads
-        push(.privacy(shareReads: shareReads), toUser: user)
+    /// `privacy`: a "Send read receipts" switch, the user's own or one conversation's (the
+    /// stricter of the two applies), pushed to all their tabs.
+    private func setPrivacy(_ shareReads: Bool, in conversation: String?, of user: String) async throws {
+        guard let conversation else {
+            try await send(.receiptPrivacy(user: external(user), shareReads: shareReads))
+            backend.sharesReads[user] = shareReads
+            push(.privacy(shareReads: shareReads, conversation: nil), toUser: user)
+            return
+        }
+        let id = try self.conversation(conversation, of: user).id
+        try await send(
+            .conversationReceiptPrivacy(conversation: external(id), user: external(user), shareReads: shareReads)
+        )
+        if shareReads {
+            backend.privateConversations[user, default: []].remove(id)
+        } else {
+            backend.privateConversations[user, default: []].insert(id)
+        }
+        push(.privacy(shareReads: shareReads, conversation: id), toUser: user)
     }
 
     /// `markUnread`: "Mark as unread" on a conversation.

@@ -20,7 +20,8 @@ enum Incoming: Sendable {
     /// read queued while offline (ms since the epoch), and `nil` for a read made now.
     case read(conversation: String, message: String, clientTime: Int64?)
     /// The "Send read receipts" toggle (sharing when left out).
-    case privacy(shareReads: Bool)
+    /// The "Send read receipts" switch: the user's own (no conversation) or one conversation's.
+    case privacy(shareReads: Bool, conversation: String?)
     /// "Mark as unread" on a conversation.
     case markUnread(conversation: String)
     /// The "Read By" sheet of one of the user's messages; `request` is echoed with the answer.
@@ -85,7 +86,10 @@ extension Incoming: Decodable {
                 clientTime: try fields.decodeIfPresent(Int64.self, forKey: .clientTime)
             )
         case .privacy:
-            self = .privacy(shareReads: try fields.decodeIfPresent(Bool.self, forKey: .shareReads) ?? true)
+            self = .privacy(
+                shareReads: try fields.decodeIfPresent(Bool.self, forKey: .shareReads) ?? true,
+                conversation: try fields.decodeIfPresent(String.self, forKey: .conversation)
+            )
         case .markUnread:
             self = .markUnread(conversation: try required(.conversation))
         case .readDetail:

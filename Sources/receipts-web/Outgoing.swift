@@ -8,7 +8,8 @@ enum Outgoing: Sendable {
         conversations: [ChatBackend.Conversation],
         messages: [ChatBackend.Message],
         statuses: [StatusView],
-        shareReads: Bool
+        shareReads: Bool,
+        privateConversations: [String]
     )
     /// A new message in one of the user's conversations.
     case message(ChatBackend.Message)
@@ -18,8 +19,8 @@ enum Outgoing: Sendable {
     case unread([UnreadView])
     /// The "Read By" sheet, with the `request` of the `readDetail` it answers.
     case readDetail(DetailView, request: Int?)
-    /// The user's "Send read receipts" setting.
-    case privacy(shareReads: Bool)
+    /// The user's "Send read receipts" setting: their own (no conversation) or one conversation's.
+    case privacy(shareReads: Bool, conversation: String?)
     /// Every user, after one of them deleted their account.
     case users([ChatBackend.User])
     /// A frame refused or a command that failed.
@@ -30,7 +31,7 @@ extension Outgoing: Encodable {
     /// Every key any push has.
     private enum Field: String, CodingKey {
         case type
-        case me, users, conversations, messages, statuses, shareReads
+        case me, users, conversations, messages, statuses, shareReads, privateConversations, conversation
         case message, status, unread, detail, request, error
     }
 
@@ -39,7 +40,15 @@ extension Outgoing: Encodable {
     func encode(to encoder: any Encoder) throws {
         var fields = encoder.container(keyedBy: Field.self)
         switch self {
-        case .initial(let me, let users, let conversations, let messages, let statuses, let shareReads):
+        case .initial(
+            let me,
+            let users,
+            let conversations,
+            let messages,
+            let statuses,
+            let shareReads,
+            let privateConversations
+        ):
             try fields.encode("init", forKey: .type)
             try fields.encode(me, forKey: .me)
             try fields.encode(users, forKey: .users)
@@ -47,6 +56,7 @@ extension Outgoing: Encodable {
             try fields.encode(messages, forKey: .messages)
             try fields.encode(statuses, forKey: .statuses)
             try fields.encode(shareReads, forKey: .shareReads)
+            try fields.encode(privateConversations, forKey: .privateConversations)
         case .message(let message):
             try fields.encode("message", forKey: .type)
             try fields.encode(message, forKey: .message)
@@ -60,9 +70,10 @@ extension Outgoing: Encodable {
             try fields.encode("readDetail", forKey: .type)
             try fields.encode(detail, forKey: .detail)
             try fields.encodeIfPresent(request, forKey: .request)
-        case .privacy(let shareReads):
+        case .privacy(let shareReads, let conversation):
             try fields.encode("privacy", forKey: .type)
             try fields.encode(shareReads, forKey: .shareReads)
+            try fields.encodeIfPresent(conversation, forKey: .conversation)
         case .users(let users):
             try fields.encode("users", forKey: .type)
             try fields.encode(users, forKey: .users)

@@ -76,8 +76,11 @@ def socket():
 def test_hello_is_answered_with_the_state(socket):
     socket.send(HELLO)
     state = socket.next()
-    assert keys(state) == {"type", "me", "users", "conversations", "messages", "statuses", "shareReads"}
+    assert keys(state) == {
+        "type", "me", "users", "conversations", "messages", "statuses", "shareReads", "privateConversations"
+    }
     assert state["type"] == "init" and state["me"] == "alice" and state["shareReads"] is True
+    assert state["privateConversations"] == []
     assert keys(state["users"][0]) == {"id", "name", "deleted"}
     assert keys(state["conversations"][0]) == {"id", "title", "isGroup", "members"}
     assert keys(state["messages"][0]) == {"id", "conversation", "sender", "text", "isSystem", "sentAt"}
@@ -100,6 +103,10 @@ def test_commands_are_answered_with_the_same_keys(socket):
 
     # The toggle's default is sharing.
     assert socket.ask({"type": "privacy"}, ["privacy"]) == {"type": "privacy", "shareReads": True}
+    # A conversation's own switch names it, both ways.
+    private = {"type": "privacy", "conversation": "trio", "shareReads": False}
+    assert socket.ask(private, ["privacy"]) == private
+    assert socket.ask({**private, "shareReads": True}, ["privacy"]) == {**private, "shareReads": True}
 
     socket.send({"type": "send", "conversation": "dm-alice-bob", "text": " Protocol check "})
     # The gateway's own message push and receiptd's status update race: take them in either order.

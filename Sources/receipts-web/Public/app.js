@@ -20,6 +20,7 @@ const state = {
   offline: false,
   ready: false,
   lastRead: new Map(), // conversation -> message id sent as read
+  privateConversations: new Set(), // conversations whose own switch sends no read receipts
   prefersCounts: localStorage.getItem("prefersCounts") === "true",
   requests: 0,
 };
@@ -94,6 +95,7 @@ function receive(event) {
       for (const m of event.messages) state.messages.get(m.conversation).push(m);
       for (const s of event.statuses) state.statuses.set(s.message, s);
       $("privacy").checked = event.shareReads;
+      state.privateConversations = new Set(event.privateConversations || []);
       state.ready = true;
       setConnection("online");
       for (const m of event.messages) acknowledgeDelivery(m);
@@ -120,7 +122,13 @@ function receive(event) {
       renderConversations();
       break;
     case "privacy":
-      $("privacy").checked = event.shareReads;
+      if (event.conversation) {
+        if (event.shareReads) state.privateConversations.delete(event.conversation);
+        else state.privateConversations.add(event.conversation);
+        if (event.conversation === state.open) $("conversation-privacy").checked = event.shareReads;
+      } else {
+        $("privacy").checked = event.shareReads;
+      }
       break;
     case "users":
       state.users = new Map(event.users.map((u) => [u.id, u]));
@@ -221,6 +229,7 @@ function renderConversations() {
 function openConversation(id) {
   document.body.dataset.openedAt = String(now());
   state.open = id;
+  $("conversation-privacy").checked = !state.privateConversations.has(id);
   closeSheet();
   renderAll();
   markVisibleRead(true);
@@ -400,6 +409,9 @@ function start() {
     if (send({ type: "send", conversation: state.open, text })) input.value = "";
   });
   $("privacy").addEventListener("change", (event) => send({ type: "privacy", shareReads: event.target.checked }));
+  $("conversation-privacy").addEventListener("change", (event) => {
+    if (state.open) send({ type: "privacy", conversation: state.open, shareReads: event.target.checked });
+  });
   $("counts").addEventListener("change", (event) => {
     state.prefersCounts = event.target.checked;
     localStorage.setItem("prefersCounts", String(state.prefersCounts));
