@@ -48,7 +48,9 @@ struct BenchCommand: ParsableCommand {
             single; single = the one-event-per-frame rows and the ReceiptsClient rows; client = the \
             ReceiptsClient rows and the acknowledged one-event-per-frame row they are compared with; curve = \
             batched and one-event ingest with CurveZMQ on and off; workers = batched ingest against 1 and 2 \
-            workers, the load split by owner.
+            workers, the load split by owner; replication = ingest and latency with --replication-ack local and \
+            standby beside one unreplicated worker; failover = SIGKILLs of a replicated primary (with etcd); \
+            groups = reads applied in groups of 10 to 10,000 members, in process.
             """
     )
     var only: String?
@@ -56,7 +58,7 @@ struct BenchCommand: ParsableCommand {
     /// The names `--only` takes.
     static let sections = [
         "ingest", "batched", "single", "client", "curve", "metrics", "workers", "latency", "disk", "redis", "memory",
-        "restart", "storage", "replication", "failover",
+        "restart", "storage", "replication", "failover", "groups",
     ]
 
     @Option(help: "SIGKILLs of the primary in the failover section.")
@@ -120,6 +122,7 @@ struct BenchCommand: ParsableCommand {
         if wanted("storage") { try bench.storage() }
         if wanted("replication") { try bench.replication() }
         if wanted("failover") { try bench.failover(kills: smoke ? 2 : failoverKills) }
+        if wanted("groups") { try bench.groups() }
         bench.table.note(
             "Machine load average (1 min) \(loadBefore) at the start, \(Self.loadAverage()) at the end: with 2 cores, "
                 + "anything above ~2 means other processes competed with receiptd and the load generator."
