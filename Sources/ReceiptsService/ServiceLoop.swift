@@ -385,6 +385,7 @@ final class ServiceLoop {
             doorbell: shippingDoorbell,
             heartbeatMilliseconds: replication.heartbeatMilliseconds,
             logger: logger,
+            counters: pipeline.counters,
             onFailure: { [control] in control.requestLeave() }
         )
         thread.start()

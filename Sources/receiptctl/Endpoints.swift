@@ -38,15 +38,10 @@ struct Endpoints: ParsableArguments {
     /// - Throws: `ValidationError` if only one file is given or a file holds no valid key.
     var curve: CurveClientKeys? {
         get throws {
-            let environment = ProcessInfo.processInfo.environment
-            do {
-                return try CurveClientKeys.load(
-                    serverPublicKeyFile: curveServerKeyFile ?? environment["RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE"],
-                    secretKeyFile: curveClientKeyFile ?? environment["RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE"]
-                )
-            } catch {
-                throw ValidationError("CURVE: \(error.message)")
-            }
+            try CurveClientKeys.fromFlags(
+                serverPublicKeyFile: curveServerKeyFile,
+                clientSecretKeyFile: curveClientKeyFile
+            )
         }
     }
 

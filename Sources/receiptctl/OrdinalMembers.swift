@@ -52,16 +52,10 @@ struct OrdinalMembers: ParsableArguments {
     /// Runs `body` with a Lazy Pirate client of the members (member `i` is "worker" `i`), on a
     /// thread of its own: it blocks in `zmq_poll`, which must never happen on Swift's pool.
     func withMembers<Value: Sendable>(_ body: @escaping @Sendable (Asker) throws -> Value) async throws -> Value {
-        let environment = ProcessInfo.processInfo.environment
-        let curve: CurveClientKeys?
-        do {
-            curve = try CurveClientKeys.load(
-                serverPublicKeyFile: curveServerKeyFile ?? environment["RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE"],
-                secretKeyFile: curveClientKeyFile ?? environment["RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE"]
-            )
-        } catch {
-            throw ValidationError("CURVE: \(error.message)")
-        }
+        let curve = try CurveClientKeys.fromFlags(
+            serverPublicKeyFile: curveServerKeyFile,
+            clientSecretKeyFile: curveClientKeyFile
+        )
         let endpoints = self.endpoints
         let timeout = Duration.milliseconds(timeoutMs)
         let box = ResultBox<Value>()

@@ -79,16 +79,10 @@ struct Rebalance: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let curve: CurveClientKeys?
-        do {
-            curve = try CurveClientKeys.load(
-                serverPublicKeyFile: curveServerKeyFile ?? environment["RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE"],
-                secretKeyFile: curveClientKeyFile ?? environment["RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE"]
-            )
-        } catch {
-            throw ValidationError("CURVE: \(error.message)")
-        }
+        let curve = try CurveClientKeys.fromFlags(
+            serverPublicKeyFile: curveServerKeyFile,
+            clientSecretKeyFile: curveClientKeyFile
+        )
         let cluster = Cluster(
             workerCount: 1,
             members: memberSets,

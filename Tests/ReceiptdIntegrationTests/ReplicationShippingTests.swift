@@ -4,6 +4,7 @@ import ReceiptsCore
 import ReceiptsTestKit
 import ReceiptsWire
 import Testing
+import ZeroMQ
 
 /// Two receiptd processes with fixed roles (deploy/REPLICATION.md, steps 3 and 4): the primary
 /// ships its log over the replication endpoint, and with `--replication-ack standby` every
@@ -70,5 +71,57 @@ import Testing
         await #expect(throws: ReceiptsClientError.self) {
             try await primary.status("c", "m0", viewer: Viewer(user: "ann"))
         }
+    }
+
+    /// What a buggy or hostile peer sends to the replication endpoint, as raw frames: bytes that
+    /// are no protobuf, a body with a stray second frame, an empty message, a `Follow` of another
+    /// ordinal. Each is refused and counted; the standby's session goes on, and acknowledgements
+    /// (which wait for it) with it.
+    @Test func oddBytesOnTheReplicationEndpointAreCountedAndShippingGoesOn() async throws {
+        let primaryDirectory = try TemporaryDirectory.make(prefix: "rrp")
+        defer { try? FileManager.default.removeItem(atPath: primaryDirectory) }
+        let replicationEndpoint = "ipc://\(primaryDirectory)/replication.sock"
+        let primary = try ReceiptdProcess(
+            dataDirectory: primaryDirectory,
+            arguments: [
+                "--member", "alpha-0", "--replication-fixed-role", "primary", "--replication-timeout-ms", "5000",
+            ]
+        )
+        let standby = try ReceiptdProcess(
+            arguments: ["--member", "beta-0", "--replication-fixed-role", "standby=\(replicationEndpoint)"]
+        )
+        var factory = EventFactory()
+        #expect(try primary.ingestPipelined(Self.batches(&factory, count: 10)).allSatisfy { $0.error == nil })
+
+        let stranger = try ZMQSocket(context: ReceiptdProcess.sharedContext, type: .dealer)
+        defer { stranger.close() }
+        try stranger.connect(replicationEndpoint)
+        let otherOrdinal = ReplicationRequest.follow(
+            ReplicationRequest.Follow(
+                session: 9,
+                member: "mallory-1",
+                workerIndex: 1,
+                knownTerm: 0,
+                terms: [TermStart(term: 0, start: 0, member: "")],
+                logEnd: 0,
+                durable: 0,
+                engineSettings: "",
+                windowBytes: 1 << 20
+            )
+        )
+        let garbage: [[[UInt8]]] = [[[0xFF, 0x00, 0x13, 0x37]], otherOrdinal.encode() + [[1, 2, 3]], [[]]]
+        for frames in garbage { _ = try stranger.send(frames) }
+        _ = try stranger.send(otherOrdinal.encode())
+        try stranger.setReceiveTimeout(milliseconds: 5000)
+        let refusal = try #require(try stranger.receiveMultipart(), "the Follow of another ordinal got no answer")
+        guard case .refused(let session, let error) = try ReplicationMessage.decode(refusal) else {
+            throw IntegrationError("not a refusal: \(refusal)")
+        }
+        #expect(session == 9 && error.code == .invalidArgument)
+        let invalid = try await primary.client.stats(worker: 0).filter { $0.name == "receiptd.frames.invalid" }
+        #expect(invalid.reduce(0) { $0 + $1.value } >= 3, "\(invalid)")
+        // The standby's session went on: acknowledgements, which wait for it, still come.
+        #expect(try primary.ingestPipelined(Self.batches(&factory, count: 10)).allSatisfy { $0.error == nil })
+        #expect(standby.isRunning && primary.isRunning)
     }
 }

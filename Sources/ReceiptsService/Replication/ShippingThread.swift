@@ -21,6 +21,10 @@ final class ShippingThread: @unchecked Sendable {
     /// Told once when the thread ends on an error: the worker's loop must end too (nothing moves
     /// the gate any more, so nothing more would be acknowledged).
     private let onFailure: @Sendable () -> Void
+    /// Where refused requests are counted (`receiptd.frames.invalid{kind}`, as for clients').
+    private let counters: ServiceCounters
+    /// Refused requests are logged at most once a second per kind; touched by the thread only.
+    private var refusalsLogged = LogThrottle<ErrorReply.Code>(intervalMilliseconds: 1000)
     /// Rung when the log's durable position moves.
     let doorbell: Doorbell
     private let stopping = Atomic<Bool>(false)
@@ -32,6 +36,7 @@ final class ShippingThread: @unchecked Sendable {
     ///   - socket: The bound replication ROUTER (`ROUTER_MANDATORY` on); from `start()` to
     ///     `stop()` nothing else may use it.
     ///   - doorbell: Rung by the log's `onDurable`.
+    ///   - counters: Where refused requests are counted.
     ///   - onFailure: Told when the thread ends on an error.
     init(
         socket: ZMQSocket,
@@ -39,8 +44,10 @@ final class ShippingThread: @unchecked Sendable {
         doorbell: Doorbell,
         heartbeatMilliseconds: Int64,
         logger: Logger,
+        counters: ServiceCounters,
         onFailure: @escaping @Sendable () -> Void
     ) {
+        self.counters = counters
         self.onFailure = onFailure
         self.socket = socket
         self.shipper = shipper
@@ -97,7 +104,14 @@ final class ShippingThread: @unchecked Sendable {
             do {
                 request = try ReplicationRequest.decode(Array(frames.dropFirst()))
             } catch {
-                logger.warning("replication request refused", metadata: ["error": "\(error)"])
+                let code = ErrorReply(error).code
+                counters.increment(.framesInvalid, label: "\(code)")
+                if let unlogged = refusalsLogged.admit(code) {
+                    logger.warning(
+                        "replication request refused",
+                        metadata: ["error": "\(error)", "requests.refused_unlogged": "\(unlogged)"]
+                    )
+                }
                 continue
             }
             if let answer = shipper.receive(request, from: peer, now: ServiceClock.monotonicMilliseconds()) {

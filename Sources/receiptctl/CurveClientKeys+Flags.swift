@@ -1,0 +1,22 @@
+import ArgumentParser
+import Foundation
+import ReceiptsClient
+import ZeroMQ
+
+extension CurveClientKeys {
+    /// The keys receiptctl's two CURVE flags name (`--curve-server-key-file`,
+    /// `--curve-client-key-file`), else their `RECEIPTD_CURVE_*` variables; nil for plaintext.
+    ///
+    /// - Throws: `ValidationError` if only one file is given or a file holds no valid key.
+    static func fromFlags(serverPublicKeyFile: String?, clientSecretKeyFile: String?) throws -> CurveClientKeys? {
+        let environment = ProcessInfo.processInfo.environment
+        do {
+            return try load(
+                serverPublicKeyFile: serverPublicKeyFile ?? environment["RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE"],
+                secretKeyFile: clientSecretKeyFile ?? environment["RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE"]
+            )
+        } catch {
+            throw ValidationError("CURVE: \(error.message)")
+        }
+    }
+}
