@@ -772,6 +772,51 @@ void   receipts__v1__status_update__free_unpacked
   assert(message->base.descriptor == &receipts__v1__status_update__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   receipts__v1__read_state_update__init
+                     (Receipts__V1__ReadStateUpdate         *message)
+{
+  static const Receipts__V1__ReadStateUpdate init_value = RECEIPTS__V1__READ_STATE_UPDATE__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__read_state_update__get_packed_size
+                     (const Receipts__V1__ReadStateUpdate *message)
+{
+  assert(message->base.descriptor == &receipts__v1__read_state_update__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__read_state_update__pack
+                     (const Receipts__V1__ReadStateUpdate *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__read_state_update__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__read_state_update__pack_to_buffer
+                     (const Receipts__V1__ReadStateUpdate *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__read_state_update__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__ReadStateUpdate *
+       receipts__v1__read_state_update__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__ReadStateUpdate *)
+     protobuf_c_message_unpack (&receipts__v1__read_state_update__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__read_state_update__free_unpacked
+                     (Receipts__V1__ReadStateUpdate *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__read_state_update__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   receipts__v1__message_status__init
                      (Receipts__V1__MessageStatus         *message)
 {
@@ -3880,6 +3925,96 @@ const ProtobufCMessageDescriptor receipts__v1__status_update__descriptor =
   (ProtobufCMessageInit) receipts__v1__status_update__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor receipts__v1__read_state_update__field_descriptors[5] =
+{
+  {
+    "user_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReadStateUpdate, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "epoch",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReadStateUpdate, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sequence",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReadStateUpdate, sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "state",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReadStateUpdate, state),
+    &receipts__v1__unread_count__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "updated_at_ms",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReadStateUpdate, updated_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__read_state_update__field_indices_by_name[] = {
+  1,   /* field[1] = epoch */
+  2,   /* field[2] = sequence */
+  3,   /* field[3] = state */
+  4,   /* field[4] = updated_at_ms */
+  0,   /* field[0] = user_id */
+};
+static const ProtobufCIntRange receipts__v1__read_state_update__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor receipts__v1__read_state_update__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.ReadStateUpdate",
+  "ReadStateUpdate",
+  "Receipts__V1__ReadStateUpdate",
+  "receipts.v1",
+  sizeof(Receipts__V1__ReadStateUpdate),
+  5,
+  receipts__v1__read_state_update__field_descriptors,
+  receipts__v1__read_state_update__field_indices_by_name,
+  1,  receipts__v1__read_state_update__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__read_state_update__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor receipts__v1__message_status__field_descriptors[15] =
 {
   {
@@ -4241,7 +4376,7 @@ const ProtobufCMessageDescriptor receipts__v1__message_status_query__descriptor 
   (ProtobufCMessageInit) receipts__v1__message_status_query__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__read_detail_query__field_descriptors[2] =
+static const ProtobufCFieldDescriptor receipts__v1__read_detail_query__field_descriptors[4] =
 {
   {
     "conversation_id",
@@ -4267,15 +4402,41 @@ static const ProtobufCFieldDescriptor receipts__v1__read_detail_query__field_des
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "page_size",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReadDetailQuery, page_size),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "cursor",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReadDetailQuery, cursor),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__read_detail_query__field_indices_by_name[] = {
   0,   /* field[0] = conversation_id */
+  3,   /* field[3] = cursor */
   1,   /* field[1] = message_id */
+  2,   /* field[2] = page_size */
 };
 static const ProtobufCIntRange receipts__v1__read_detail_query__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor receipts__v1__read_detail_query__descriptor =
 {
@@ -4285,7 +4446,7 @@ const ProtobufCMessageDescriptor receipts__v1__read_detail_query__descriptor =
   "Receipts__V1__ReadDetailQuery",
   "receipts.v1",
   sizeof(Receipts__V1__ReadDetailQuery),
-  2,
+  4,
   receipts__v1__read_detail_query__field_descriptors,
   receipts__v1__read_detail_query__field_indices_by_name,
   1,  receipts__v1__read_detail_query__number_ranges,
@@ -5456,7 +5617,7 @@ const ProtobufCMessageDescriptor receipts__v1__recipient_receipt__descriptor =
   (ProtobufCMessageInit) receipts__v1__recipient_receipt__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__read_detail__field_descriptors[4] =
+static const ProtobufCFieldDescriptor receipts__v1__read_detail__field_descriptors[5] =
 {
   {
     "status",
@@ -5506,9 +5667,22 @@ static const ProtobufCFieldDescriptor receipts__v1__read_detail__field_descripto
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "next_cursor",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReadDetail, next_cursor),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__read_detail__field_indices_by_name[] = {
   2,   /* field[2] = delivered */
+  4,   /* field[4] = next_cursor */
   3,   /* field[3] = not_delivered */
   1,   /* field[1] = read */
   0,   /* field[0] = status */
@@ -5516,7 +5690,7 @@ static const unsigned receipts__v1__read_detail__field_indices_by_name[] = {
 static const ProtobufCIntRange receipts__v1__read_detail__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor receipts__v1__read_detail__descriptor =
 {
@@ -5526,14 +5700,14 @@ const ProtobufCMessageDescriptor receipts__v1__read_detail__descriptor =
   "Receipts__V1__ReadDetail",
   "receipts.v1",
   sizeof(Receipts__V1__ReadDetail),
-  4,
+  5,
   receipts__v1__read_detail__field_descriptors,
   receipts__v1__read_detail__field_indices_by_name,
   1,  receipts__v1__read_detail__number_ranges,
   (ProtobufCMessageInit) receipts__v1__read_detail__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__unread_count__field_descriptors[4] =
+static const ProtobufCFieldDescriptor receipts__v1__unread_count__field_descriptors[5] =
 {
   {
     "conversation_id",
@@ -5583,9 +5757,22 @@ static const ProtobufCFieldDescriptor receipts__v1__unread_count__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "left",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__UnreadCount, left),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__unread_count__field_indices_by_name[] = {
   0,   /* field[0] = conversation_id */
+  4,   /* field[4] = left */
   2,   /* field[2] = marked_unread */
   3,   /* field[3] = read_up_to_sequence */
   1,   /* field[1] = unread */
@@ -5593,7 +5780,7 @@ static const unsigned receipts__v1__unread_count__field_indices_by_name[] = {
 static const ProtobufCIntRange receipts__v1__unread_count__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor receipts__v1__unread_count__descriptor =
 {
@@ -5603,14 +5790,14 @@ const ProtobufCMessageDescriptor receipts__v1__unread_count__descriptor =
   "Receipts__V1__UnreadCount",
   "receipts.v1",
   sizeof(Receipts__V1__UnreadCount),
-  4,
+  5,
   receipts__v1__unread_count__field_descriptors,
   receipts__v1__unread_count__field_indices_by_name,
   1,  receipts__v1__unread_count__number_ranges,
   (ProtobufCMessageInit) receipts__v1__unread_count__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__unread_counts__field_descriptors[1] =
+static const ProtobufCFieldDescriptor receipts__v1__unread_counts__field_descriptors[3] =
 {
   {
     "counts",
@@ -5624,14 +5811,40 @@ static const ProtobufCFieldDescriptor receipts__v1__unread_counts__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "epoch",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__UnreadCounts, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sequence",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__UnreadCounts, sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__unread_counts__field_indices_by_name[] = {
   0,   /* field[0] = counts */
+  1,   /* field[1] = epoch */
+  2,   /* field[2] = sequence */
 };
 static const ProtobufCIntRange receipts__v1__unread_counts__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor receipts__v1__unread_counts__descriptor =
 {
@@ -5641,7 +5854,7 @@ const ProtobufCMessageDescriptor receipts__v1__unread_counts__descriptor =
   "Receipts__V1__UnreadCounts",
   "receipts.v1",
   sizeof(Receipts__V1__UnreadCounts),
-  1,
+  3,
   receipts__v1__unread_counts__field_descriptors,
   receipts__v1__unread_counts__field_indices_by_name,
   1,  receipts__v1__unread_counts__number_ranges,

@@ -42,10 +42,22 @@ extension ReceiptsClient {
         return ViewedStatus(status: status, displayText: text)
     }
 
-    /// Who read a message and who has it delivered (the "Read By" sheet).
-    public func readDetail(of message: String, in conversation: String) async throws(ReceiptsClientError) -> ReadDetail
-    {
-        let reply = try await ask(.readDetail(conversation: conversation, message: message), conversation)
+    /// Who read a message and who has it delivered (the "Read By" sheet): all of it, or one
+    /// page (most recent reader first); the next page is asked for with
+    /// `ReadDetailPage(size:after: detail.nextCursor)` until `nextCursor` is nil.
+    /// - Parameter page: The page; nil for the whole sheet.
+    public func readDetail(
+        of message: String,
+        in conversation: String,
+        page: ReadDetailPage? = nil
+    ) async throws(ReceiptsClientError) -> ReadDetail {
+        let query = Query.readDetail(
+            conversation: conversation,
+            message: message,
+            pageSize: page.map { max($0.size, 1) } ?? 0,
+            cursor: page?.after?.token ?? ""
+        )
+        let reply = try await ask(query, conversation)
         guard case .readDetail(let detail) = reply else { throw unexpected(reply) }
         return detail
     }
@@ -82,7 +94,7 @@ extension ReceiptsClient {
             {
                 continue
             }
-            guard case .unreadCounts(let part) = try checked(reply) else { throw unexpected(reply) }
+            guard case .unreadCounts(let part, _, _) = try checked(reply) else { throw unexpected(reply) }
             counts += part
         }
         return counts

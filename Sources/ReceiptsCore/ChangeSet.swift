@@ -1,4 +1,5 @@
-/// The (conversation, sequence) pairs an event changed, published as statuses afterwards.
+/// The (conversation, number) pairs an event changed, published afterwards: message sequences
+/// whose status changed, or member slots whose read state changed.
 ///
 /// The engine keeps one and reuses its storage from event to event: no allocation per event,
 /// and clearing is setting a count (an array's `removeAll(keepingCapacity:)` is a generic
@@ -9,7 +10,7 @@ struct ChangeSet: Sendable {
     private var storage: [UInt64] = []
     /// How many entries are in use.
     private(set) var count = 0
-    /// The conversation index that `add` records sequences of.
+    /// The conversation index that `add` records numbers of.
     var conversation: UInt32 = 0
 
     var isEmpty: Bool { count == 0 }
@@ -21,7 +22,7 @@ struct ChangeSet: Sendable {
         return (Int(truncatingIfNeeded: entry >> 32), UInt32(truncatingIfNeeded: entry))
     }
 
-    /// Records that message `sequence` of `conversation` changed.
+    /// Records that number `sequence` (a message sequence or a member slot) of `conversation` changed.
     @inline(__always)
     mutating func add(_ sequence: UInt32) {
         let entry = UInt64(conversation) << 32 | UInt64(sequence)

@@ -355,27 +355,28 @@ struct ConversationState: Sendable {
     /// after their read watermark (private reads count: this is the user's own view).
     func unreadCount(slot: UInt32) -> Int {
         let member = members[Int(slot)]
-        var unread = 0
-        var ranges: [(UInt32, UInt32)] = []
-        if member.isMember { ranges.append((member.joinedAfter, lastSequence)) }
-        if member.flags & MemberRecord.Flag.hasFormerMemberships != 0 {
-            for former in formerMemberships where former.member == slot {
-                ranges.append((former.joinedAfter, former.leftAfter))
-            }
-        }
-        for (after, upTo) in ranges {
+        // Counted range by range, without collecting them: this runs for every published read state.
+        func unread(after: UInt32, upTo: UInt32) -> Int {
             let from = max(after, member.readUpTo, base &- 1)
-            guard from < upTo else { continue }
+            guard from < upTo else { return 0 }
+            var count = 0
             for s in (from + 1)...upTo {
                 let message = messages[Int(s - base)]
                 if message.sender != slot
                     && message.flags & (MessageRecord.Flag.system | MessageRecord.Flag.deleted) == 0
                 {
-                    unread += 1
+                    count += 1
                 }
             }
+            return count
         }
-        return unread
+        var total = member.isMember ? unread(after: member.joinedAfter, upTo: lastSequence) : 0
+        if member.flags & MemberRecord.Flag.hasFormerMemberships != 0 {
+            for former in formerMemberships where former.member == slot {
+                total += unread(after: former.joinedAfter, upTo: former.leftAfter)
+            }
+        }
+        return total
     }
 
     // MARK: - Retention

@@ -64,8 +64,27 @@ public enum Partitioning {
     /// - Parameter conversation: The conversation id.
     /// - Returns: The topic string.
     public static func topic(for conversation: String) -> String {
-        let digits = String(partition(of: conversation), radix: 16)
-        return String(repeating: "0", count: 4 - digits.count) + digits + ":" + conversation
+        hexPartition(of: conversation) + ":" + conversation
+    }
+
+    /// The first bytes of every user's read-state topic; no conversation topic starts with them.
+    public static let userTopicPrefix = "u:"
+
+    /// The PUB topic of a user's own read state: `"u:<4 hex digits>:<user>"`, the digits being
+    /// the user id's `partition(of:)`. It starts with "u", which no conversation topic (4 hex
+    /// digits first) does, so no conversation prefix matches it and no user prefix matches a
+    /// conversation topic; a gateway follows a partition of users by the prefix `"u:<digits>:"`.
+    ///
+    /// - Parameter user: The user id.
+    /// - Returns: The topic string.
+    public static func userTopic(for user: String) -> String {
+        userTopicPrefix + hexPartition(of: user) + ":" + user
+    }
+
+    /// `partition(of:)` as 4 lowercase hex digits.
+    public static func hexPartition(of id: String) -> String {
+        let digits = String(partition(of: id), radix: 16)
+        return String(repeating: "0", count: 4 - digits.count) + digits
     }
 
     /// Jump consistent hash of a 64-bit key into `buckets` buckets.

@@ -180,7 +180,10 @@ extension ReceiptEngine {
         else {
             return reject(.notAMember, "user \(user) is not a member of conversation \(conversation)")
         }
-        conversations[Int(c)].members[Int(slot)].flags |= MemberRecord.Flag.markedUnread
+        if conversations[Int(c)].members[Int(slot)].flags & MemberRecord.Flag.markedUnread == 0 {
+            conversations[Int(c)].members[Int(slot)].flags |= MemberRecord.Flag.markedUnread
+            readStateChanged(c, slot: slot)
+        }
         return .accepted(held: false)
     }
 
@@ -235,6 +238,7 @@ extension ReceiptEngine {
             let user = users[Int(conversations[Int(c)].members[slot].user)].id
             if !(seen?.contains(user) ?? distinct.contains(user)) {
                 conversations[Int(c)].leave(slot: UInt32(slot), byDeletion: false, time: now, changes: &changes)
+                readStateChanged(c, slot: UInt32(slot))
             }
         }
         for member in distinct { addMember(member, to: c) }
@@ -266,10 +270,13 @@ extension ReceiptEngine {
         guard !user.isEmpty else { return reject(.invalidEvent, "member left needs a user id") }
         guard let c else { return unknownConversation(conversation) }
         if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
-        guard let u = userIndex(of: user), let slot = slot(Int(c), of: u) else {
+        guard let u = userIndex(of: user), let slot = slot(Int(c), of: u),
+            conversations[Int(c)].members[Int(slot)].isMember
+        else {
             return .accepted(held: false)
         }
         conversations[Int(c)].leave(slot: slot, byDeletion: false, time: now, changes: &changes)
+        readStateChanged(c, slot: slot)
         return .accepted(held: false)
     }
 
@@ -292,9 +299,10 @@ extension ReceiptEngine {
         // A conversation frozen or released in a move is its receiver's to change: an import
         // takes deleted users out of the conversations it brings.
         for c in conversations(ofUser: u) where conversations[Int(c)].placement == .owned {
-            guard let slot = slot(Int(c), of: u) else { continue }
+            guard let slot = slot(Int(c), of: u), conversations[Int(c)].members[Int(slot)].isMember else { continue }
             changes.conversation = c
             conversations[Int(c)].leave(slot: slot, byDeletion: true, time: now, changes: &changes)
+            readStateChanged(c, slot: slot)
         }
         return .accepted(held: false)
     }
@@ -356,6 +364,7 @@ extension ReceiptEngine {
             return
         }
         let kind = PendingReceipts.Kind(rawValue: held.kind) ?? .delivered
+        let before = conversations[Int(c)].members[Int(slot)].readState
         conversations[Int(c)].advance(
             slot: slot,
             to: s,
@@ -365,6 +374,7 @@ extension ReceiptEngine {
             time: max(held.time, sentAt(Int(c), position: Int(s - conversations[Int(c)].base))),
             changes: &changes
         )
+        if conversations[Int(c)].members[Int(slot)].readState != before { readStateChanged(c, slot: slot) }
     }
 
     private mutating func receipt(
@@ -416,7 +426,10 @@ extension ReceiptEngine {
             target = conversations[ci].lastSequence
         }
         guard let u, let slot, target > 0 else {
-            if let slot, isRead { conversations[ci].members[Int(slot)].flags &= ~MemberRecord.Flag.markedUnread }
+            if let slot, isRead, conversations[ci].members[Int(slot)].flags & MemberRecord.Flag.markedUnread != 0 {
+                conversations[ci].members[Int(slot)].flags &= ~MemberRecord.Flag.markedUnread
+                readStateChanged(c, slot: slot)
+            }
             return .accepted(held: false)
         }
         let sent = position(ci, ofSequence: target).map { sentAt(ci, position: $0) } ?? Int64.min
@@ -424,6 +437,7 @@ extension ReceiptEngine {
         if let clientTime { time = min(clientTime.milliseconds, now) }
         time = max(time, sent)
         let visible = isRead && users[Int(u)].sharesReads && conversations[ci].members[Int(slot)].sharesReadsHere
+        let before = conversations[ci].members[Int(slot)].readState
         conversations[ci].advance(
             slot: slot,
             to: target,
@@ -432,6 +446,7 @@ extension ReceiptEngine {
             time: time,
             changes: &changes
         )
+        if isRead, conversations[ci].members[Int(slot)].readState != before { readStateChanged(c, slot: slot) }
         return .accepted(held: false)
     }
 

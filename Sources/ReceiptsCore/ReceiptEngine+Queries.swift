@@ -23,11 +23,15 @@ extension ReceiptEngine {
     /// (as seed 003 asks), while one who read stays, flagged `hasLeft` or `isUserDeleted`.
     /// A system message has no recipients: all three lists are empty.
     ///
+    /// Paged, the three lists are read as one (readers, then delivered, then not delivered) and
+    /// the page is its next `page.size` lines after `page.after`.
+    ///
     /// - Parameters:
     ///   - conversation: The conversation id.
     ///   - message: The message id.
+    ///   - page: One page of the sheet; nil for all of it.
     /// - Returns: The detail, or nil if the conversation or (retained) message is unknown.
-    public func readDetail(conversation: String, message: String) -> ReadDetail? {
+    public func readDetail(conversation: String, message: String, page: ReadDetailPage? = nil) -> ReadDetail? {
         guard let (c, p) = locate(conversation: conversation, message: message) else { return nil }
         let state = conversations[c]
         let record = state.messages[p]
@@ -72,12 +76,40 @@ extension ReceiptEngine {
         read.sort { ($1.readAt!, $0.user) < ($0.readAt!, $1.user) }
         delivered.sort { $0.user < $1.user }
         notDelivered.sort { $0.user < $1.user }
-        return ReadDetail(
+        var detail = ReadDetail(
             status: messageStatus(conversation: c, position: p),
             read: read,
             delivered: delivered,
             notDelivered: notDelivered
         )
+        if let page { Self.cut(&detail, to: page) }
+        return detail
+    }
+
+    /// Keeps only one page of a whole sheet and sets its cursor to the next.
+    private static func cut(_ detail: inout ReadDetail, to page: ReadDetailPage) {
+        var room = max(page.size, 1)
+        var last: ReadDetailCursor?
+        var more = false
+        func keep(_ lines: [RecipientReceipt]) -> [RecipientReceipt] {
+            var kept: [RecipientReceipt] = []
+            for line in lines {
+                let place = ReadDetailCursor(state: line.state, readAt: line.readAt?.milliseconds ?? 0, user: line.user)
+                if let after = page.after, place <= after { continue }
+                guard room > 0 else {
+                    more = true
+                    break
+                }
+                kept.append(line)
+                room -= 1
+                last = place
+            }
+            return kept
+        }
+        detail.read = keep(detail.read)
+        detail.delivered = keep(detail.delivered)
+        detail.notDelivered = keep(detail.notDelivered)
+        detail.nextCursor = more ? last : nil
     }
 
     /// The status of the sender's latest normal (non-system) message in a conversation, the one
@@ -124,17 +156,15 @@ extension ReceiptEngine {
             return placement == .released || (requested.isEmpty && placement == .frozen)
         }
         return indices.map { c in
-            let state = conversations[Int(c)]
-            guard let u, let slot = state.slot(of: u) else {
-                return UnreadCount(conversation: state.id, unread: 0, isMarkedUnread: false, readUpTo: 0)
+            guard let u, let slot = conversations[Int(c)].slot(of: u) else {
+                return UnreadCount(
+                    conversation: conversations[Int(c)].id,
+                    unread: 0,
+                    isMarkedUnread: false,
+                    readUpTo: 0
+                )
             }
-            let member = state.members[Int(slot)]
-            return UnreadCount(
-                conversation: state.id,
-                unread: state.unreadCount(slot: slot),
-                isMarkedUnread: member.flags & MemberRecord.Flag.markedUnread != 0,
-                readUpTo: UInt64(member.readUpTo)
-            )
+            return readState(Int(c), slot: slot)
         }
     }
 

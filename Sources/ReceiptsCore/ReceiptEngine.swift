@@ -48,6 +48,10 @@ public struct ReceiptEngine: Sendable {
     /// The storage of the last `ApplyResult.changes`, reused when the caller has let go of it
     /// (as it usually has by the next event), so that no event allocates an array.
     var scratchStatuses: [MessageStatus] = []
+    /// The (conversation, member slot) pairs whose read state the event changed.
+    var scratchReaders = ChangeSet()
+    /// The storage of the last `ApplyResult.readStates`, reused as `scratchStatuses` is.
+    var scratchReadStates: [ReadStateChange] = []
     /// Receipts waiting for their message.
     var pending = PendingReceipts()
     /// Held receipts dropped on expiry (total).
@@ -85,13 +89,20 @@ public struct ReceiptEngine: Sendable {
     /// - Returns: The outcome and the statuses that changed.
     public mutating func apply(_ event: Event, at now: Timestamp) -> ApplyResult {
         let outcome = replay(event, at: now)
-        guard !scratchChanges.isEmpty else { return ApplyResult(outcome: outcome) }
-        // Swapped out: `statuses(of:)` mutates the engine too.
-        var changes = ChangeSet()
-        swap(&changes, &scratchChanges)
-        statuses(of: &changes)
-        swap(&changes, &scratchChanges)
-        return ApplyResult(outcome: outcome, changes: scratchStatuses)
+        var result = ApplyResult(outcome: outcome)
+        if !scratchChanges.isEmpty {
+            // Swapped out: `statuses(of:)` mutates the engine too.
+            var changes = ChangeSet()
+            swap(&changes, &scratchChanges)
+            statuses(of: &changes)
+            swap(&changes, &scratchChanges)
+            result.changes = scratchStatuses
+        }
+        if !scratchReaders.isEmpty && configuration.reportsReadStates {
+            readStates(at: now)
+            result.readStates = scratchReadStates
+        }
+        return result
     }
 
     /// Applies one event exactly as `apply(_:at:)` does, without building the statuses it changed.
@@ -106,6 +117,7 @@ public struct ReceiptEngine: Sendable {
     /// - Returns: The outcome.
     public mutating func replay(_ event: Event, at now: Timestamp) -> EventOutcome {
         scratchChanges.removeAll()
+        scratchReaders.removeAll()
         droppedPendingReceipts += pending.expire(now: now.milliseconds, lifetime: configuration.pendingReceiptLifetime)
         guard !event.id.source.isEmpty, event.id.sequence != 0 else {
             return .rejected(Rejection(.invalidEventID, "an event id needs a non-empty source and a sequence from 1"))
@@ -246,6 +258,27 @@ public struct ReceiptEngine: Sendable {
         return result.reversed()
     }
 
+    /// Records that the read state of a member slot changed (for `ApplyResult.readStates`).
+    @inline(__always)
+    mutating func readStateChanged(_ c: UInt32, slot: UInt32) {
+        scratchReaders.conversation = c
+        scratchReaders.add(slot)
+    }
+
+    /// A member slot's own read state (private reads included).
+    func readState(_ c: Int, slot: UInt32) -> UnreadCount {
+        conversations.withUnsafeBufferPointer { all in
+            let member = all[c].members[Int(slot)]
+            return UnreadCount(
+                conversation: all[c].id,
+                unread: all[c].unreadCount(slot: slot),
+                isMarkedUnread: member.flags & MemberRecord.Flag.markedUnread != 0,
+                readUpTo: UInt64(member.readUpTo),
+                hasLeft: !member.isMember
+            )
+        }
+    }
+
     /// Records that a user just got a member slot in a conversation (at most once per slot: a
     /// second link would close the chain into a cycle).
     mutating func link(user u: UInt32, to conversation: UInt32, slot: UInt32) {
@@ -273,5 +306,26 @@ extension ReceiptEngine {
         }
         if count < result.count { result.removeLast(result.count - count) }
         swap(&result, &scratchStatuses)
+    }
+
+    /// Puts the read states of `scratchReaders` in `scratchReadStates`, one per member slot,
+    /// reusing its storage as `statuses(of:)` does.
+    mutating func readStates(at now: Timestamp) {
+        scratchReaders.sortUnique()
+        var result: [ReadStateChange] = []
+        swap(&result, &scratchReadStates)
+        var count = 0
+        for i in 0..<scratchReaders.count {
+            let (c, slot) = scratchReaders[i]
+            let change = ReadStateChange(
+                user: users[Int(conversations[c].members[Int(slot)].user)].id,
+                state: readState(c, slot: slot),
+                time: now
+            )
+            if count < result.count { result[count] = change } else { result.append(change) }
+            count += 1
+        }
+        if count < result.count { result.removeLast(result.count - count) }
+        swap(&result, &scratchReadStates)
     }
 }

@@ -49,6 +49,7 @@ struct CounterID: Sendable {
     /// Labelled by the limit.
     static let limitsRefused = CounterID("receiptd.limits.refused", MetricCatalog.limitRefusals, labelledAs: "limit")
     static let updatesPublished = CounterID("receiptd.updates.published", MetricCatalog.updatesPublished)
+    static let readStatesPublished = CounterID("receiptd.read_states.published", MetricCatalog.readStatesPublished)
     /// Labelled by the reason: `unroutable`, `shutdown`.
     static let repliesDropped = CounterID(
         "receiptd.replies.dropped",

@@ -64,7 +64,7 @@ struct GatewayLimits {
             case .messageStatus(let conversation, let message, let viewer):
                 overLong("conversation_id", conversation) ?? overLong("message_id", message)
                     ?? overLong("viewer.user_id", viewer.user)
-            case .readDetail(let conversation, let message):
+            case .readDetail(let conversation, let message, _, _):
                 overLong("conversation_id", conversation) ?? overLong("message_id", message)
             case .lastSent(let conversation, let viewer):
                 overLong("conversation_id", conversation) ?? overLong("viewer.user_id", viewer.user)

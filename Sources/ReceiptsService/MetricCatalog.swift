@@ -43,6 +43,10 @@ public enum MetricCatalog {
         "Frames and queries refused whole for a gateway limit (frames_in_flight, events_per_batch, id_length)."
     )
     static let updatesPublished = Family("receiptd_updates_published_total", "Status updates published.")
+    static let readStatesPublished = Family(
+        "receiptd_read_state_updates_published_total",
+        "Read-state updates published on users' own topics."
+    )
     static let repliesDropped = Family(
         "receiptd_replies_dropped_total",
         "Replies not delivered, by reason (unroutable: the peer went away; shutdown: still held when the worker stopped)."
@@ -204,7 +208,8 @@ public enum MetricCatalog {
     /// Every family, by name.
     public static let families: [String: Family] = Dictionary(
         uniqueKeysWithValues: [
-            events, eventsHeld, frames, framesInvalid, limitRefusals, updatesPublished, repliesDropped, repliesHeld,
+            events, eventsHeld, frames, framesInvalid, limitRefusals, updatesPublished, readStatesPublished,
+            repliesDropped, repliesHeld,
             requestsDiscarded, connectionsClosed, replicationRole, replicationTerm, replicationLagBytes,
             replicationLagSeconds, replicationInSync, replicationUnsynced, replicationStalled, replicationPromotions,
             replicationDepositions, replicationTruncatedBytes, replicationRefusals, queries,

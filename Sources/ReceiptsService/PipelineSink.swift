@@ -1,15 +1,30 @@
 package import ReceiptsWire
 
-/// Where status updates go: receiptd's PUB socket, the load generator's wire-limit sink, or a
-/// test's list.
-package protocol UpdateSink: AnyObject {
-    /// Sends one update: the conversation's topic frame, then the encoded update.
-    /// Never blocks: past its high-water mark the transport drops, and the sequence gap tells
-    /// subscribers.
-    func publish(topic: [UInt8], update: StatusUpdate)
+/// One update for the PUB socket: a message's status on its conversation's topic, or a user's
+/// own read state on the user's topic.
+package enum PublishedUpdate: Hashable, Sendable {
+    case status(StatusUpdate)
+    case readState(ReadStateUpdate)
+
+    /// The update as its frame body.
+    package func encode() -> [UInt8] {
+        switch self {
+        case .status(let update): update.encode()
+        case .readState(let update): update.encode()
+        }
+    }
 }
 
-/// Where a `ReceiptPipeline`'s output goes: status updates and replies, in the order the
+/// Where updates go: receiptd's PUB socket, the load generator's wire-limit sink, or a
+/// test's list.
+package protocol UpdateSink: AnyObject {
+    /// Sends one update: the topic frame, then the encoded update.
+    /// Never blocks: past its high-water mark the transport drops, and the sequence gap tells
+    /// subscribers.
+    func publish(topic: [UInt8], update: PublishedUpdate)
+}
+
+/// Where a `ReceiptPipeline`'s output goes: updates and replies, in the order the
 /// pipeline emits them, on the pipeline's thread.
 protocol PipelineSink: UpdateSink {
     /// Sends a reply (the envelope's routing frames, then the body) on one of the ROUTER endpoints.

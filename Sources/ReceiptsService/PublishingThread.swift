@@ -4,7 +4,7 @@ import ReceiptsWire
 import Synchronization
 import ZeroMQ
 
-/// Encodes status updates and sends them on the PUB socket from a thread of its own, so that
+/// Encodes updates and sends them on the PUB socket from a thread of its own, so that
 /// the pipeline's thread spends neither its time on encoding nor on libzmq's send path.
 /// One queue, one thread: updates leave in the order they were handed over.
 ///
@@ -13,7 +13,7 @@ import ZeroMQ
 /// lock and the semaphores give); the queue is behind its lock.
 final class PublishingThread: UpdateSink, @unchecked Sendable {
     private struct Queue {
-        var updates: [(topic: [UInt8], update: StatusUpdate)] = []
+        var updates: [(topic: [UInt8], update: PublishedUpdate)] = []
         var stopping = false
     }
 
@@ -50,7 +50,7 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
     }
 
     /// Queues one update (on the pipeline's thread); the thread encodes and sends it.
-    func publish(topic: [UInt8], update: StatusUpdate) {
+    func publish(topic: [UInt8], update: PublishedUpdate) {
         let wasEmpty = queue.withLock { queue in
             queue.updates.append((topic, update))
             return queue.updates.count == 1
@@ -60,7 +60,7 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
     }
 
     private func run() {
-        var batch: [(topic: [UInt8], update: StatusUpdate)] = []
+        var batch: [(topic: [UInt8], update: PublishedUpdate)] = []
         var stopping = false
         while !stopping {
             wakeup.wait()

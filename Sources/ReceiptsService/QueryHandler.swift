@@ -13,18 +13,28 @@ struct QueryHandler {
     ///   - publisherRun: The run a snapshot's update stream continues (0 for a member that
     ///     publishes nothing).
     ///   - publishedSequence: A conversation's last published sequence, for a snapshot.
+    ///   - publishedUserSequence: A user topic's last published sequence, for unread counts.
     /// - Returns: nil for the kinds a member answers about itself (health, stats, compact) and
     ///   for the move steps and the hand-over.
-    func answer(_ query: Query, publisherRun: UInt64, publishedSequence: (String) -> UInt64) -> QueryReply? {
+    func answer(
+        _ query: Query,
+        publisherRun: UInt64,
+        publishedSequence: (String) -> UInt64,
+        publishedUserSequence: (String) -> UInt64
+    ) -> QueryReply? {
         switch query {
         case .messageStatus(let conversation, let message, let viewer):
             messageStatus(conversation: conversation, message: message, viewer: viewer)
-        case .readDetail(let conversation, let message):
-            readDetail(conversation: conversation, message: message)
+        case .readDetail(let conversation, let message, let pageSize, let cursor):
+            readDetail(conversation: conversation, message: message, pageSize: pageSize, cursor: cursor)
         case .lastSent(let conversation, let viewer):
             lastSent(conversation: conversation, viewer: viewer)
         case .unreadCounts(let user, let conversations):
-            unreadCounts(user: user, conversations: conversations)
+            .unreadCounts(
+                engine.unreadCounts(user: user, conversations: conversations),
+                publisherRun: publisherRun,
+                sequence: publishedUserSequence(user)
+            )
         case .snapshot(let conversation, let limit):
             snapshot(
                 conversation: conversation,
@@ -49,10 +59,20 @@ struct QueryHandler {
         }
     }
 
-    /// The who-read-it sheet of one message.
-    func readDetail(conversation: String, message: String) -> QueryReply {
-        owned(conversation) {
-            guard let detail = engine.readDetail(conversation: conversation, message: message) else {
+    /// The who-read-it sheet of one message, or one page of it.
+    func readDetail(conversation: String, message: String, pageSize: Int, cursor: String) -> QueryReply {
+        var page: ReadDetailPage?
+        if pageSize > 0 {
+            let after = ReadDetailCursor(token: cursor)
+            guard cursor.isEmpty || after != nil else {
+                return .error(ErrorReply(code: .invalidArgument, message: "cursor \"\(cursor)\" is not a next_cursor"))
+            }
+            page = ReadDetailPage(size: pageSize, after: after)
+        } else if !cursor.isEmpty {
+            return .error(ErrorReply(code: .invalidArgument, message: "a cursor needs a page_size"))
+        }
+        return owned(conversation) {
+            guard let detail = engine.readDetail(conversation: conversation, message: message, page: page) else {
                 return notFound("message \(message) in conversation \(conversation)")
             }
             return .readDetail(detail)
@@ -68,11 +88,6 @@ struct QueryHandler {
             }
             return .lastSent(status, displayText: DisplayText.text(for: status, viewer: viewer))
         }
-    }
-
-    /// A user's unread counts on this worker.
-    func unreadCounts(user: String, conversations: [String]) -> QueryReply {
-        .unreadCounts(engine.unreadCounts(user: user, conversations: conversations))
     }
 
     /// A conversation's snapshot, with the publisher's run and the conversation's last published sequence.

@@ -81,11 +81,11 @@ extension ReceiptPipeline {
     }
 
     /// Decodes, applies and logs one batch frame, from the acknowledged ingest endpoint or not.
-    /// - Returns: the log position the outcome waits for, the per-event outcomes, the status changes.
+    /// - Returns: the log position the outcome waits for, the per-event outcomes, what to publish.
     private func ingestFrame(
         _ frame: UnsafeRawBufferPointer,
         acknowledged: Bool
-    ) -> Result<(LogPosition, [EventOutcome], [MessageStatus]), FrameRefusal> {
+    ) -> Result<(LogPosition, [EventOutcome], Publication), FrameRefusal> {
         guard frame.count <= configuration.maxFrameBytes else {
             return .failure(
                 FrameRefusal(
@@ -115,7 +115,7 @@ extension ReceiptPipeline {
             let result = engine.apply(event, at: now)
             outcomes.append(result.outcome)
             tally.add(result.outcome, logger: logger)
-            merger.add(result.changes)
+            merger.add(result)
         }
         let changes = merger.changes
         tally.report(to: counters, hot)

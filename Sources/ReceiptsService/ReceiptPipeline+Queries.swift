@@ -85,7 +85,8 @@ extension ReceiptPipeline {
             return QueryHandler(engine: engine).answer(
                 query,
                 publisherRun: statusPublisher.publisherRun,
-                publishedSequence: statusPublisher.sequence(of:)
+                publishedSequence: statusPublisher.sequence(of:),
+                publishedUserSequence: statusPublisher.sequence(ofUser:)
             )
         }
     }

@@ -54,7 +54,8 @@ extension ReceiptPipeline {
             workerIndex: configuration.workerIndex,
             workerCount: configuration.workerCount,
             pendingReceiptLimit: configuration.pendingReceiptLimit,
-            pendingReceiptLifetime: configuration.pendingReceiptLifetimeMilliseconds
+            pendingReceiptLifetime: configuration.pendingReceiptLifetimeMilliseconds,
+            reportsReadStates: configuration.publishesReadStates
         )
         engineConfiguration.workerCount = try ReplaySettings(engineConfiguration).reconcile(
             directory: configuration.dataDirectory,

@@ -20,7 +20,7 @@ final class ReceiptPipeline {
     /// Status changes and a reply waiting for the log to make `position` durable.
     struct AwaitingDurability {
         var position: LogPosition
-        var changes: [MessageStatus]
+        var changes: Publication
         var reply: PendingReply?
         /// When an acknowledged ingest frame arrived (monotonic nanoseconds), for the
         /// acknowledgement latency; 0 for anything else.
@@ -169,6 +169,9 @@ final class ReceiptPipeline {
             publisherRun: publisherRun,
             onPublished: { [counters, updatesPublished = hot.updatesPublished] count in
                 counters.increment(updatesPublished, by: count)
+            },
+            onReadStatesPublished: { [counters] count in
+                counters.increment(.readStatesPublished, by: count)
             }
         )
         reportWorkerCountIfChanged()
@@ -248,7 +251,7 @@ final class ReceiptPipeline {
             awaiting.append(
                 AwaitingDurability(
                     position: position,
-                    changes: [],
+                    changes: Publication(),
                     reply: PendingReply(endpoint: endpoint, frames: frames)
                 )
             )
@@ -267,8 +270,11 @@ final class ReceiptPipeline {
         completedNanoseconds = nowNanoseconds
         while let item = awaiting.first, item.position <= durable {
             _ = awaiting.popFirst()
-            if !item.changes.isEmpty {
-                statusPublisher.submit(item.changes, now: now)
+            if !item.changes.statuses.isEmpty {
+                statusPublisher.submit(item.changes.statuses, now: now)
+            }
+            if !item.changes.readStates.isEmpty {
+                statusPublisher.submit(readStates: item.changes.readStates)
             }
             if let reply = item.reply {
                 send(reply.frames, on: reply.endpoint)

@@ -52,6 +52,9 @@ public struct ServiceConfiguration: Sendable {
     public var cutCorruptionAtStart: Bool
     /// Send high-water mark of the PUB socket, in messages.
     public var publishHighWaterMark: Int32
+    /// Publish users' own read states on their topics (`ReadStateUpdate`); off, nothing is
+    /// published there and the engine does not build them.
+    public var publishesReadStates: Bool
     /// Replay the log with engine settings (worker, pending receipts) other than it was written with.
     public var acceptSettingsChange: Bool
     /// CurveZMQ with a ZAP allowlist on every endpoint; nil serves plaintext.
@@ -93,6 +96,7 @@ public struct ServiceConfiguration: Sendable {
         pendingReceiptLifetimeMilliseconds = 60_000
         cutCorruptionAtStart = false
         publishHighWaterMark = 100_000
+        publishesReadStates = true
         acceptSettingsChange = false
         curve = nil
     }

@@ -15,7 +15,7 @@ final class SocketSink: PipelineSink {
         self.queries = queries
     }
 
-    func publish(topic: [UInt8], update: StatusUpdate) {
+    func publish(topic: [UInt8], update: PublishedUpdate) {
         updates.publish(topic: topic, update: update)
     }
 

@@ -2,7 +2,8 @@ package import ReceiptsCore
 import ReceiptsWire
 
 /// Publishes durable status changes to an update sink, sequenced per conversation and
-/// optionally coalesced per message.
+/// optionally coalesced per message; and durable read-state changes on their users' topics,
+/// sequenced per user and never coalesced (each is a state the user's devices may show).
 ///
 /// Sequences are assigned at publish time, so coalescing never leaves gaps: a subscriber
 /// that sees a gap really lost updates (PUB drops at its high-water mark, and late joiners
@@ -14,31 +15,58 @@ package final class StatusPublisher {
     package let publisherRun: UInt64
     /// Per conversation: the last sequence published and the topic frame (computed once).
     private var conversations: [String: (sequence: UInt64, topic: [UInt8])] = [:]
+    /// Per user: the last read-state sequence published and the topic frame.
+    private var users: [String: (sequence: UInt64, topic: [UInt8])] = [:]
     private var held: [MessageKey: MessageStatus] = [:]
     /// Keys in the order their window closes (the window is constant, so FIFO order is deadline order).
     private var deadlines = FIFOQueue<(deadline: Int64, key: MessageKey)>()
     private let onPublished: (Int) -> Void
+    private let onReadStatesPublished: (Int) -> Void
 
     /// - Parameters:
     ///   - sink: Where updates go (receiptd's PUB socket); this publisher is its only user, on its thread.
     ///   - windowMilliseconds: How long a message's update is held to coalesce later ones (0: publish at once).
     ///   - publisherRun: This run of the worker, in every update.
-    ///   - onPublished: Called with the number of updates each submit or flush published.
+    ///   - onPublished: Called with the number of status updates each submit or flush published.
+    ///   - onReadStatesPublished: Called with the number of read-state updates each submit published.
     package init(
         sink: any UpdateSink,
         windowMilliseconds: Int,
         publisherRun: UInt64,
-        onPublished: @escaping (Int) -> Void
+        onPublished: @escaping (Int) -> Void,
+        onReadStatesPublished: @escaping (Int) -> Void = { _ in }
     ) {
         self.sink = sink
         self.windowMilliseconds = Int64(windowMilliseconds)
         self.publisherRun = publisherRun
         self.onPublished = onPublished
+        self.onReadStatesPublished = onReadStatesPublished
     }
 
     /// The last sequence published for a conversation in this run (0 if none).
     func sequence(of conversation: String) -> UInt64 {
         conversations[conversation]?.sequence ?? 0
+    }
+
+    /// The last read-state sequence published on a user's topic in this run (0 if none).
+    func sequence(ofUser user: String) -> UInt64 {
+        users[user]?.sequence ?? 0
+    }
+
+    /// Publishes durable read-state changes on their users' topics, now.
+    package func submit(readStates: [ReadStateChange]) {
+        for change in readStates {
+            var entry = users[change.user] ?? (0, Array(Partitioning.userTopic(for: change.user).utf8))
+            entry.sequence += 1
+            users[change.user] = entry
+            sink.publish(
+                topic: entry.topic,
+                update: .readState(
+                    ReadStateUpdate(publisherRun: publisherRun, sequence: entry.sequence, change: change)
+                )
+            )
+        }
+        onReadStatesPublished(readStates.count)
     }
 
     /// Hands over durable changes: published now, or at the end of their message's window.
@@ -82,7 +110,7 @@ package final class StatusPublisher {
         conversations[status.conversation] = entry
         sink.publish(
             topic: entry.topic,
-            update: StatusUpdate(publisherRun: publisherRun, sequence: entry.sequence, status: status)
+            update: .status(StatusUpdate(publisherRun: publisherRun, sequence: entry.sequence, status: status))
         )
     }
 }

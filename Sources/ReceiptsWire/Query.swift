@@ -5,8 +5,9 @@ public import ReceiptsCore
 public enum Query: Hashable, Sendable {
     /// One message's status, with display text for `viewer`.
     case messageStatus(conversation: String, message: String, viewer: Viewer)
-    /// Who read a message (the "Read by" sheet).
-    case readDetail(conversation: String, message: String)
+    /// Who read a message (the "Read by" sheet): all of it (`pageSize` 0), or the page of
+    /// `pageSize` lines after `cursor` (a `ReadDetailCursor.token`; empty for the first page).
+    case readDetail(conversation: String, message: String, pageSize: Int = 0, cursor: String = "")
     /// The status of the viewer's latest normal message in the conversation.
     case lastSent(conversation: String, viewer: Viewer)
     /// A user's unread counts; no conversations means all of the user's on the worker.
@@ -51,10 +52,12 @@ public enum Query: Hashable, Sendable {
                 m.pointee.viewer = viewer.build(in: &arena)
                 query.message_status = m
                 query.kind_case = RECEIPTS__V1__QUERY__KIND_MESSAGE_STATUS
-            case .readDetail(let conversation, let message):
+            case .readDetail(let conversation, let message, let pageSize, let cursor):
                 let m = arena.message(receipts__v1__read_detail_query__init)
                 m.pointee.conversation_id = arena.cString(conversation)
                 m.pointee.message_id = arena.cString(message)
+                m.pointee.page_size = UInt32(clamping: pageSize)
+                m.pointee.cursor = arena.cString(cursor)
                 query.read_detail = m
                 query.kind_case = RECEIPTS__V1__QUERY__KIND_READ_DETAIL
             case .lastSent(let conversation, let viewer):
@@ -176,7 +179,9 @@ public enum Query: Hashable, Sendable {
             let m = query.read_detail?.pointee
             return .readDetail(
                 conversation: try strings.string(m?.conversation_id, "conversation_id"),
-                message: try strings.string(m?.message_id, "message_id")
+                message: try strings.string(m?.message_id, "message_id"),
+                pageSize: Int(m?.page_size ?? 0),
+                cursor: try strings.string(m?.cursor, "cursor")
             )
         case RECEIPTS__V1__QUERY__KIND_LAST_SENT:
             let m = query.last_sent?.pointee

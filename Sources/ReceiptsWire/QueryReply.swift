@@ -9,8 +9,9 @@ public enum QueryReply: Hashable, Sendable {
     case readDetail(ReadDetail)
     /// The status of the viewer's latest normal message, with its display text.
     case lastSent(MessageStatus, displayText: String)
-    /// A user's unread counts.
-    case unreadCounts([UnreadCount])
+    /// A user's unread counts; a repairing read-state subscriber continues after `sequence`
+    /// of the user's topic within `publisherRun`.
+    case unreadCounts([UnreadCount], publisherRun: UInt64 = 0, sequence: UInt64 = 0)
     /// A conversation's state; follow updates after `sequence` within `publisherRun`.
     case snapshot(ConversationSnapshot, publisherRun: UInt64, sequence: UInt64)
     /// The worker is up.
@@ -50,9 +51,11 @@ public enum QueryReply: Hashable, Sendable {
             case .lastSent(let status, let displayText):
                 reply.last_sent = status.build(displayText: displayText, in: &arena)
                 reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_LAST_SENT
-            case .unreadCounts(let counts):
+            case .unreadCounts(let counts, let publisherRun, let sequence):
                 let m = arena.message(receipts__v1__unread_counts__init)
                 (m.pointee.n_counts, m.pointee.counts) = arena.messages(counts) { $0.build(in: &$1) }
+                m.pointee.epoch = publisherRun
+                m.pointee.sequence = sequence
                 reply.unread_counts = m
                 reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_UNREAD_COUNTS
             case .snapshot(let snapshot, let publisherRun, let sequence):
@@ -143,7 +146,9 @@ public enum QueryReply: Hashable, Sendable {
         case RECEIPTS__V1__QUERY_REPLY__KIND_UNREAD_COUNTS:
             let m = reply.unread_counts?.pointee
             return .unreadCounts(
-                [UnreadCount](wire: m?.counts, count: m?.n_counts ?? 0) { UnreadCount(wire: $0) }
+                [UnreadCount](wire: m?.counts, count: m?.n_counts ?? 0) { UnreadCount(wire: $0) },
+                publisherRun: m?.epoch ?? 0,
+                sequence: m?.sequence ?? 0
             )
         case RECEIPTS__V1__QUERY_REPLY__KIND_SNAPSHOT:
             guard let snapshot = reply.snapshot?.pointee else {

@@ -7,7 +7,8 @@ extension UnreadCount {
             conversation: String(wire: count.conversation_id),
             unread: Int(count.unread),
             isMarkedUnread: count.marked_unread != 0,
-            readUpTo: count.read_up_to_sequence
+            readUpTo: count.read_up_to_sequence,
+            hasLeft: count.left != 0
         )
     }
 
@@ -18,6 +19,7 @@ extension UnreadCount {
         count.pointee.unread = UInt32(clamping: unread)
         count.pointee.marked_unread = isMarkedUnread ? 1 : 0
         count.pointee.read_up_to_sequence = readUpTo
+        count.pointee.left = hasLeft ? 1 : 0
         return count
     }
 }

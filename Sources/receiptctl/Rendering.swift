@@ -122,7 +122,7 @@ enum Rendering {
                     }
                 }
             }
-        case .unreadCounts(let counts):
+        case .unreadCounts(let counts, _, _):
             for count in counts {
                 if json {
                     Swift.print(

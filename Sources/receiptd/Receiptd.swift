@@ -102,6 +102,12 @@ struct Receiptd: AsyncParsableCommand {
 
     @Flag(
         help:
+            "Publish no ReadStateUpdate on users' topics (RECEIPTD_NO_READ_STATE_UPDATES=1); by default each change of a user's own read state is."
+    )
+    var noReadStateUpdates = false
+
+    @Flag(
+        help:
             "Replay the log even though it was written with other worker or pending-receipt settings (RECEIPTD_ACCEPT_SETTINGS_CHANGE=1)."
     )
     var acceptSettingsChange = false
@@ -234,6 +240,8 @@ struct Receiptd: AsyncParsableCommand {
             configuration.pendingReceiptLifetimeMilliseconds
         )
         configuration.cutCorruptionAtStart = cutCorruption || environment["RECEIPTD_CUT_CORRUPTION"] == "1"
+        configuration.publishesReadStates =
+            !(noReadStateUpdates || environment["RECEIPTD_NO_READ_STATE_UPDATES"] == "1")
         configuration.acceptSettingsChange =
             acceptSettingsChange || environment["RECEIPTD_ACCEPT_SETTINGS_CHANGE"] == "1"
         configuration.curve = try settings.curve(

@@ -45,6 +45,13 @@ import Testing
                 let frame = Int(message.dropFirst())!
                 #expect(durable >= appended[frame], "update of \(message) published before its frame was durable")
                 lastUpdateOfMessage[message] = index
+            case .readState(let update, let durable):
+                // Bob's read of frame i's message moved his watermark to its sequence, i + 1.
+                let frame = Int(update.change.state.readUpTo) - 1
+                #expect(
+                    durable >= appended[frame],
+                    "bob's read state of frame \(frame) published before it was durable"
+                )
             case .reply(let endpoint, let body, let durable):
                 #expect(endpoint == .ingest)
                 #expect(durable >= appended[replyIndex], "frame \(replyIndex) acknowledged before it was durable")

@@ -10,26 +10,38 @@ final class RecordingSink: PipelineSink {
     /// One emission.
     enum Output {
         case update(StatusUpdate, durable: LogPosition)
+        case readState(ReadStateUpdate, durable: LogPosition)
         case reply(ReplyEndpoint, body: [UInt8], durable: LogPosition)
     }
 
     private(set) var outputs: [Output] = []
-    /// Updates that did not survive their encoding, or came under another conversation's topic.
+    /// Updates that did not survive their encoding, or came under another conversation's (or user's) topic.
     private(set) var malformedUpdates = 0
     /// The pipeline's log, set once it is open.
     var log: ReceiptLog?
     /// Routing ids of peers whose ROUTER queue is full: replies to them are refused (EAGAIN).
     var fullPeers: Set<String> = []
 
-    func publish(topic: [UInt8], update: StatusUpdate) {
+    func publish(topic: [UInt8], update: PublishedUpdate) {
         // Through the wire encoding, as subscribers get it.
-        guard let decoded = try? StatusUpdate.decode(update.encode()), decoded == update,
-            topic == Array(Partitioning.topic(for: update.status.conversation).utf8)
-        else {
-            malformedUpdates += 1
-            return
+        switch update {
+        case .status(let update):
+            guard let decoded = try? StatusUpdate.decode(update.encode()), decoded == update,
+                topic == Array(Partitioning.topic(for: update.status.conversation).utf8)
+            else {
+                malformedUpdates += 1
+                return
+            }
+            outputs.append(.update(update, durable: durablePosition))
+        case .readState(let update):
+            guard let decoded = try? ReadStateUpdate.decode(update.encode()), decoded == update,
+                topic == Array(Partitioning.userTopic(for: update.change.user).utf8)
+            else {
+                malformedUpdates += 1
+                return
+            }
+            outputs.append(.readState(update, durable: durablePosition))
         }
-        outputs.append(.update(update, durable: durablePosition))
     }
 
     func send(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) -> ReplyDelivery {
@@ -45,6 +57,11 @@ final class RecordingSink: PipelineSink {
     /// The updates, in publishing order.
     var updates: [StatusUpdate] {
         outputs.compactMap { if case .update(let update, _) = $0 { update } else { nil } }
+    }
+
+    /// The read-state updates, in publishing order.
+    var readStates: [ReadStateUpdate] {
+        outputs.compactMap { if case .readState(let update, _) = $0 { update } else { nil } }
     }
 
     /// The ingest replies, decoded, in sending order.

@@ -32,6 +32,7 @@ typedef struct Receipts__V1__EventBatch Receipts__V1__EventBatch;
 typedef struct Receipts__V1__EventResult Receipts__V1__EventResult;
 typedef struct Receipts__V1__IngestReply Receipts__V1__IngestReply;
 typedef struct Receipts__V1__StatusUpdate Receipts__V1__StatusUpdate;
+typedef struct Receipts__V1__ReadStateUpdate Receipts__V1__ReadStateUpdate;
 typedef struct Receipts__V1__MessageStatus Receipts__V1__MessageStatus;
 typedef struct Receipts__V1__Viewer Receipts__V1__Viewer;
 typedef struct Receipts__V1__MessageStatusQuery Receipts__V1__MessageStatusQuery;
@@ -737,6 +738,54 @@ struct  Receipts__V1__StatusUpdate
 
 
 /*
+ * A user's own read state in one conversation changed: pushed to all of the user's devices.
+ * Published with topic frame "u:<partition>:<user_id>", partition being 4 lowercase hex digits
+ * of the user's stable hash (as for conversations), so that a gateway may follow a partition of
+ * users by prefix ("u:03fa:"), or all users ("u:"). The topic begins with "u", which no
+ * conversation topic does, so neither kind of prefix ever matches the other kind.
+ * The worker that owns the conversation publishes it when the user reads (their watermark
+ * moves or a marked-unread flag clears), marks the conversation unread, leaves or is removed,
+ * or is deleted; also for a read the user shares with nobody (ReceiptPrivacy), which this topic,
+ * the user's own, carries and nothing else ever shows (Matrix's m.read.private).
+ * New messages publish nothing here: one update per member per message would be 10,000 updates
+ * for one message of a 10,000-member group. A device learns of new (and deleted) messages from
+ * its gateway's conversation traffic and counts them itself, from the `read_up_to_sequence`
+ * and `unread` of its last update.
+ */
+struct  Receipts__V1__ReadStateUpdate
+{
+  ProtobufCMessage base;
+  /*
+   * The user.
+   */
+  char *user_id;
+  /*
+   * Changes whenever the publishing worker restarts (as StatusUpdate.epoch).
+   */
+  uint64_t epoch;
+  /*
+   * Per user topic within an epoch of one worker: 1, 2, 3, ... A gap, or an epoch not seen
+   * before, means updates were lost or began elsewhere: ask that worker (the conversation's
+   * owner) for the user's UnreadCounts, which carry the epoch and sequence they include, and
+   * continue after them. A user's conversations may live on several workers: each publishes
+   * its own epoch and sequence.
+   */
+  uint64_t sequence;
+  /*
+   * The user's read state in the conversation now.
+   */
+  Receipts__V1__UnreadCount *state;
+  /*
+   * When it changed (the worker's time of the event).
+   */
+  int64_t updated_at_ms;
+};
+#define RECEIPTS__V1__READ_STATE_UPDATE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__read_state_update__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0, NULL, 0 }
+
+
+/*
  * A message's receipt state as everyone but its recipients' own devices see it:
  * reads of users who share no reads are shown as deliveries.
  */
@@ -868,7 +917,12 @@ struct  Receipts__V1__MessageStatusQuery
 
 
 /*
- * Who read a group message (the "Read by" sheet).
+ * Who read a group message (the "Read by" sheet), whole or a page at a time.
+ * The sheet is one list in this order: readers (most recent read first, ties by user id), then
+ * recipients who have it delivered, then those who do not (both by user id). A page is the next
+ * `page_size` lines of that list after `cursor`; the reply's `next_cursor` asks for the one
+ * after it. A recipient whose line moves while a client pages (a new read puts them at the top)
+ * is shown where the page that reaches them finds them, so each page is exact as of its answer.
  */
 struct  Receipts__V1__ReadDetailQuery
 {
@@ -881,10 +935,19 @@ struct  Receipts__V1__ReadDetailQuery
    * The message.
    */
   char *message_id;
+  /*
+   * Lines per page; 0 = the whole sheet in one reply (then `cursor` must be empty).
+   */
+  uint32_t page_size;
+  /*
+   * Empty: the first page. Else a `next_cursor` from an earlier reply for this message, as it
+   * was (opaque; one that is not is answered ERROR_CODE_INVALID_ARGUMENT).
+   */
+  char *cursor;
 };
 #define RECEIPTS__V1__READ_DETAIL_QUERY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__read_detail_query__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
 
 
 /*
@@ -910,7 +973,9 @@ struct  Receipts__V1__LastSentQuery
 
 /*
  * Unread counts of a user. The answer counts the user's own reads, private ones included,
- * so that their devices stay in sync: a gateway forwards it to that user only.
+ * so that their devices stay in sync: a gateway forwards it to that user only. With no
+ * conversation named it is also the per-user snapshot that repairs the user's read-state topic
+ * on this worker (see ReadStateUpdate).
  */
 struct  Receipts__V1__UnreadCountsQuery
 {
@@ -1277,7 +1342,7 @@ struct  Receipts__V1__RecipientReceipt
 
 
 /*
- * The "Read by" sheet of a message. The sender is never listed.
+ * The "Read by" sheet of a message, or one page of it (see ReadDetailQuery). The sender is never listed.
  */
 struct  Receipts__V1__ReadDetail
 {
@@ -1301,14 +1366,21 @@ struct  Receipts__V1__ReadDetail
    */
   size_t n_not_delivered;
   Receipts__V1__RecipientReceipt **not_delivered;
+  /*
+   * Paged: asks for the next page; empty when this page ends the sheet (and when unpaged).
+   */
+  char *next_cursor;
 };
 #define RECEIPTS__V1__READ_DETAIL__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__read_detail__descriptor) \
-    , NULL, 0,NULL, 0,NULL, 0,NULL }
+    , NULL, 0,NULL, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string }
 
 
 /*
- * One conversation's unread state for a user.
+ * One conversation's read state for a user: what their own devices show (private reads included).
+ * Threads with their own watermarks (Matrix MSC3771) will add a `thread_id` (field 6; absent =
+ * the conversation's main timeline) to this record, on the same per-user topic: nothing here
+ * changes meaning when it comes.
  */
 struct  Receipts__V1__UnreadCount
 {
@@ -1318,7 +1390,7 @@ struct  Receipts__V1__UnreadCount
    */
   char *conversation_id;
   /*
-   * Messages from others after the user's read watermark.
+   * Messages from others after the user's read watermark (deleted and system messages do not count).
    */
   uint32_t unread;
   /*
@@ -1329,10 +1401,15 @@ struct  Receipts__V1__UnreadCount
    * The user's read watermark (a message sequence number; 0 = nothing read).
    */
   uint64_t read_up_to_sequence;
+  /*
+   * The user is no longer a member (left, removed, or the account was deleted): their devices
+   * drop the conversation's badge.
+   */
+  protobuf_c_boolean left;
 };
 #define RECEIPTS__V1__UNREAD_COUNT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__unread_count__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, 0, 0, 0, 0 }
 
 
 /*
@@ -1346,10 +1423,19 @@ struct  Receipts__V1__UnreadCounts
    */
   size_t n_counts;
   Receipts__V1__UnreadCount **counts;
+  /*
+   * The answering worker's epoch (as StatusUpdate.epoch).
+   */
+  uint64_t epoch;
+  /*
+   * The last sequence of the user's read-state topic on this worker that the answer includes:
+   * a repairing subscriber continues after it.
+   */
+  uint64_t sequence;
 };
 #define RECEIPTS__V1__UNREAD_COUNTS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__unread_counts__descriptor) \
-    , 0,NULL }
+    , 0,NULL, 0, 0 }
 
 
 /*
@@ -2302,6 +2388,25 @@ Receipts__V1__StatusUpdate *
 void   receipts__v1__status_update__free_unpacked
                      (Receipts__V1__StatusUpdate *message,
                       ProtobufCAllocator *allocator);
+/* Receipts__V1__ReadStateUpdate methods */
+void   receipts__v1__read_state_update__init
+                     (Receipts__V1__ReadStateUpdate         *message);
+size_t receipts__v1__read_state_update__get_packed_size
+                     (const Receipts__V1__ReadStateUpdate   *message);
+size_t receipts__v1__read_state_update__pack
+                     (const Receipts__V1__ReadStateUpdate   *message,
+                      uint8_t             *out);
+size_t receipts__v1__read_state_update__pack_to_buffer
+                     (const Receipts__V1__ReadStateUpdate   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__ReadStateUpdate *
+       receipts__v1__read_state_update__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__read_state_update__free_unpacked
+                     (Receipts__V1__ReadStateUpdate *message,
+                      ProtobufCAllocator *allocator);
 /* Receipts__V1__MessageStatus methods */
 void   receipts__v1__message_status__init
                      (Receipts__V1__MessageStatus         *message);
@@ -3191,6 +3296,9 @@ typedef void (*Receipts__V1__IngestReply_Closure)
 typedef void (*Receipts__V1__StatusUpdate_Closure)
                  (const Receipts__V1__StatusUpdate *message,
                   void *closure_data);
+typedef void (*Receipts__V1__ReadStateUpdate_Closure)
+                 (const Receipts__V1__ReadStateUpdate *message,
+                  void *closure_data);
 typedef void (*Receipts__V1__MessageStatus_Closure)
                  (const Receipts__V1__MessageStatus *message,
                   void *closure_data);
@@ -3352,6 +3460,7 @@ extern const ProtobufCMessageDescriptor receipts__v1__event_batch__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__event_result__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__ingest_reply__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__status_update__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__read_state_update__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__message_status__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__viewer__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__message_status_query__descriptor;

@@ -79,7 +79,8 @@ struct StandbyQueries {
             let answer = QueryHandler(engine: replica.engine).answer(
                 query,
                 publisherRun: 0,
-                publishedSequence: { _ in 0 }
+                publishedSequence: { _ in 0 },
+                publishedUserSequence: { _ in 0 }
             )
         else {
             return QueryReply.error(notPrimary(replica)).encode()

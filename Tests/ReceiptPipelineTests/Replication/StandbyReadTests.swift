@@ -22,6 +22,14 @@ import Testing
         ]
     }
 
+    /// The part of an answer a standby shares with the primary: all of it, but for the read-state
+    /// stream position of unread counts (a standby publishes nothing, so it answers epoch 0 and a
+    /// read-state subscriber repairs from the primary).
+    static func shared(_ answer: QueryReply) -> QueryReply {
+        guard case .unreadCounts(let counts, _, _) = answer else { return answer }
+        return .unreadCounts(counts)
+    }
+
     /// Batches in which bob has m`first`... delivered but unread, and cat read them.
     static func traffic(_ count: Int, from first: Int = 0) -> [[EventKind]] {
         ShippingTests.traffic(count, from: first)
@@ -34,7 +42,7 @@ import Testing
         try await pair.catchUp()
         for query in Self.reads(upTo: 29) {
             let (answer, servedBy) = try pair.askStandby(query)
-            #expect(answer == (try await pair.primary.ask(query)), "\(query.kindName)")
+            #expect(answer == Self.shared(try await pair.primary.ask(query)), "\(query.kindName)")
             #expect(
                 servedBy
                     == ServedBy(
@@ -56,7 +64,7 @@ import Testing
     @Test func aStandbyShowsNothingBeyondTheAcknowledgedPosition() async throws {
         let pair = try ReplicationPair()
         try await ShippingTests.ingest([ShippingTests.conversation] + Self.traffic(10), into: pair.primary)
-        let acknowledgedAnswers = try await Self.reads(upTo: 9).asyncMap { try await pair.primary.ask($0) }
+        let acknowledgedAnswers = try await Self.reads(upTo: 9).asyncMap { Self.shared(try await pair.primary.ask($0)) }
         pair.acknowledgedCap.value = pair.primary.pipeline.log.durablePosition.offset
         try await ShippingTests.ingest(Self.traffic(10, from: 10), into: pair.primary)
         try pair.start()
@@ -163,7 +171,7 @@ import Testing
         #expect(try pair.askStandby(query).reply.errorCode == .unavailable)
         pair.acknowledgedCap.value = .max
         try pair.run(rounds: 1, step: heartbeat)
-        #expect(try pair.askStandby(query).reply == (try await pair.primary.ask(query)))
+        #expect(try pair.askStandby(query).reply == Self.shared(try await pair.primary.ask(query)))
     }
 }
 
