@@ -16,6 +16,8 @@ enum ClientCommand: Sendable {
     case query(id: UInt64, worker: Int, query: Query, deadline: ContinuousClock.Instant?, reply: Reply<QueryReply>)
     /// Start following a topic.
     case subscribe(id: UInt64, topic: SubscriptionTopic, output: AsyncStream<StatusUpdate>.Continuation)
+    /// Start following a user's read state.
+    case subscribeReadState(id: UInt64, topic: ReadStateTopic, output: AsyncStream<ReadStateUpdate>.Continuation)
     /// The caller of `send`, a query or `flush` stopped waiting; posted only after the request.
     case cancel(id: UInt64)
     /// The consumer of a subscription went away.

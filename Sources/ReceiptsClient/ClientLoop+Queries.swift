@@ -8,6 +8,16 @@ enum QueryCompletion {
     case caller(id: UInt64, Reply<QueryReply>)
     /// A subscription's snapshot repair of one conversation, after `hops` NOT_OWNER answers.
     case repair(subscription: UInt64, conversation: String, hops: Int)
+    /// A read-state subscription's repair from the worker asked.
+    case readStateRepair(subscription: UInt64)
+}
+
+extension QueryCompletion {
+    /// Whether a subscription waits for it (it retries on its own), not a caller.
+    var isRepair: Bool {
+        if case .caller = self { return false }
+        return true
+    }
 }
 
 /// A query on the wire.
@@ -54,7 +64,7 @@ extension ClientLoop {
             return
         }
         let timeout: Int
-        if case .repair = completion {
+        if completion.isRepair {
             // A repair retries on its own; a dead worker should not hold it up for long.
             timeout = min(configuration.queryTimeoutMilliseconds, 1000)
         } else {
@@ -222,6 +232,8 @@ extension ClientLoop {
             reply.resume(returning: result)
         case .repair(let subscription, let conversation, let hops):
             repairArrived(result, subscription: subscription, conversation: conversation, worker: worker, hops: hops)
+        case .readStateRepair(let subscription):
+            readStateRepairArrived(result, subscription: subscription, worker: worker)
         }
     }
 }

@@ -7,6 +7,12 @@ extension ClientLoop {
     /// How long a failed or refused repair waits before it is tried again.
     static let repairRetryMilliseconds = 100
 
+    /// One decoded update of a SUB socket.
+    enum PublishedUpdate {
+        case status(StatusUpdate)
+        case readState(ReadStateUpdate)
+    }
+
     /// Starts following a topic from every worker the cluster lists, whatever the topic, since
     /// a conversation moved between workers is published by its new owner.
     func startSubscription(id: UInt64, topic: SubscriptionTopic, output: AsyncStream<StatusUpdate>.Continuation) {
@@ -51,24 +57,37 @@ extension ClientLoop {
     }
 
     /// Reads every update waiting on a worker's SUB socket and hands each to every
-    /// subscription it is for (decoded once, whatever their number).
+    /// subscription it is for (decoded once, whatever their number): a user topic's to the
+    /// read-state subscriptions, any other to the status subscriptions.
     /// - Parameters:
     ///   - worker: The worker the socket listens to.
     ///   - socket: The socket.
     func receiveUpdates(worker: Int, socket: ZMQSocket) throws(ZMQError) {
         while true {
             // nil: nothing waiting; .some(nil): no subscription's update, or undecodable.
-            let received = try socket.receiveMultipart(dontWait: true) { frames -> ([UInt64], StatusUpdate)? in
+            let received = try socket.receiveMultipart(dontWait: true) { frames -> ([UInt64], PublishedUpdate)? in
                 guard frames.count == 2 else { return nil }
                 let ids = updateListeners.subscribers(of: frames[0])
-                guard !ids.isEmpty, let update = try? StatusUpdate.decode(frames[1]) else { return nil }
-                return (ids, update)
+                guard !ids.isEmpty else { return nil }
+                if frames[0].starts(with: Partitioning.userTopicPrefix.utf8) {
+                    let readers = ids.filter { readStateSubscriptions[$0] != nil }
+                    guard !readers.isEmpty, let update = try? ReadStateUpdate.decode(frames[1]) else { return nil }
+                    return (readers, .readState(update))
+                }
+                guard let update = try? StatusUpdate.decode(frames[1]) else { return nil }
+                return (ids, .status(update))
             }
             guard let received else { return }
-            guard let (ids, update) = received else { continue }
-            for id in ids {
-                guard let decision = subscriptions[id]?.tracker.receive(update, from: worker) else { continue }
-                apply(decision, subscription: id)
+            switch received {
+            case nil:
+                continue
+            case (let ids, .readState(let update))?:
+                receiveReadState(update, for: ids, from: worker)
+            case (let ids, .status(let update))?:
+                for id in ids {
+                    guard let decision = subscriptions[id]?.tracker.receive(update, from: worker) else { continue }
+                    apply(decision, subscription: id)
+                }
             }
         }
     }

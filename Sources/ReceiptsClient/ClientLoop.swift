@@ -46,6 +46,8 @@ final class ClientLoop {
     /// The SUB sockets every subscription shares.
     let updateListeners: UpdateListeners
     var subscriptions: [UInt64: Subscription] = [:]
+    /// Read-state subscriptions (their ids are distinct from `subscriptions`').
+    var readStateSubscriptions: [UInt64: ReadStateSubscription] = [:]
     /// Callers of `flush`, by request id.
     var flushes: [UInt64: Reply<Void>] = [:]
     private var nextTag: UInt64 = 1
@@ -180,6 +182,7 @@ final class ClientLoop {
             scheduler.expireDeadlines(now: now)
             expireQueries(now: now)
             runSubscriptionTimers(now: now)
+            runReadStateTimers(now: now)
             answerFlushes()
             let timeout = pollTimeout(now: clock.now)
             guard try poller.poll(timeoutMilliseconds: timeout) > 0 else { continue }
@@ -229,6 +232,9 @@ final class ClientLoop {
         for subscription in subscriptions.values {
             if let due = subscription.nextTimer { next = min(next, due) }
         }
+        for subscription in readStateSubscriptions.values {
+            if let due = subscription.nextTimer { next = min(next, due) }
+        }
         guard next > now else { return 0 }
         let milliseconds = (next - now).components
         return Int(milliseconds.seconds * 1000 + milliseconds.attoseconds / 1_000_000_000_000_000) + 1
@@ -245,6 +251,8 @@ final class ClientLoop {
             startQuery(query, worker: worker, deadline: deadline, completion: .caller(id: id, reply))
         case .subscribe(let id, let topic, let output):
             startSubscription(id: id, topic: topic, output: output)
+        case .subscribeReadState(let id, let topic, let output):
+            startReadStateSubscription(id: id, topic: topic, output: output)
         case .cancel(let id):
             // Always behind its request in the inbox (see `RequestTicket`); nothing to do if the
             // request was answered meanwhile.
@@ -258,6 +266,7 @@ final class ClientLoop {
             }
         case .unsubscribe(let id):
             endSubscription(id: id)
+            endReadStateSubscription(id: id)
         case .flush(let id, let reply):
             flushes[id] = reply
         case .shutdown:
@@ -301,6 +310,8 @@ final class ClientLoop {
                 reply.resume(returning: .failure(Self.closedError))
             case .subscribe(_, _, let output):
                 output.finish()
+            case .subscribeReadState(_, _, let output):
+                output.finish()
             case .cancel, .unsubscribe, .shutdown:
                 break
             }
@@ -314,6 +325,7 @@ final class ClientLoop {
         for reply in flushes.values { reply.resume(returning: .failure(Self.closedError)) }
         flushes = [:]
         for id in Array(subscriptions.keys) { endSubscription(id: id) }
+        for id in Array(readStateSubscriptions.keys) { endReadStateSubscription(id: id) }
         updateListeners.close()
         for connection in (ingestSockets + querySockets).joined() { connection.socket.close() }
         context.terminate()

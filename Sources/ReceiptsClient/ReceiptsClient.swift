@@ -130,6 +130,25 @@ public final class ReceiptsClient: Sendable {
         return outcomes[0]
     }
 
+    /// Turns the sharing of a user's reads on or off, everywhere or in one conversation; see
+    /// ``send(_:clientTime:)``. A read is shared only when both settings allow it, and either
+    /// applies to reads made from then on; the user's own devices see every read either way.
+    /// - Parameters:
+    ///   - user: The user.
+    ///   - shareReads: Whether others see their reads (false: deliveries only).
+    ///   - conversation: The one conversation (the user must be a member); nil for the user's
+    ///     global setting, which goes to every worker.
+    public func setReceiptPrivacy(
+        user: String,
+        shareReads: Bool,
+        in conversation: String? = nil
+    ) async throws(ReceiptsClientError) -> EventOutcome {
+        guard let conversation else { return try await send(.receiptPrivacy(user: user, shareReads: shareReads)) }
+        return try await send(
+            .conversationReceiptPrivacy(conversation: conversation, user: user, shareReads: shareReads)
+        )
+    }
+
     /// Takes events into the outbox and returns once they are fsynced there, without waiting
     /// for a worker: the client delivers them in the background, and a client started again on
     /// the same outbox after a crash delivers what was not answered (the seeds' "receipts queue
@@ -233,6 +252,29 @@ public final class ReceiptsClient: Sendable {
         output.onTermination = { _ in inbox.post(.unsubscribe(id: id)) }
         if !inbox.post(.subscribe(id: id, topic: topic, output: output)) { output.finish() }
         return StatusUpdates(stream: stream)
+    }
+
+    /// A user's own read state in each of their conversations, on every worker: pushed to all
+    /// of the user's devices (their unread badges) whenever it changes, private reads included.
+    ///
+    /// It starts with the user's current state in each of their conversations (each worker's
+    /// snapshot), then follows the user's topic. A sequence gap, a new publisher run (a
+    /// restarted worker) and updates the consumer had no room for are repaired from that
+    /// worker's snapshot. The consumer gets a state per conversation only when it differs from
+    /// the last one it got; a snapshot's states carry no time. New messages change no state
+    /// here (the gateway's conversation traffic tells the device of them). The sequence ends
+    /// when the consumer stops iterating or the client shuts down.
+    /// - Parameter topic: The user.
+    public func subscribe(to topic: ReadStateTopic) -> ReadStateUpdates {
+        let id = requestIDs.wrappingAdd(1, ordering: .relaxed).newValue
+        let (stream, output) = AsyncStream.makeStream(
+            of: ReadStateUpdate.self,
+            bufferingPolicy: .bufferingOldest(configuration.subscriptionBuffer)
+        )
+        let inbox = self.inbox
+        output.onTermination = { _ in inbox.post(.unsubscribe(id: id)) }
+        if !inbox.post(.subscribeReadState(id: id, topic: topic, output: output)) { output.finish() }
+        return ReadStateUpdates(stream: stream)
     }
 
     // MARK: - Queries

@@ -1,7 +1,7 @@
 import ReceiptsCore
 
-/// What a subscription follows.
-public enum SubscriptionTopic: Hashable, Sendable {
+/// What a subscription of status updates follows.
+public enum SubscriptionTopic: Hashable, Sendable, FilteredTopic {
     /// One conversation, starting from a snapshot of its current statuses.
     case conversation(String)
     /// Every conversation whose topic starts with this prefix (`"<4 hex digits>:"` is one
@@ -13,8 +13,7 @@ public enum SubscriptionTopic: Hashable, Sendable {
     /// One partition of conversations (see `Partitioning.partition(of:)`).
     /// - Parameter partition: The 16-bit partition.
     public static func partition(_ partition: UInt16) -> SubscriptionTopic {
-        let digits = String(partition, radix: 16)
-        return .prefix(String(repeating: "0", count: 4 - digits.count) + digits + ":")
+        .prefix(Partitioning.hexPartition(partition) + ":")
     }
 
     /// The prefix given to the SUB sockets (a conversation's exact topic is matched again by
@@ -24,6 +23,34 @@ public enum SubscriptionTopic: Hashable, Sendable {
         case .conversation(let conversation): Partitioning.topic(for: conversation)
         case .prefix(let prefix): prefix
         case .everything: ""
+        }
+    }
+
+    /// A one-conversation subscription takes its topic exactly.
+    var isExact: Bool {
+        if case .conversation = self { return true }
+        return false
+    }
+}
+
+/// What a subscription of read-state updates follows.
+public enum ReadStateTopic: Hashable, Sendable, FilteredTopic {
+    /// One user's own read state in every conversation of theirs, on every worker.
+    case user(String)
+
+    /// The user's topic (`Partitioning.userTopic(for:)`), taken exactly.
+    var filter: String {
+        switch self {
+        case .user(let user): Partitioning.userTopic(for: user)
+        }
+    }
+
+    var isExact: Bool { true }
+
+    /// The user followed.
+    var user: String {
+        switch self {
+        case .user(let user): user
         }
     }
 }

@@ -7,7 +7,7 @@
 /// filter and one cancel keep the filter. The sockets filter by prefix; the index then takes a
 /// conversation's topic exactly, since as a prefix it would also match longer conversation ids.
 struct TopicIndex {
-    /// One-conversation subscriptions, by the conversation's exact topic.
+    /// One-conversation and one-user subscriptions, by their exact topic.
     private var exact: [String: Set<UInt64>] = [:]
     /// Prefix subscriptions (`""` for everything), by prefix.
     private var prefixes: [String: Set<UInt64>] = [:]
@@ -22,9 +22,9 @@ struct TopicIndex {
     ///   - id: The subscription.
     ///   - topic: What it follows.
     /// - Returns: The filter to subscribe the sockets to, if no subscription used it yet.
-    mutating func add(_ id: UInt64, _ topic: SubscriptionTopic) -> String? {
+    mutating func add(_ id: UInt64, _ topic: some FilteredTopic) -> String? {
         let filter = topic.filter
-        if case .conversation = topic {
+        if topic.isExact {
             exact[filter, default: []].insert(id)
         } else {
             prefixes[filter, default: []].insert(id)
@@ -35,10 +35,10 @@ struct TopicIndex {
 
     /// Removes a subscription added with the same topic.
     /// - Returns: The filter to unsubscribe the sockets from, if no subscription uses it any more.
-    mutating func remove(_ id: UInt64, _ topic: SubscriptionTopic) -> String? {
+    mutating func remove(_ id: UInt64, _ topic: some FilteredTopic) -> String? {
         let filter = topic.filter
         let removed: UInt64?
-        if case .conversation = topic {
+        if topic.isExact {
             removed = exact[filter]?.remove(id)
             if exact[filter]?.isEmpty == true { exact[filter] = nil }
         } else {
@@ -66,4 +66,14 @@ struct TopicIndex {
         }
         return ids
     }
+}
+
+/// What a subscription asks of the SUB sockets: a prefix filter, and whether only the topic
+/// equal to it is meant (a conversation's or a user's topic, which as prefixes would also match
+/// longer ids).
+protocol FilteredTopic {
+    /// The prefix given to the SUB sockets.
+    var filter: String { get }
+    /// Whether the subscription wants only the topic equal to `filter`.
+    var isExact: Bool { get }
 }

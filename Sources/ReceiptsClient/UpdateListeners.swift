@@ -68,7 +68,7 @@ final class UpdateListeners {
 
     /// Adds a subscription, subscribing every socket to its filter if it is new.
     /// - Throws: `ZMQError` if a socket refused the filter (the subscription is not added).
-    func add(_ id: UInt64, _ topic: SubscriptionTopic) throws(ZMQError) {
+    func add(_ id: UInt64, _ topic: some FilteredTopic) throws(ZMQError) {
         guard let filter = index.add(id, topic) else { return }
         do {
             for listener in listeners { try listener.socket.subscribe(filter) }
@@ -80,7 +80,7 @@ final class UpdateListeners {
 
     /// Removes a subscription, unsubscribing every socket from its filter once no subscription
     /// uses it.
-    func remove(_ id: UInt64, _ topic: SubscriptionTopic) {
+    func remove(_ id: UInt64, _ topic: some FilteredTopic) {
         guard let filter = index.remove(id, topic) else { return }
         for listener in listeners {
             do {

@@ -83,7 +83,12 @@ public enum Partitioning {
 
     /// `partition(of:)` as 4 lowercase hex digits.
     public static func hexPartition(of id: String) -> String {
-        let digits = String(partition(of: id), radix: 16)
+        hexPartition(partition(of: id))
+    }
+
+    /// A partition as the 4 lowercase hex digits of topics.
+    public static func hexPartition(_ partition: UInt16) -> String {
+        let digits = String(partition, radix: 16)
         return String(repeating: "0", count: 4 - digits.count) + digits
     }
 

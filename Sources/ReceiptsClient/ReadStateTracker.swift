@@ -1,0 +1,139 @@
+import ReceiptsCore
+import ReceiptsWire
+
+/// The zguide's Clone pattern for one user's read-state topic, without I/O: decides which
+/// published `ReadStateUpdate`s reach the consumer and when a worker's per-user snapshot (its
+/// `UnreadCounts` for the user) must repair a gap, a new publisher run or an update the consumer
+/// had no room for.
+///
+/// A user's conversations live on several workers, and each publishes on the user's topic under
+/// its own publisher run and sequence. So the tracker follows one stream per worker and repairs
+/// each from that worker's snapshot. What the consumer sees is per conversation: a state is shown
+/// when it differs from the last one shown for that conversation, so a repair and the live stream
+/// may overlap freely.
+struct ReadStateTracker: Sendable {
+    /// What to do after an update or a snapshot arrived.
+    struct Decision: Equatable, Sendable {
+        /// Hand these to the consumer, in order.
+        var emit: [ReadStateUpdate] = []
+        /// Ask this worker for the user's unread counts and pass them to
+        /// ``snapshotArrived(_:publisherRun:sequence:from:)``; its updates arriving meanwhile are held.
+        var repair: Int?
+    }
+
+    private enum Stream: Sendable {
+        /// Following the worker's stream; the last update applied had `sequence` in `publisherRun`.
+        case live(publisherRun: UInt64, sequence: UInt64)
+        /// A snapshot was asked for; the worker's updates wait here.
+        case repairing(held: [ReadStateUpdate])
+    }
+
+    /// The user followed.
+    let user: String
+    private var streams: [Int: Stream] = [:]
+    /// The last state shown per conversation.
+    private var shown: [String: UnreadCount] = [:]
+
+    /// A tracker that has heard from no worker yet.
+    init(user: String) {
+        self.user = user
+    }
+
+    /// Marks a worker's stream as waiting for its snapshot (at the start, and for the
+    /// slow-joiner snapshot), keeping what it holds.
+    mutating func expectSnapshot(from worker: Int) {
+        if case .repairing? = streams[worker] { return }
+        streams[worker] = .repairing(held: [])
+    }
+
+    /// Whether a snapshot of the worker is awaited.
+    func isRepairing(_ worker: Int) -> Bool {
+        if case .repairing? = streams[worker] { return true }
+        return false
+    }
+
+    /// Takes one published update.
+    /// - Parameters:
+    ///   - update: The update.
+    ///   - worker: The ordinal of the worker that published it.
+    /// - Returns: What to hand to the consumer, or the worker to repair.
+    mutating func receive(_ update: ReadStateUpdate, from worker: Int) -> Decision {
+        switch streams[worker] {
+        case .repairing(var held)?:
+            held.append(update)
+            streams[worker] = .repairing(held: held)
+            return Decision()
+        case .live(let publisherRun, let sequence)?:
+            if update.publisherRun == publisherRun, update.sequence <= sequence { return Decision() }
+            guard update.publisherRun == publisherRun, update.sequence == sequence + 1 else {
+                streams[worker] = .repairing(held: [update])
+                return Decision(repair: worker)
+            }
+            streams[worker] = .live(publisherRun: publisherRun, sequence: update.sequence)
+            return Decision(emit: show(update))
+        case nil:
+            // A worker not heard from yet (a templated cluster's): what came before is unknown.
+            streams[worker] = .repairing(held: [update])
+            return Decision(repair: worker)
+        }
+    }
+
+    /// Marks the stream of a worker whose update the consumer had no room for: it is repaired
+    /// from a snapshot, and its live updates wait until then.
+    mutating func lost(_ update: ReadStateUpdate, from worker: Int) {
+        if shown[update.change.state.conversation] == update.change.state {
+            shown[update.change.state.conversation] = nil
+        }
+        if case .repairing? = streams[worker] { return }
+        streams[worker] = .repairing(held: [])
+    }
+
+    /// Takes a worker's snapshot asked for by a ``Decision/repair`` or ``expectSnapshot(from:)``.
+    /// - Parameters:
+    ///   - counts: The user's read state in each of their conversations on the worker.
+    ///   - publisherRun: The worker's publisher run at the snapshot.
+    ///   - sequence: The user topic's last sequence the snapshot covers.
+    ///   - worker: The worker that answered.
+    /// - Returns: The states the consumer has not seen, then held updates after the snapshot; or
+    ///   another repair of the worker if the held updates still have a gap.
+    mutating func snapshotArrived(
+        _ counts: [UnreadCount],
+        publisherRun: UInt64,
+        sequence: UInt64,
+        from worker: Int
+    ) -> Decision {
+        var held: [ReadStateUpdate] = []
+        if case .repairing(let waiting)? = streams[worker] { held = waiting }
+        var decision = Decision()
+        for count in counts {
+            decision.emit += show(
+                ReadStateUpdate(
+                    publisherRun: publisherRun,
+                    sequence: sequence,
+                    change: ReadStateChange(user: user, state: count, time: Timestamp(milliseconds: 0))
+                )
+            )
+        }
+        var position = sequence
+        for (index, update) in held.enumerated() {
+            if update.publisherRun == publisherRun, update.sequence <= position { continue }
+            guard update.publisherRun == publisherRun, update.sequence == position + 1 else {
+                streams[worker] = .repairing(held: Array(held[index...]))
+                decision.repair = worker
+                return decision
+            }
+            position = update.sequence
+            decision.emit += show(update)
+        }
+        streams[worker] = .live(publisherRun: publisherRun, sequence: position)
+        return decision
+    }
+
+    /// The update if its state differs from the one shown last for its conversation.
+    private mutating func show(_ update: ReadStateUpdate) -> [ReadStateUpdate] {
+        let state = update.change.state
+        guard shown[state.conversation] != state else { return [] }
+        shown[state.conversation] = state
+        return [update]
+    }
+}
