@@ -33,16 +33,16 @@ struct TopicIndexTests {
 
     @Test func aConversationTakesItsExactTopicAndAPrefixEveryTopicUnderIt() {
         var index = TopicIndex()
-        _ = index.add(1, .conversation("c1"))
-        _ = index.add(2, .conversation("c1"))
-        _ = index.add(3, .prefix(Partitioning.topic(for: "c1")))
-        _ = index.add(4, .everything)
-        _ = index.add(5, .conversation("c2"))
+        _ = index.add(1, SubscriptionTopic.conversation("c1"))
+        _ = index.add(2, SubscriptionTopic.conversation("c1"))
+        _ = index.add(3, SubscriptionTopic.prefix(Partitioning.topic(for: "c1")))
+        _ = index.add(4, SubscriptionTopic.everything)
+        _ = index.add(5, SubscriptionTopic.conversation("c2"))
         let c1 = Partitioning.topic(for: "c1")
         #expect(Self.subscribers(index, c1) == [1, 2, 3, 4])
         #expect(Self.subscribers(index, c1 + "0") == [3, 4], "c10 is not c1, but starts with its topic")
         #expect(Self.subscribers(index, Partitioning.topic(for: "c2")) == [4, 5])
-        _ = index.remove(4, .everything)
+        _ = index.remove(4, SubscriptionTopic.everything)
         #expect(Self.subscribers(index, "ffff:nobody").isEmpty)
     }
 }
