@@ -87,24 +87,35 @@ extension ReceiptEngine {
     }
 
     /// Keeps only one page of a whole sheet and sets its cursor to the next.
+    ///
+    /// Each list is sorted in the sheet's order, so where the page starts in it is found by
+    /// binary search, and only the lines kept are compared or copied.
     private static func cut(_ detail: inout ReadDetail, to page: ReadDetailPage) {
         var room = max(page.size, 1)
         var last: ReadDetailCursor?
         var more = false
+        func place(_ line: RecipientReceipt) -> ReadDetailCursor {
+            ReadDetailCursor(state: line.state, readAt: line.readAt?.milliseconds ?? 0, user: line.user)
+        }
         func keep(_ lines: [RecipientReceipt]) -> [RecipientReceipt] {
-            var kept: [RecipientReceipt] = []
-            for line in lines {
-                let place = ReadDetailCursor(state: line.state, readAt: line.readAt?.milliseconds ?? 0, user: line.user)
-                if let after = page.after, place <= after { continue }
-                guard room > 0 else {
-                    more = true
-                    break
+            var start = 0
+            if let after = page.after {
+                var end = lines.count
+                while start < end {
+                    let middle = (start + end) / 2
+                    if place(lines[middle]) <= after { start = middle + 1 } else { end = middle }
                 }
-                kept.append(line)
-                room -= 1
-                last = place
             }
-            return kept
+            guard start < lines.count else { return [] }
+            guard room > 0 else {
+                more = true
+                return []
+            }
+            let taken = Array(lines[start..<min(lines.count, start + room)])
+            room -= taken.count
+            if start + taken.count < lines.count { more = true }
+            last = taken.last.map(place) ?? last
+            return taken
         }
         detail.read = keep(detail.read)
         detail.delivered = keep(detail.delivered)

@@ -50,7 +50,8 @@ struct BenchCommand: ParsableCommand {
             batched and one-event ingest with CurveZMQ on and off; workers = batched ingest against 1 and 2 \
             workers, the load split by owner; replication = ingest and latency with --replication-ack local and \
             standby beside one unreplicated worker; failover = SIGKILLs of a replicated primary (with etcd); \
-            groups = reads applied in groups of 10 to 10,000 members, in process.
+            groups = reads applied in groups of 10 to 10,000 members, in process; readstate = batched ingest \
+            with and without read-state updates on users' topics.
             """
     )
     var only: String?
@@ -58,7 +59,7 @@ struct BenchCommand: ParsableCommand {
     /// The names `--only` takes.
     static let sections = [
         "ingest", "batched", "single", "client", "curve", "metrics", "workers", "latency", "disk", "redis", "memory",
-        "restart", "storage", "replication", "failover", "groups",
+        "restart", "storage", "replication", "failover", "groups", "readstate",
     ]
 
     @Option(help: "SIGKILLs of the primary in the failover section.")
@@ -123,6 +124,7 @@ struct BenchCommand: ParsableCommand {
         if wanted("replication") { try bench.replication() }
         if wanted("failover") { try bench.failover(kills: smoke ? 2 : failoverKills) }
         if wanted("groups") { try bench.groups() }
+        if wanted("readstate") { try bench.readStateCost() }
         bench.table.note(
             "Machine load average (1 min) \(loadBefore) at the start, \(Self.loadAverage()) at the end: with 2 cores, "
                 + "anything above ~2 means other processes competed with receiptd and the load generator."

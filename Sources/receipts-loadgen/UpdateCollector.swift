@@ -88,7 +88,8 @@ final class UpdateCollector: Sendable {
         if let curve { try socket.setCurveClient(curve) }
         try socket.setReceiveHighWaterMark(0)
         try socket.setReceiveTimeout(milliseconds: 100)
-        try socket.subscribe("")
+        // Every conversation topic (4 hex digits first), and no user topic ("u:").
+        for digit in "0123456789abcdef" { try socket.subscribe(String(digit)) }
         try socket.connect(endpoint)
         ready.store(true, ordering: .releasing)
         var report = Report()

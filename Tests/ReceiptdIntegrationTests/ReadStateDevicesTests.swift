@@ -77,7 +77,7 @@ import Testing
             phoneView.follow(phone.subscribe(to: .user("dana"))),
             laptopView.follow(laptop.subscribe(to: .user("dana"))),
         ]
-        defer { following.forEach { $0.cancel() } }
+        defer { for task in following { task.cancel() } }
         // Each device starts from the snapshots: both conversations, nothing unread yet.
         for view in [phoneView, laptopView] {
             #expect(try await Self.eventually(view) { $0.keys.sorted() == conversations.sorted() })
@@ -85,7 +85,9 @@ import Testing
 
         for conversation in conversations {
             for index in 1...5 {
-                _ = try await writer.send(.messageSent(conversation: conversation, message: "m\(index)", sender: "sam", isSystem: false))
+                _ = try await writer.send(
+                    .messageSent(conversation: conversation, message: "m\(index)", sender: "sam", isSystem: false)
+                )
             }
         }
         // New messages publish nothing on the user's topic (no fan-out per member): the
