@@ -11,6 +11,7 @@ struct QueryCommand: AsyncParsableCommand {
             Examples:
               receiptctl query status --conversation c1 --message m1 --viewer alice --time-zone Europe/Paris
               receiptctl query detail --conversation g1 --message m1
+              receiptctl query detail --conversation g1 --message m1 --page-size 20 [--cursor <next cursor>]
               receiptctl query last-sent --conversation c1 --viewer alice
               receiptctl query unread --user bob
               receiptctl query snapshot --conversation c1
@@ -37,6 +38,8 @@ struct QueryCommand: AsyncParsableCommand {
     @Flag(help: "Group text as counts: \"Read by 2 of 5\".") var counts = false
     @Option(help: "The user (unread).") var user: String?
     @Option(help: "Most recent messages in a snapshot; 0 = all.") var limit: Int = 0
+    @Option(help: "Lines per page of the \"Read by\" sheet (detail); 0 = the whole sheet.") var pageSize: Int = 0
+    @Option(help: "The next cursor a paged detail printed; empty = the first page.") var cursor: String = ""
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
@@ -52,7 +55,9 @@ struct QueryCommand: AsyncParsableCommand {
         case .detail:
             query = .readDetail(
                 conversation: try required(conversation, "conversation"),
-                message: try required(message, "message")
+                message: try required(message, "message"),
+                pageSize: pageSize,
+                cursor: cursor
             )
         case .lastSent:
             _ = try required(viewer, "viewer")

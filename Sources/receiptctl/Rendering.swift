@@ -107,6 +107,7 @@ enum Rendering {
                         "status": object(detail.status, displayText: nil),
                         "read": detail.read.map(object), "delivered": detail.delivered.map(object),
                         "notDelivered": detail.notDelivered.map(object),
+                        "nextCursor": detail.nextCursor?.token ?? "",
                     ])
                 )
             } else {
@@ -121,6 +122,7 @@ enum Rendering {
                         Swift.print("  \(name)\(when)\(receipt.hasLeft ? " (left)" : "")")
                     }
                 }
+                if let next = detail.nextCursor { Swift.print("Next page: --cursor '\(next.token)'") }
             }
         case .unreadCounts(let counts, _, _):
             for count in counts {
@@ -128,12 +130,12 @@ enum Rendering {
                     Swift.print(
                         encode([
                             "conversation": count.conversation, "unread": count.unread,
-                            "markedUnread": count.isMarkedUnread, "readUpTo": count.readUpTo,
+                            "markedUnread": count.isMarkedUnread, "readUpTo": count.readUpTo, "left": count.hasLeft,
                         ])
                     )
                 } else {
                     Swift.print(
-                        "\(count.conversation): \(count.unread) unread\(count.isMarkedUnread ? " (marked unread)" : "") readUpTo #\(count.readUpTo)"
+                        "\(count.conversation): \(count.unread) unread\(count.isMarkedUnread ? " (marked unread)" : "") readUpTo #\(count.readUpTo)\(count.hasLeft ? " (left)" : "")"
                     )
                 }
             }
