@@ -52,7 +52,7 @@ extension ClientLoop {
                 // No room: the worker's stream catches up from a snapshot once the consumer has some.
                 statistics.updatesCoalesced.add(1)
                 readStateSubscriptions[id]?.tracker.lost(update, from: worker)
-                scheduleReadStateRepair(from: worker, subscription: id)
+                scheduleReadStateRepair(from: worker, subscription: id, afterMilliseconds: Self.repairRetryMilliseconds)
             case .terminated:
                 endReadStateSubscription(id: id)
                 return
@@ -79,9 +79,9 @@ extension ClientLoop {
     }
 
     /// Repairs a worker's stream after a pause (unless a repair is due already).
-    private func scheduleReadStateRepair(from worker: Int, subscription id: UInt64) {
+    func scheduleReadStateRepair(from worker: Int, subscription id: UInt64, afterMilliseconds pause: Int) {
         guard readStateSubscriptions[id]?.repairsDue[worker] == nil else { return }
-        readStateSubscriptions[id]?.repairsDue[worker] = clock.now + .milliseconds(Self.repairRetryMilliseconds)
+        readStateSubscriptions[id]?.repairsDue[worker] = clock.now + .milliseconds(pause)
     }
 
     /// A worker's snapshot (or its failure) for a read-state repair.
@@ -109,13 +109,13 @@ extension ClientLoop {
                 "read-state repair refused",
                 metadata: ["receipts.worker": "\(worker)", "reply": "\(reply)"]
             )
-            scheduleReadStateRepair(from: worker, subscription: id)
+            scheduleReadStateRepair(from: worker, subscription: id, afterMilliseconds: Self.repairRetryMilliseconds)
         case .failure(let error):
             logger.debug(
                 "read-state repair failed",
                 metadata: ["receipts.worker": "\(worker)", "error": "\(error)"]
             )
-            scheduleReadStateRepair(from: worker, subscription: id)
+            scheduleReadStateRepair(from: worker, subscription: id, afterMilliseconds: Self.repairRetryMilliseconds)
         }
     }
 

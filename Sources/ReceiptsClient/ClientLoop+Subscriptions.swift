@@ -142,6 +142,23 @@ extension ClientLoop {
         )
     }
 
+    /// A worker's update socket connected (again): updates published before its subscriptions
+    /// reached the worker are lost without a gap to show it (the worker restarted, or a standby
+    /// took over), so once the filters had time to settle, each one-conversation subscription
+    /// and each read-state subscription is repaired from a snapshot. (A prefix subscription
+    /// starts every conversation from the first update seen, and goes on so.)
+    func reconnected(worker: Int) {
+        let settle = configuration.subscriptionSettleMilliseconds
+        for (id, subscription) in subscriptions {
+            if case .conversation(let conversation) = subscription.topic {
+                scheduleRepair(conversation, subscription: id, afterMilliseconds: settle)
+            }
+        }
+        for id in readStateSubscriptions.keys {
+            scheduleReadStateRepair(from: worker, subscription: id, afterMilliseconds: settle)
+        }
+    }
+
     /// Repairs a conversation after a pause (unless a repair is due already).
     private func scheduleRepair(_ conversation: String, subscription id: UInt64, afterMilliseconds pause: Int) {
         guard subscriptions[id]?.repairsDue[conversation] == nil else { return }

@@ -167,6 +167,7 @@ final class ClientLoop {
         case ingest(Int, member: Int)
         case query(Int, member: Int)
         case updates(worker: Int, ZMQSocket)
+        case connections(UpdateListeners.Listener)
     }
 
     private func serve() throws(ZMQError) {
@@ -197,6 +198,8 @@ final class ClientLoop {
                     try receiveQueryReplies(worker: worker, member: member)
                 case .updates(let worker, let socket):
                     try receiveUpdates(worker: worker, socket: socket)
+                case .connections(let listener):
+                    if try updateListeners.connected(listener) { reconnected(worker: listener.worker) }
                 }
                 if !running { return }
             }
@@ -219,6 +222,8 @@ final class ClientLoop {
         for listener in updateListeners.listeners {
             poller.add(listener.socket)
             sources.append(.updates(worker: listener.worker, listener.socket))
+            poller.add(listener.monitor)
+            sources.append(.connections(listener))
         }
         return (poller, sources)
     }

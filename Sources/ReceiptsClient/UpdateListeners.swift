@@ -13,6 +13,10 @@ import ZeroMQ
 /// down: a PUB filters by topic on its side, so a socket with no filter costs no traffic, and a
 /// later subscription does not wait for a new connection.
 ///
+/// Each socket has a monitor that reports its connections: a connection made again (a restarted
+/// worker, a failover) may have lost updates that no later update reveals as a gap, so the loop
+/// repairs the worker's subscriptions then.
+///
 /// Owned by the client's loop thread, like the sockets it holds.
 final class UpdateListeners {
     /// One SUB connected to one worker's PUB endpoint.
@@ -21,6 +25,8 @@ final class UpdateListeners {
         /// conversation's publisher changes when it moves between workers).
         let worker: Int
         let socket: ZMQSocket
+        /// The PAIR that reads the socket's monitor: its connections.
+        let monitor: ZMQSocket
     }
 
     private let configuration: ReceiptsClient.Configuration
@@ -52,18 +58,35 @@ final class UpdateListeners {
             throw ReceiptsClientError(.invalidArgument, "no worker \(worker) in the cluster")
         }
         let socket = try ZMQSocket(context: context, type: .sub)
+        var monitor: ZMQSocket?
         do {
             // The loop drains these promptly; a gap from a full buffer is repaired anyway.
             try socket.setReceiveHighWaterMark(100_000)
             for filter in index.filters { try socket.subscribe(filter) }
             try configuration.secure(socket)
+            let address = "inproc://receipts-client.updates-monitor.\(worker)"
+            try socket.monitor(address, events: .connected)
+            let pair = try ZMQSocket(context: context, type: .pair)
+            monitor = pair
+            try pair.connect(address)
             for member in members { try socket.connect(member.publish) }
+            listeners.append(Listener(worker: worker, socket: socket, monitor: pair))
         } catch {
+            monitor?.close()
             socket.close()
             throw error
         }
-        listeners.append(Listener(worker: worker, socket: socket))
         return true
+    }
+
+    /// Whether a listener's socket made a connection since the last call (reads its monitor
+    /// without waiting).
+    func connected(_ listener: Listener) throws(ZMQError) -> Bool {
+        var connected = false
+        while let frames = try listener.monitor.receiveMultipart(dontWait: true) {
+            if MonitorEvent(frames: frames)?.event == .connected { connected = true }
+        }
+        return connected
     }
 
     /// Adds a subscription, subscribing every socket to its filter if it is new.
@@ -101,7 +124,10 @@ final class UpdateListeners {
 
     /// Closes every socket.
     func close() {
-        for listener in listeners { listener.socket.close() }
+        for listener in listeners {
+            listener.socket.close()
+            listener.monitor.close()
+        }
         listeners = []
     }
 }

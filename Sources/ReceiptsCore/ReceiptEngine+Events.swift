@@ -280,14 +280,18 @@ extension ReceiptEngine {
         return .accepted(held: false)
     }
 
+    /// Makes `user` a member of conversation `c` (a no-op for a current member); a new or
+    /// returning member's read state is reported, so that their devices show the conversation.
     private mutating func addMember(_ user: String, to c: UInt32) {
         let u = userIndex(creating: user)
         let slotsBefore = conversations[Int(c)].members.count
+        let wasMember = slot(Int(c), of: u).map { conversations[Int(c)].members[Int($0)].isMember } ?? false
         let slot = conversations[Int(c)].join(user: u)
         if conversations[Int(c)].members.count > slotsBefore {
             memberSlotCount += 1
             link(user: u, to: c, slot: slot)
         }
+        if !wasMember { readStateChanged(c, slot: slot) }
     }
 
     private mutating func deleteUser(_ user: String, now: Int64, changes: inout ChangeSet) -> EventOutcome {

@@ -115,6 +115,7 @@ enum EngineTarget {
         after first: ApplyResult
     ) throws(InvariantViolation) {
         try require(again.changes.isEmpty, "applying \(event) a second time changed \(again.changes)")
+        try require(again.readStates.isEmpty, "applying \(event) a second time changed \(again.readStates)")
         switch first.outcome {
         case .accepted, .duplicate:
             try require(again.outcome == .duplicate, "\(event) again was \(again.outcome), not a duplicate")

@@ -64,8 +64,9 @@ struct GatewayLimits {
             case .messageStatus(let conversation, let message, let viewer):
                 overLong("conversation_id", conversation) ?? overLong("message_id", message)
                     ?? overLong("viewer.user_id", viewer.user)
-            case .readDetail(let conversation, let message, _, _):
+            case .readDetail(let conversation, let message, _, let cursor):
                 overLong("conversation_id", conversation) ?? overLong("message_id", message)
+                    ?? (cursor.utf8.count > maxIDBytes + Self.cursorOverheadBytes ? ("cursor", cursor.utf8.count) : nil)
             case .lastSent(let conversation, let viewer):
                 overLong("conversation_id", conversation) ?? overLong("viewer.user_id", viewer.user)
             case .unreadCounts(let user, let conversations):
@@ -116,6 +117,9 @@ struct GatewayLimits {
             nil
         }
     }
+
+    /// What a "Read by" cursor holds beside a user id: a state digit, a time and two separators.
+    static let cursorOverheadBytes = 24
 
     private func overLong(_ field: String, _ id: String) -> (field: String, bytes: Int)? {
         let bytes = id.utf8.count

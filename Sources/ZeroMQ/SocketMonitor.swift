@@ -9,6 +9,8 @@ public struct MonitorEvents: OptionSet, Sendable, Hashable {
         self.rawValue = rawValue
     }
 
+    /// A connection was made (a connecting socket reached its peer, again after the peer restarted).
+    public static let connected = MonitorEvents(rawValue: ZMQ_EVENT_CONNECTED)
     /// A connection closed: the peer closed it, or libzmq did (a message over `ZMQ_MAXMSGSIZE`,
     /// a protocol error). libzmq does not say which.
     public static let disconnected = MonitorEvents(rawValue: ZMQ_EVENT_DISCONNECTED)

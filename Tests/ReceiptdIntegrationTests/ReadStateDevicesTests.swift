@@ -49,6 +49,16 @@ import Testing
         return condition(device.all)
     }
 
+    /// Read-state updates both workers published so far.
+    static func readStatesPublished(_ client: ReceiptsClient) async throws -> UInt64 {
+        var total: UInt64 = 0
+        for worker in 0..<2 {
+            total +=
+                try await client.stats(worker: worker).first { $0.name == "receiptd.read_states.published" }?.value ?? 0
+        }
+        return total
+    }
+
     /// One conversation id owned by each worker.
     static func conversations(owners client: ReceiptsClient) -> [String] {
         (0..<2).map { worker in
@@ -83,6 +93,7 @@ import Testing
             #expect(try await Self.eventually(view) { $0.keys.sorted() == conversations.sorted() })
         }
 
+        let publishedBefore = try await Self.readStatesPublished(writer)
         for conversation in conversations {
             for index in 1...5 {
                 _ = try await writer.send(
@@ -90,10 +101,9 @@ import Testing
                 )
             }
         }
-        // New messages publish nothing on the user's topic (no fan-out per member): the
+        // New messages publish nothing on the users' topics (no fan-out per member): the
         // devices count them from their gateway's conversation traffic.
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(phoneView.all[onZero]?.unread == 0)
+        #expect(try await Self.readStatesPublished(writer) == publishedBefore)
 
         // dana reads m3 on worker 0; on worker 1 she shares no reads, reads m5 (private), then
         // flags the conversation unread.

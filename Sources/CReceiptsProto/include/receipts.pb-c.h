@@ -743,9 +743,9 @@ struct  Receipts__V1__StatusUpdate
  * of the user's stable hash (as for conversations), so that a gateway may follow a partition of
  * users by prefix ("u:03fa:"), or all users ("u:"). The topic begins with "u", which no
  * conversation topic does, so neither kind of prefix ever matches the other kind.
- * The worker that owns the conversation publishes it when the user reads (their watermark
- * moves or a marked-unread flag clears), marks the conversation unread, leaves or is removed,
- * or is deleted; also for a read the user shares with nobody (ReceiptPrivacy), which this topic,
+ * The worker that owns the conversation publishes it when the user joins or rejoins, reads
+ * (their watermark moves or a marked-unread flag clears), marks the conversation unread, leaves
+ * or is removed, or is deleted; also for a read the user shares with nobody (ReceiptPrivacy), which this topic,
  * the user's own, carries and nothing else ever shows (Matrix's m.read.private).
  * New messages publish nothing here: one update per member per message would be 10,000 updates
  * for one message of a 10,000-member group. A device learns of new (and deleted) messages from
@@ -1419,7 +1419,8 @@ struct  Receipts__V1__UnreadCounts
 {
   ProtobufCMessage base;
   /*
-   * One per conversation asked for (or per conversation of the user).
+   * One per conversation asked for, or per conversation the user is a member of now (one
+   * they left is not listed: a repairing device drops a conversation the snapshot leaves out).
    */
   size_t n_counts;
   Receipts__V1__UnreadCount **counts;

@@ -1,0 +1,45 @@
+import ReceiptsCore
+
+/// Which users' read-state topics some subscriber follows, from the subscription messages of the
+/// worker's XPUB socket: a read-state update nobody follows is neither encoded nor sent.
+///
+/// A user topic is one per user, and most users have no device online, so most of them have no
+/// subscriber (a gateway follows the users connected to it, exactly or by partition). libzmq's
+/// XPUB reports a prefix when its first subscriber subscribes (first byte 1) and again when its
+/// last one unsubscribes or goes away (first byte 0), so the set holds each prefix that has at
+/// least one subscriber. Only prefixes that can match a user topic are kept: the empty one and
+/// those starting with `Partitioning.userTopicPrefix`'s first byte.
+struct UserTopicSubscriptions {
+    /// The prefixes followed, by length (lookups cut the topic at each length in use).
+    private var byLength: [Int: Set<ArraySlice<UInt8>>] = [:]
+    /// How many prefixes are followed.
+    private(set) var count = 0
+
+    /// Takes one subscription message of the XPUB socket.
+    /// - Returns: Whether the set changed.
+    @discardableResult
+    mutating func take(_ message: UnsafeRawBufferPointer) -> Bool {
+        guard let kind = message.first, kind <= 1 else { return false }
+        let prefix = ArraySlice(message.dropFirst())
+        guard prefix.isEmpty || prefix.first == Self.userTopicFirstByte else { return false }
+        if kind == 1 {
+            guard byLength[prefix.count, default: []].insert(prefix).inserted else { return false }
+            count += 1
+        } else {
+            guard byLength[prefix.count]?.remove(prefix) != nil else { return false }
+            if byLength[prefix.count]?.isEmpty == true { byLength[prefix.count] = nil }
+            count -= 1
+        }
+        return true
+    }
+
+    /// Whether some subscriber follows a topic.
+    func follows(_ topic: [UInt8]) -> Bool {
+        for (length, prefixes) in byLength where length <= topic.count {
+            if prefixes.contains(topic[0..<length]) { return true }
+        }
+        return false
+    }
+
+    private static let userTopicFirstByte = Partitioning.userTopicPrefix.utf8.first!
+}

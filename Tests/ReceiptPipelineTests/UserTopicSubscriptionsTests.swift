@@ -1,0 +1,52 @@
+import ReceiptsCore
+import Testing
+
+@testable import ReceiptsService
+
+/// The followed user-topic prefixes, as an XPUB socket reports them.
+struct UserTopicSubscriptionsTests {
+    static func message(_ kind: UInt8, _ prefix: String) -> [UInt8] {
+        [kind] + Array(prefix.utf8)
+    }
+
+    static func topic(_ user: String) -> [UInt8] {
+        Array(Partitioning.userTopic(for: user).utf8)
+    }
+
+    @discardableResult
+    static func take(_ set: inout UserTopicSubscriptions, _ kind: UInt8, _ prefix: String) -> Bool {
+        message(kind, prefix).withUnsafeBytes { set.take($0) }
+    }
+
+    @Test func anExactUserTopicAPartitionAndAllUsersAreFollowedUntilUnsubscribed() {
+        var set = UserTopicSubscriptions()
+        #expect(!set.follows(Self.topic("dana")))
+        #expect(Self.take(&set, 1, Partitioning.userTopic(for: "dana")))
+        #expect(set.follows(Self.topic("dana")))
+        #expect(!set.follows(Self.topic("dan")), "an exact topic is no prefix of a shorter one")
+        #expect(!set.follows(Self.topic("erin")))
+        let partition = "u:" + Partitioning.hexPartition(of: "erin") + ":"
+        #expect(Self.take(&set, 1, partition))
+        #expect(set.follows(Self.topic("erin")))
+        #expect(Self.take(&set, 0, Partitioning.userTopic(for: "dana")))
+        #expect(!set.follows(Self.topic("dana")))
+        #expect(Self.take(&set, 1, "u:"))
+        #expect(set.follows(Self.topic("dana")) && set.follows(Self.topic("anyone")))
+        #expect(set.count == 2)
+    }
+
+    @Test func everythingFollowsUsersButConversationPrefixesAndOddMessagesAreIgnored() {
+        var set = UserTopicSubscriptions()
+        #expect(!Self.take(&set, 1, "03fa:"), "a conversation partition never matches a user topic")
+        #expect(!Self.take(&set, 1, "0"))
+        #expect(!set.follows(Self.topic("dana")))
+        #expect(!Self.take(&set, 2, "u:"), "neither a subscription nor an unsubscription")
+        #expect(![UInt8]().withUnsafeBytes { set.take($0) }, "an empty message")
+        #expect(!Self.take(&set, 0, "u:"), "an unsubscription of a prefix never followed")
+        #expect(Self.take(&set, 1, ""))
+        #expect(!Self.take(&set, 1, ""), "a repeat changes nothing")
+        #expect(set.follows(Self.topic("dana")))
+        #expect(Self.take(&set, 0, ""))
+        #expect(!set.follows(Self.topic("dana")) && set.count == 0)
+    }
+}

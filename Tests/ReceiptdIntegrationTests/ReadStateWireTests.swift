@@ -1,0 +1,393 @@
+import Foundation
+import ReceiptsClient
+import ReceiptsCore
+import ReceiptsWire
+import Testing
+import ZeroMQ
+
+/// Users' read-state topics and the paged "Read by" sheet against the real daemon, through raw
+/// ZeroMQ frames as a gateway written in another language uses them (issue 23): "u:" prefixes
+/// and conversation prefixes never match each other's topics, a private read reaches its
+/// reader's topic only, odd cursors are refused and paging lists every recipient once.
+@Suite(.serialized)
+struct ReadStateWireTests {
+    /// One PUB message as a SUB socket receives it: the topic frame, then the update.
+    typealias Published = [[UInt8]]
+
+    /// A raw SUB socket on the daemon's PUB endpoint, subscribed to `prefixes` in this order.
+    static func subscriber(_ daemon: ReceiptdProcess, prefixes: [String]) throws -> ZMQSocket {
+        // A raw socket: it tests the wire contract itself (topics and prefixes).
+        let socket = try ZMQSocket(context: daemon.context, type: .sub)
+        for prefix in prefixes { try socket.subscribe(prefix) }
+        try socket.connect(daemon.publishEndpoint)
+        return socket
+    }
+
+    /// Receives messages until one satisfies `done` (it included), or until `timeoutMilliseconds`
+    /// pass without any message.
+    /// - Returns: Every message received, and whether one satisfied `done`.
+    static func receive(
+        _ socket: ZMQSocket,
+        timeoutMilliseconds: Int32 = 5000,
+        until done: (Published) throws -> Bool
+    ) throws -> (messages: [Published], done: Bool) {
+        try socket.setReceiveTimeout(milliseconds: timeoutMilliseconds)
+        var messages: [Published] = []
+        while let message = try socket.receiveMultipart() {
+            guard message.count == 2 else { throw IntegrationError("an update has \(message.count) frames") }
+            messages.append(message)
+            if try done(message) { return (messages, true) }
+        }
+        return (messages, false)
+    }
+
+    /// Sends `attempt(i)` for i = 1, 2, ... until `socket` receives a message that `arrived`
+    /// accepts, at most 100 tries of 50 ms: libzmq's PUB attaches a new subscriber only at a
+    /// later send, so readiness is proven on the wire.
+    /// - Returns: Every message received meanwhile.
+    static func attach(
+        _ socket: ZMQSocket,
+        _ daemon: ReceiptdProcess,
+        attempt: (Int) -> [EventKind],
+        arrived: (Published) throws -> Bool
+    ) async throws -> [Published] {
+        var messages: [Published] = []
+        for i in 1...100 {
+            _ = try await daemon.client.send(attempt(i))
+            let received = try receive(socket, timeoutMilliseconds: 50, until: arrived)
+            messages += received.messages
+            if received.done { return messages }
+        }
+        throw IntegrationError("the publisher did not attach a subscriber within 100 attempts")
+    }
+
+    /// A direct conversation of `probe-a` and `probe-b`, whose messages probe-b reads one by one:
+    /// each attempt publishes a status on the conversation's topic and a read state on
+    /// probe-b's.
+    static func probe(_ conversation: String) -> (Int) -> [EventKind] {
+        { i in
+            (i == 1
+                ? [.conversationUpserted(conversation: conversation, kind: .direct, members: ["probe-a", "probe-b"])]
+                : [])
+                + [
+                    .messageSent(conversation: conversation, message: "p\(i)", sender: "probe-a", isSystem: false),
+                    .read(conversation: conversation, user: "probe-b", message: "p\(i)"),
+                ]
+        }
+    }
+
+    /// A message's topic is `topic`.
+    static func on(_ topic: String) -> (Published) -> Bool {
+        { $0[0] == Array(topic.utf8) }
+    }
+
+    /// A message is a status of message `message` of `conversation`: the last one a test sends
+    /// shows that everything published before it has arrived (PUB keeps the order).
+    static func status(of message: String, in conversation: String) -> (Published) throws -> Bool {
+        { published in
+            guard published[0] == Array(Partitioning.topic(for: conversation).utf8) else { return false }
+            return try StatusUpdate.decode(published[1]).status.message == message
+        }
+    }
+
+    /// The read-state updates among `messages`, each checked to have come on its user's topic.
+    static func readStates(_ messages: [Published]) throws -> [ReadStateUpdate] {
+        try messages.map { message in
+            let update = try ReadStateUpdate.decode(message[1])
+            #expect(message[0] == Array(Partitioning.userTopic(for: update.change.user).utf8))
+            return update
+        }
+    }
+
+    /// Sends raw query bodies on a REQ socket, one at a time, and decodes the replies.
+    static func ask(_ requester: ZMQSocket, _ body: [UInt8]) throws -> QueryReply {
+        _ = try requester.send([body])
+        guard let reply = try requester.receiveMultipart(), let last = reply.last else {
+            throw IntegrationError("no query reply within 5 s")
+        }
+        return try QueryReply.decode(last)
+    }
+
+    /// A raw REQ socket on the daemon's query endpoint.
+    static func requester(_ daemon: ReceiptdProcess) throws -> ZMQSocket {
+        // A raw socket: it tests the wire contract itself (query bodies no client sends).
+        let requester = try ZMQSocket(context: daemon.context, type: .req)
+        try requester.setReceiveTimeout(milliseconds: 5000)
+        try requester.connect(daemon.queryEndpoint)
+        return requester
+    }
+
+    @Test("A subscriber of \"u:\" gets every user's read states, private ones included, and no conversation's update")
+    func userPrefixGetsReadStatesOnly() async throws {
+        let daemon = try ReceiptdProcess()
+        let (group, direct) = ("rs-group", "rs-direct")
+        _ = try await daemon.client.send([
+            .conversationUpserted(conversation: group, kind: .group, members: ["ann", "bob", "cem"]),
+            .conversationUpserted(conversation: direct, kind: .direct, members: ["ann", "bob"]),
+            .conversationReceiptPrivacy(conversation: group, user: "cem", shareReads: false),
+        ])
+        let socket = try Self.subscriber(daemon, prefixes: [Partitioning.userTopicPrefix])
+        defer { socket.close() }
+        var messages = try await Self.attach(
+            socket,
+            daemon,
+            attempt: Self.probe("rs-probe"),
+            arrived: Self.on(Partitioning.userTopic(for: "probe-b"))
+        )
+        for kinds: [EventKind] in [
+            [
+                .messageSent(conversation: group, message: "m1", sender: "ann", isSystem: false),
+                .messageSent(conversation: direct, message: "d1", sender: "ann", isSystem: false),
+                .delivered(conversation: group, user: "bob", message: "m1"),
+            ],
+            [.read(conversation: group, user: "bob", message: "m1")],
+            [.read(conversation: group, user: "cem", message: "m1")],
+            [.read(conversation: direct, user: "bob", message: nil)],
+            [.markedUnread(conversation: group, user: "bob")],
+            [.markedUnread(conversation: direct, user: "ann")],
+        ] {
+            _ = try await daemon.client.send(kinds)
+        }
+        let rest = try Self.receive(socket, until: Self.on(Partitioning.userTopic(for: "ann")))
+        #expect(rest.done, "ann's read state arrived")
+        messages += rest.messages
+
+        #expect(messages.allSatisfy { $0[0].starts(with: Array("u:".utf8)) }, "only user topics")
+        let updates = try Self.readStates(messages).filter { !$0.change.user.hasPrefix("probe-") }
+        let run = try await daemon.health().publisherRun
+        #expect(updates.allSatisfy { $0.publisherRun == run })
+        #expect(updates.map(\.change.user) == ["bob", "cem", "bob", "bob", "ann"])
+        // Each user's joins came first (before this socket attached): bob's two, cem's one, ann's two.
+        #expect(updates.map(\.sequence) == [3, 2, 4, 5, 3])
+        #expect(
+            updates.map(\.change.state) == [
+                UnreadCount(conversation: group, unread: 0, isMarkedUnread: false, readUpTo: 1),
+                UnreadCount(conversation: group, unread: 0, isMarkedUnread: false, readUpTo: 1),
+                UnreadCount(conversation: direct, unread: 0, isMarkedUnread: false, readUpTo: 1),
+                UnreadCount(conversation: group, unread: 0, isMarkedUnread: true, readUpTo: 1),
+                UnreadCount(conversation: direct, unread: 0, isMarkedUnread: true, readUpTo: 0),
+            ]
+        )
+        // The per-user snapshot continues the stream where it stands.
+        let requester = try Self.requester(daemon)
+        defer { requester.close() }
+        let bob = try Self.ask(requester, Query.unreadCounts(user: "bob", conversations: []).encode())
+        guard case .unreadCounts(let counts, let publisherRun, let sequence) = bob else {
+            Issue.record("unexpected reply \(bob)")
+            return
+        }
+        #expect(publisherRun == run)
+        #expect(sequence == 5)
+        #expect(Set(counts) == [updates[2].change.state, updates[3].change.state])
+        #expect(try await daemon.counter("receiptd.read_states.published") >= UInt64(updates.count))
+    }
+
+    @Test("Conversation prefixes, one partition's or all sixteen hex digits, never match a user's topic")
+    func conversationPrefixesGetNoReadState() async throws {
+        let daemon = try ReceiptdProcess()
+        let group = "rs-partition"
+        let digits = Partitioning.hexPartition(of: group)
+        // A user whose topic carries the same four digits as the conversation's.
+        let twin = try #require(
+            (0..<2_000_000).lazy.map { "twin-\($0)" }.first { Partitioning.hexPartition(of: $0) == digits }
+        )
+        #expect(Partitioning.userTopic(for: twin) == "u:\(digits):\(twin)")
+        let allDigits = try Self.subscriber(daemon, prefixes: "0123456789abcdef".map { String($0) })
+        defer { allDigits.close() }
+        let partition = try Self.subscriber(daemon, prefixes: ["\(digits):"])
+        defer { partition.close() }
+        _ = try await daemon.client.send(
+            .conversationUpserted(conversation: group, kind: .group, members: ["ann", twin, "0000:x"])
+        )
+        var received = try await Self.attach(
+            allDigits,
+            daemon,
+            attempt: Self.probe("rs-probe"),
+            arrived: Self.on(Partitioning.topic(for: "rs-probe"))
+        )
+        var inPartition = try await Self.attach(
+            partition,
+            daemon,
+            attempt: { [.messageSent(conversation: group, message: "attach-\($0)", sender: "ann", isSystem: false)] },
+            arrived: Self.on(Partitioning.topic(for: group))
+        )
+        _ = try await daemon.client.send([
+            .read(conversation: group, user: twin, message: nil),
+            .read(conversation: group, user: "0000:x", message: nil),
+            .markedUnread(conversation: group, user: twin),
+            .memberLeft(conversation: group, user: "0000:x"),
+            .messageSent(conversation: group, message: "end", sender: "ann", isSystem: false),
+        ])
+        let rest = try Self.receive(allDigits, until: Self.status(of: "end", in: group))
+        let restInPartition = try Self.receive(partition, until: Self.status(of: "end", in: group))
+        #expect(rest.done && restInPartition.done, "the last message's status arrived on both")
+        received += rest.messages
+        inPartition += restInPartition.messages
+        for message in received + inPartition {
+            #expect(!message[0].starts(with: Array("u:".utf8)), "\(String(decoding: message[0], as: UTF8.self))")
+            #expect(throws: Never.self) { try StatusUpdate.decode(message[1]) }
+        }
+        #expect(inPartition.allSatisfy { $0[0].starts(with: Array("\(digits):".utf8)) })
+        // The daemon did publish the read states, on the users' topics.
+        #expect(try await daemon.counter("receiptd.read_states.published") >= 4)
+    }
+
+    @Test("A private read reaches the reader's topic while the conversation's topic shows no read")
+    func privateReadOnTheReadersTopicOnly() async throws {
+        let daemon = try ReceiptdProcess()
+        let group = "rs-private"
+        _ = try await daemon.client.send([
+            .conversationUpserted(conversation: group, kind: .group, members: ["ann", "bob", "cem"]),
+            .receiptPrivacy(user: "bob", shareReads: false),
+            .messageSent(conversation: group, message: "m1", sender: "ann", isSystem: false),
+        ])
+        let conversation = try await daemon.subscribe(to: group)
+        // A gateway serving bob: bob's topic first, then the probe user's, over one connection,
+        // so that the probe's read state proves bob's topic subscribed too.
+        let bobsTopic = Partitioning.userTopic(for: "bob")
+        let devices = try Self.subscriber(daemon, prefixes: [bobsTopic, Partitioning.userTopic(for: "probe-b")])
+        defer { devices.close() }
+        var messages = try await Self.attach(
+            devices,
+            daemon,
+            attempt: Self.probe("rs-probe"),
+            arrived: Self.on(Partitioning.userTopic(for: "probe-b"))
+        )
+        try devices.unsubscribe(Partitioning.userTopic(for: "probe-b"))
+
+        _ = try await daemon.client.send(.read(conversation: group, user: "bob", message: "m1"))
+        let bobs = try Self.receive(devices, until: Self.on(bobsTopic))
+        #expect(bobs.done, "bob's devices learn of the read")
+        messages += bobs.messages
+        let update = try #require(try Self.readStates(messages.filter(Self.on(bobsTopic))).first)
+        #expect(
+            update.change
+                == ReadStateChange(
+                    user: "bob",
+                    state: UnreadCount(conversation: group, unread: 0, isMarkedUnread: false, readUpTo: 1),
+                    time: update.change.time
+                )
+        )
+
+        // cem reads in the open: the first read the conversation's topic shows is cem's.
+        _ = try await daemon.client.send(.read(conversation: group, user: "cem", message: "m1"))
+        let statuses = try conversation.updates { $0.status.readCount > 0 }
+        #expect(statuses.dropLast().allSatisfy { $0.status.readCount == 0 && $0.status.readAt == nil })
+        #expect(statuses.last?.status.readCount == 1)
+        #expect(statuses.last?.status.deliveredCount == 2)
+        let detail = try await daemon.client.readDetail(of: "m1", in: group)
+        #expect(detail.read.map(\.user) == ["cem"])
+        #expect(detail.delivered.map(\.user) == ["bob"])
+        #expect(detail.delivered.first?.readAt == nil)
+    }
+
+    @Test("Raw paged ReadDetailQuery frames: odd cursors are refused, the worker serves on, every recipient once")
+    func pagedReadDetailOverRawFrames() async throws {
+        let daemon = try ReceiptdProcess()
+        let group = "rs-sheet"
+        let recipients = (1..<50).map { "r\($0 < 10 ? "0" : "")\($0)" }
+        _ = try await daemon.client.send([
+            .conversationUpserted(conversation: group, kind: .group, members: ["s"] + recipients),
+            .messageSent(conversation: group, message: "m1", sender: "s", isSystem: false),
+        ])
+        var kinds: [EventKind] = []
+        for (i, user) in recipients.enumerated() {
+            switch i % 3 {
+            case 0: kinds.append(.read(conversation: group, user: user, message: "m1"))
+            case 1: kinds.append(.delivered(conversation: group, user: user, message: "m1"))
+            default: break
+            }
+        }
+        // A frame each, so that reads mostly differ in time (ties go by user id).
+        for kind in kinds { _ = try await daemon.client.send(kind) }
+
+        let requester = try Self.requester(daemon)
+        defer { requester.close() }
+        func sheet(pageSize: Int, cursor: String) throws -> QueryReply {
+            try Self.ask(
+                requester,
+                Query.readDetail(conversation: group, message: "m1", pageSize: pageSize, cursor: cursor).encode()
+            )
+        }
+        guard case .readDetail(let whole) = try sheet(pageSize: 0, cursor: "") else {
+            Issue.record("no whole sheet")
+            return
+        }
+        let wholeLines = whole.read + whole.delivered + whole.notDelivered
+        #expect(wholeLines.count == 49)
+        #expect(whole.read.count == 17)
+        #expect(whole.nextCursor == nil)
+
+        for (pageSize, cursor) in [(10, "garbage"), (10, "1/5/"), (10, "9/1/r01"), (0, "2/0/r01"), (0, "garbage")] {
+            guard case .error(let error) = try sheet(pageSize: pageSize, cursor: cursor) else {
+                Issue.record("page size \(pageSize), cursor \(cursor) was answered")
+                continue
+            }
+            #expect(error.code == .invalidArgument, "page size \(pageSize), cursor \(cursor): \(error)")
+            // The worker goes on serving, on the same connection.
+            guard case .readDetail(let again) = try sheet(pageSize: 0, cursor: "") else {
+                Issue.record("no sheet after a refused cursor")
+                continue
+            }
+            #expect(again == whole)
+        }
+
+        // A gateway passes next_cursor back as it came, until there is none.
+        var shown: [RecipientReceipt] = []
+        var cursor = ""
+        var pages = 0
+        repeat {
+            guard case .readDetail(let page) = try sheet(pageSize: 7, cursor: cursor) else {
+                Issue.record("page \(pages) was not answered")
+                break
+            }
+            let lines = page.read + page.delivered + page.notDelivered
+            #expect(lines.count == 7)
+            #expect(page.status == whole.status)
+            shown += lines
+            cursor = page.nextCursor?.token ?? ""
+            pages += 1
+        } while !cursor.isEmpty && pages < 20
+        #expect(pages == 7)
+        #expect(shown == wholeLines)
+        #expect(Set(shown.map(\.user)) == Set(recipients))
+    }
+
+    @Test(
+        "A daemon told to publish no read states publishes none",
+        arguments: [(["--no-read-state-updates"], [:]), ([], ["RECEIPTD_NO_READ_STATE_UPDATES": "1"])]
+    )
+    func readStatesOff(arguments: [String], environment: [String: String]) async throws {
+        let daemon = try ReceiptdProcess(arguments: arguments, environment: environment)
+        let group = "rs-off"
+        // "u:" first, then the probe conversation: the probe's status proves "u:" subscribed.
+        let socket = try Self.subscriber(
+            daemon,
+            prefixes: [Partitioning.userTopicPrefix, Partitioning.topic(for: "rs-probe")]
+        )
+        defer { socket.close() }
+        var messages = try await Self.attach(
+            socket,
+            daemon,
+            attempt: Self.probe("rs-probe"),
+            arrived: Self.on(Partitioning.topic(for: "rs-probe"))
+        )
+        _ = try await daemon.client.send([
+            .conversationUpserted(conversation: group, kind: .group, members: ["ann", "bob", "cem"]),
+            .messageSent(conversation: group, message: "m1", sender: "ann", isSystem: false),
+            .read(conversation: group, user: "bob", message: "m1"),
+            .markedUnread(conversation: group, user: "cem"),
+            .memberLeft(conversation: group, user: "cem"),
+        ])
+        _ = try await daemon.client.send(
+            .messageSent(conversation: "rs-probe", message: "end", sender: "probe-a", isSystem: false)
+        )
+        let rest = try Self.receive(socket, until: Self.status(of: "end", in: "rs-probe"))
+        #expect(rest.done)
+        messages += rest.messages
+        #expect(!messages.contains { $0[0].starts(with: Array("u:".utf8)) }, "no read state was published")
+        #expect(try await daemon.counter("receiptd.read_states.published") == 0)
+        let bob = try await daemon.client.unreadCounts(for: "bob")
+        #expect(bob.first { $0.conversation == group }?.readUpTo == 1, "the state is kept all the same")
+    }
+}
