@@ -11,13 +11,7 @@ extension ClientLoop {
         topic: ReadStateTopic,
         output: AsyncStream<ReadStateUpdate>.Continuation
     ) {
-        do {
-            for worker in configuration.cluster.ordinals where try updateListeners.listen(to: worker) {
-                pollSetChanged = true
-            }
-            try updateListeners.add(id, topic)
-        } catch {
-            logger.error("cannot subscribe", metadata: ["receipts.topic": "\(topic.filter)", "error": "\(error)"])
+        guard listenEverywhere(id, topic) else {
             output.finish()
             return
         }

@@ -16,13 +16,7 @@ extension ClientLoop {
     /// Starts following a topic from every worker the cluster lists, whatever the topic, since
     /// a conversation moved between workers is published by its new owner.
     func startSubscription(id: UInt64, topic: SubscriptionTopic, output: AsyncStream<StatusUpdate>.Continuation) {
-        do {
-            for worker in configuration.cluster.ordinals where try updateListeners.listen(to: worker) {
-                pollSetChanged = true
-            }
-            try updateListeners.add(id, topic)
-        } catch {
-            logger.error("cannot subscribe", metadata: ["receipts.topic": "\(topic.filter)", "error": "\(error)"])
+        guard listenEverywhere(id, topic) else {
             output.finish()
             return
         }
@@ -34,6 +28,21 @@ extension ClientLoop {
             requestRepair(conversation, subscription: id)
         } else {
             subscriptions[id] = subscription
+        }
+    }
+
+    /// Listens to every worker the cluster lists and adds a subscription's filter.
+    /// - Returns: false (and logs why) if a socket could not be made or refused the filter.
+    func listenEverywhere(_ id: UInt64, _ topic: some FilteredTopic) -> Bool {
+        do {
+            for worker in configuration.cluster.ordinals where try updateListeners.listen(to: worker) {
+                pollSetChanged = true
+            }
+            try updateListeners.add(id, topic)
+            return true
+        } catch {
+            logger.error("cannot subscribe", metadata: ["receipts.topic": "\(topic.filter)", "error": "\(error)"])
+            return false
         }
     }
 
