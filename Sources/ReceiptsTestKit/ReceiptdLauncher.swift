@@ -19,12 +19,17 @@ package final class ReceiptdLauncher {
 
     /// The daemon's data directory.
     package let dataDirectory: String
+    /// The receiptd executable launched.
+    package let binary: URL
     /// The process of the last launch; nil before the first.
     package private(set) var process: Process?
 
     /// A launcher for a daemon on `dataDirectory`; nothing starts until ``launch(arguments:environment:fileSizeLimitBytes:)``.
-    package init(dataDirectory: String) {
+    /// - Parameter binary: Another build's receiptd (the load generator's comparisons with an
+    ///   earlier commit); nil for the one in ``binaryDirectory``.
+    package init(dataDirectory: String, binary: URL? = nil) {
         self.dataDirectory = dataDirectory
+        self.binary = binary ?? Self.binaryDirectory.appendingPathComponent("receiptd")
     }
 
     deinit {
@@ -40,14 +45,16 @@ package final class ReceiptdLauncher {
     ///   - fileSizeLimitBytes: The largest file the daemon may write (`RLIMIT_FSIZE`, with
     ///     `SIGXFSZ` ignored, so a write past it fails with EFBIG: a full disk as far as the log
     ///     can tell); nil for no limit.
+    ///   - binary: The executable; nil for the receiptd in ``binaryDirectory``.
     /// - Returns: The process.
     package static func process(
         arguments: [String],
         environment: [String: String] = [:],
-        fileSizeLimitBytes: Int? = nil
+        fileSizeLimitBytes: Int? = nil,
+        binary: URL? = nil
     ) -> Process {
         let process = Process()
-        let binary = binaryDirectory.appendingPathComponent("receiptd")
+        let binary = binary ?? binaryDirectory.appendingPathComponent("receiptd")
         if let fileSizeLimitBytes {
             // An ignored signal stays ignored across exec; bash's ulimit -f counts KiB.
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
@@ -82,7 +89,8 @@ package final class ReceiptdLauncher {
         let process = Self.process(
             arguments: ["--data-dir", dataDirectory, "--http", "127.0.0.1:0"] + arguments,
             environment: environment,
-            fileSizeLimitBytes: fileSizeLimitBytes
+            fileSizeLimitBytes: fileSizeLimitBytes,
+            binary: binary
         )
         if !FileManager.default.fileExists(atPath: standardErrorPath) {
             _ = FileManager.default.createFile(atPath: standardErrorPath, contents: nil)

@@ -51,7 +51,8 @@ struct BenchCommand: ParsableCommand {
             workers, the load split by owner; replication = ingest and latency with --replication-ack local and \
             standby beside one unreplicated worker; failover = SIGKILLs of a replicated primary (with etcd); \
             groups = reads applied in groups of 10 to 10,000 members, in process; readstate = batched ingest \
-            with and without read-state updates on users' topics.
+            with and without read-state updates on users' topics; pipelining = batched ingest with 2 frames \
+            of 500 events in flight per gateway, beside the wire limit and --baseline-receiptd.
             """
     )
     var only: String?
@@ -59,8 +60,13 @@ struct BenchCommand: ParsableCommand {
     /// The names `--only` takes.
     static let sections = [
         "ingest", "batched", "single", "client", "curve", "metrics", "workers", "latency", "disk", "redis", "memory",
-        "restart", "storage", "replication", "failover", "groups", "readstate",
+        "restart", "storage", "replication", "failover", "groups", "readstate", "pipelining",
     ]
+
+    @Option(
+        help: "Another build's receiptd for the pipelining section to take turns with (e.g. one built at da708f3)."
+    )
+    var baselineReceiptd: String?
 
     @Option(help: "SIGKILLs of the primary in the failover section.")
     var failoverKills = 20
@@ -125,6 +131,9 @@ struct BenchCommand: ParsableCommand {
         if wanted("failover") { try bench.failover(kills: smoke ? 2 : failoverKills) }
         if wanted("groups") { try bench.groups() }
         if wanted("readstate") { try bench.readStateCost() }
+        if wanted("pipelining") {
+            try bench.ingestLittlePipelining(baseline: baselineReceiptd.map { URL(fileURLWithPath: $0) })
+        }
         bench.table.note(
             "Machine load average (1 min) \(loadBefore) at the start, \(Self.loadAverage()) at the end: with 2 cores, "
                 + "anything above ~2 means other processes competed with receiptd and the load generator."

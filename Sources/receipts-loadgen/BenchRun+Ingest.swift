@@ -14,6 +14,51 @@ extension BenchRun {
         )
     }
 
+    /// Batched ingest from gateways that pipeline little (2 frames of 500 events in flight each),
+    /// beside the wire limit on the same frames and, with `baseline`, another build's receiptd on
+    /// the same frames, all interleaved; with receiptd's CPU per event for each build.
+    /// - Parameter baseline: Another build's receiptd (issue 24 compares with da708f3's), or nil.
+    mutating func ingestLittlePipelining(baseline: URL?) throws {
+        let set = frames(1_000_000, smoke: 10_000, batchSize: 500)
+        let options = DriveOptions(acknowledged: true, window: 2)
+        let runs = try interleavedRuns(count: baseline == nil ? 2 : 3) { index -> DriveResult in
+            switch index {
+            case 0: return try drive(set, options)
+            case 1:
+                let rate = try WireLimitBaseline.measure(set, options, shape: shape, context: context)
+                return DriveResult(events: set.eventCount, seconds: Double(set.eventCount) / rate)
+            default: return try drive(set, options, binary: baseline)
+            }
+        }
+        let ours = Self.medianRun(runs[0], by: \.eventsPerSecond)
+        let wire = ResultTable.median(runs[1].map(\.eventsPerSecond))
+        func cpu(_ result: DriveResult) -> String {
+            String(format: "%.2f µs CPU/event", result.daemonCPUSeconds * 1e6 / Double(max(result.events, 1)))
+        }
+        table.add(
+            "durable ingest, batched, 2 frames of 500 events in flight per gateway",
+            ours: ResultTable.rate(ours.eventsPerSecond) + ", " + cpu(ours),
+            baseline: ResultTable.rate(wire) + " wire limit",
+            ratio: ResultTable.ratio(ours.eventsPerSecond, wire),
+            target: ">= 0.7x wire"
+        )
+        guard let baseline, runs.count == 3 else { return }
+        let earlier = Self.medianRun(runs[2], by: \.eventsPerSecond)
+        table.add(
+            "durable ingest, batched, 2 frames of 500 in flight: this build vs \(baseline.path)",
+            ours: ResultTable.rate(ours.eventsPerSecond) + ", " + cpu(ours),
+            baseline: ResultTable.rate(earlier.eventsPerSecond) + ", " + cpu(earlier),
+            ratio: ResultTable.ratio(ours.eventsPerSecond, earlier.eventsPerSecond),
+            target: ">= 1.00x"
+        )
+        table.note(
+            "Little pipelining: \(shape.gateways) gateway DEALERs, each with at most 2 acknowledged frames of 500 "
+                + "events in flight; this build's receiptd, the wire limit and \(baseline.lastPathComponent) at "
+                + "\(baseline.path) take turns on the same frames, \(repeats) rounds, medians. CPU: receiptd's user + "
+                + "system time over the drive (/proc/<pid>/stat, every thread) per event."
+        )
+    }
+
     /// One event per frame: raw frames acknowledged (DEALER) and fire-and-forget (PUB) beside
     /// the receive-only transport and the wire limit, then the same events through ReceiptsClient,
     /// one per `send` call from many concurrent callers, beside the acknowledged raw-frame row of

@@ -101,7 +101,7 @@ extension BenchRun {
     }
 
     /// User + system CPU seconds a process has used (`/proc/<pid>/stat`), 0 if it is gone.
-    private static func cpuSeconds(of pid: Int32) -> Double {
+    static func cpuSeconds(of pid: Int32) -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = stat.lastIndex(of: ")")
         else { return 0 }

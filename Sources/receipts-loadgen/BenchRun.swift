@@ -87,30 +87,35 @@ struct BenchRun {
     }
 
     /// Starts a fresh receiptd for one measurement.
-    func daemon(_ arguments: [String] = [], curve: Bool = false) throws -> DaemonProcess {
-        try DaemonProcess(context: context, arguments: arguments, curve: curve)
+    /// - Parameter binary: Another build's receiptd; nil for this build's.
+    func daemon(_ arguments: [String] = [], curve: Bool = false, binary: URL? = nil) throws -> DaemonProcess {
+        try DaemonProcess(context: context, arguments: arguments, curve: curve, binary: binary)
     }
 
-    /// Drives a fresh receiptd with `set`.
+    /// Drives a fresh receiptd with `set`; the result includes the CPU time receiptd spent meanwhile.
     /// - Parameters:
     ///   - curve: Run receiptd and every gateway socket with CURVE.
+    ///   - binary: Another build's receiptd; nil for this build's.
     ///   - during: Called once the daemon serves, before the load starts.
     func drive(
         _ set: FrameSet,
         _ options: DriveOptions,
         arguments: [String] = [],
         curve: Bool = false,
+        binary: URL? = nil,
         during: () -> Void = {}
     ) throws -> DriveResult {
-        let daemon = try daemon(arguments, curve: curve)
+        let daemon = try daemon(arguments, curve: curve, binary: binary)
         defer { daemon.terminate() }
         during()
-        let result = try LoadDriver(context: context, daemon: daemon).drive(
+        let cpuBefore = Self.cpuSeconds(of: daemon.processIdentifier)
+        var result = try LoadDriver(context: context, daemon: daemon).drive(
             set,
             gateways: shape.gateways,
             conversations: shape.conversations,
             options: options
         )
+        result.daemonCPUSeconds = Self.cpuSeconds(of: daemon.processIdentifier) - cpuBefore
         if result.rejected > 0 {
             FileHandle.standardError.write(Data("warning: \(result.rejected) events rejected\n".utf8))
         }

@@ -32,11 +32,13 @@ final class DaemonProcess {
     var processIdentifier: Int32 { launcher.processIdentifier }
 
     /// Makes a fresh data directory and starts receiptd on it.
-    /// - Parameter curve: Run receiptd with CURVE on: a server key pair and one client key pair,
-    ///   listed for every role, are made in the data directory.
-    init(context: ZMQContext, arguments: [String] = [], curve: Bool = false) throws {
+    /// - Parameters:
+    ///   - curve: Run receiptd with CURVE on: a server key pair and one client key pair,
+    ///     listed for every role, are made in the data directory.
+    ///   - binary: Another build's receiptd; nil for this build's.
+    init(context: ZMQContext, arguments: [String] = [], curve: Bool = false, binary: URL? = nil) throws {
         let dataDirectory = try TemporaryDirectory.make(prefix: "rb")
-        launcher = ReceiptdLauncher(dataDirectory: dataDirectory)
+        launcher = ReceiptdLauncher(dataDirectory: dataDirectory, binary: binary)
         self.context = context
         if curve {
             let (keys, curveArguments) = try Self.makeKeys(in: dataDirectory)

@@ -25,6 +25,8 @@ struct DriveResult: Sendable {
     /// Through ReceiptsClient: CPU seconds the load generator spent while timed (the client's
     /// thread and the calling tasks).
     var clientCPUSeconds = 0.0
+    /// CPU seconds receiptd spent while driven (every thread), when the bench measured it.
+    var daemonCPUSeconds = 0.0
 
     var eventsPerSecond: Double { Double(events - lost) / seconds }
 
