@@ -21,6 +21,8 @@ package final class ReceiptdLauncher {
     package let dataDirectory: String
     /// The receiptd executable launched.
     package let binary: URL
+    /// Whether ``binary`` is this build's receiptd.
+    private var isThisBuild: Bool { binary == Self.binaryDirectory.appendingPathComponent("receiptd") }
     /// The process of the last launch; nil before the first.
     package private(set) var process: Process?
 
@@ -73,7 +75,8 @@ package final class ReceiptdLauncher {
 
     /// Starts receiptd (again, after ``kill9()`` or ``terminate()``) on the data directory, with
     /// its HTTP endpoint on a free loopback port so that daemons running side by side never
-    /// collide (an `--http` in `arguments` comes later and wins).
+    /// collide (an `--http` in `arguments` comes later and wins). Another build's receiptd gets
+    /// no `--http`: builds before the HTTP endpoint refuse the flag.
     /// - Parameters:
     ///   - arguments: receiptd's flags after `--data-dir` and `--http`.
     ///   - environment: Variables set on top of the cleared environment.
@@ -87,7 +90,7 @@ package final class ReceiptdLauncher {
         fileSizeLimitBytes: Int? = nil
     ) throws -> UInt64 {
         let process = Self.process(
-            arguments: ["--data-dir", dataDirectory, "--http", "127.0.0.1:0"] + arguments,
+            arguments: ["--data-dir", dataDirectory] + (isThisBuild ? ["--http", "127.0.0.1:0"] : []) + arguments,
             environment: environment,
             fileSizeLimitBytes: fileSizeLimitBytes,
             binary: binary
