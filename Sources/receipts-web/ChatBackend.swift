@@ -38,14 +38,22 @@ struct ChatBackend: Sendable {
     var privateConversations: [String: Set<String>] = [:]
     private var nextMessage = 1
 
+    /// Guests of "Town Hall": more recipients than one page of its "Read By" sheet shows.
+    static let guestCount = 24
+
     /// Alice, Bob, Carol, Dave and Erin; a direct chat of Alice and Bob, and groups of all five
-    /// ("Team"), of Alice, Bob and Carol ("Trio", seed 003's three) and of Alice to Dave
-    /// ("Book Club", seed 000's sender and three recipients).
+    /// ("Team"), of Alice, Bob and Carol ("Trio", seed 003's three), of Alice to Dave
+    /// ("Book Club", seed 000's sender and three recipients), and of Alice and ``guestCount``
+    /// guests, `guest01`, `guest02`, ... ("Town Hall", whose sheet takes pages).
     static func demo() -> ChatBackend {
         let names = ["alice": "Alice", "bob": "Bob", "carol": "Carol", "dave": "Dave", "erin": "Erin"]
         let ids = ["alice", "bob", "carol", "dave", "erin"]
+        let guests = (1...guestCount).map { number in
+            let digits = number < 10 ? "0\(number)" : "\(number)"
+            return User(id: "guest\(digits)", name: "Guest \(digits)")
+        }
         return ChatBackend(
-            users: ids.map { User(id: $0, name: names[$0]!) },
+            users: ids.map { User(id: $0, name: names[$0]!) } + guests,
             conversations: [
                 Conversation(id: "dm-alice-bob", title: "", isGroup: false, members: ["alice", "bob"]),
                 Conversation(id: "team", title: "Team", isGroup: true, members: ids),
@@ -55,6 +63,12 @@ struct ChatBackend: Sendable {
                     title: "Book Club",
                     isGroup: true,
                     members: ["alice", "bob", "carol", "dave"]
+                ),
+                Conversation(
+                    id: "townhall",
+                    title: "Town Hall",
+                    isGroup: true,
+                    members: ["alice"] + guests.map(\.id)
                 ),
             ]
         )

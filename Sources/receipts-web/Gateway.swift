@@ -9,12 +9,19 @@ import ReceiptsWire
 ///
 /// A browser says who it is (`hello`), then what its user does: send, received (`delivered`),
 /// saw (`read`, with the device's time for reads queued offline), the privacy toggle,
-/// mark-unread, the "Read By" sheet. Each becomes a receiptd event or query through
-/// ``ReceiptsClient``; receiptd's status updates, followed per conversation, go back to every
-/// member's browser with the text the sender's own browser shows (its time zone and locale).
+/// mark-unread, the "Read By" sheet a page at a time. Each becomes a receiptd event or query
+/// through ``ReceiptsClient``; receiptd's status updates, followed per conversation, go back to
+/// every member's browser with the text the sender's own browser shows (its time zone and
+/// locale). A user's unread badges come from their read-state topic, followed while they have a
+/// tab open, so that a read on one device (through any gateway) clears the badge on the others.
 actor Gateway {
     /// Pushes a browser may have unread before it is closed.
     static let sessionBuffer = 1024
+    /// Lines of a "Read By" page whose `readDetail` does not say how many (the page's pages).
+    static let readDetailPageSize = 20
+    /// The most lines one `readDetail` answers (a page reloading every line it shows asks for more
+    /// than one page).
+    static let readDetailMaxLines = 500
 
     /// One browser tab.
     private struct Session {
@@ -34,6 +41,9 @@ actor Gateway {
     private var nextSession = 1
     /// The newest status of each message, by the backend's message id.
     private var statuses: [String: MessageStatus] = [:]
+    /// The read-state subscription of each user with a tab open.
+    private var followers: [String: ReadStateFollower] = [:]
+    private var nextFollower = 1
 
     init(client: ReceiptsClient, namespace: String, backend: ChatBackend, logger: Logger) {
         self.client = client
@@ -83,7 +93,7 @@ actor Gateway {
             )
         }
         for (event, outcome) in zip(events, try await client.send(events)) {
-            accepted(outcome, event)
+            accepted(outcome, "\(event)")
         }
     }
 
@@ -102,15 +112,18 @@ actor Gateway {
         }
     }
 
-    /// Stores a message's new status and pushes it to the members' browsers.
+    /// Stores a message's new status and pushes it to the members' browsers; a new (or deleted)
+    /// message changes the members' badges, which their read-state topics do not tell.
     private func apply(_ status: MessageStatus) {
-        statuses[local(status.message)] = status
+        let previous = statuses.updateValue(status, forKey: local(status.message))
         let conversation = local(status.conversation)
         guard let members = backend.conversation(conversation)?.members else { return }
         for (id, session) in sessions {
             guard let user = session.user, members.contains(user) else { continue }
             push(.status(view(status, for: session)), to: id)
         }
+        guard previous?.isDeleted != status.isDeleted else { return }
+        for member in members where followers[member] != nil { showBadge(of: member, in: conversation) }
     }
 
     // MARK: - Browsers
@@ -154,7 +167,9 @@ actor Gateway {
     }
 
     private func unregister(_ id: Int) {
-        sessions.removeValue(forKey: id)?.output.finish()
+        guard let session = sessions.removeValue(forKey: id) else { return }
+        session.output.finish()
+        if let user = session.user { unfollowIfNoTab(user) }
     }
 
     private func push(_ outgoing: Outgoing, to id: Int) {
@@ -184,7 +199,7 @@ actor Gateway {
             return fail("not a command: \(text.prefix(80))", to: id)
         }
         if case .hello(let user, let timeZone, let locale, let prefersCounts) = command {
-            return await hello(user, timeZone: timeZone, locale: locale, prefersCounts: prefersCounts, from: id)
+            return hello(user, timeZone: timeZone, locale: locale, prefersCounts: prefersCounts, from: id)
         }
         guard let user = sessions[id]?.user, let account = backend.user(user), !account.deleted else {
             return fail("say hello as an existing user first", to: id)
@@ -203,8 +218,9 @@ actor Gateway {
                 try await setPrivacy(shareReads, in: conversation, of: user)
             case .markUnread(let conversation):
                 try await markUnread(conversation, as: user)
-            case .readDetail(let conversation, let message, let request):
-                try await showReadDetail(of: message, in: conversation, request: request, as: user, to: id)
+            case .readDetail(let conversation, let message, let after, let size, let request):
+                let page = try readDetailPage(after: after, size: size)
+                try await showReadDetail(of: message, in: conversation, page: page, request: request, as: user, to: id)
             case .deleteAccount:
                 try await deleteAccount(of: user)
             }
@@ -217,10 +233,11 @@ actor Gateway {
 
     /// `hello`: who the tab is, its time zone, locale and group style; answered with everything
     /// the page shows.
-    private func hello(_ user: String, timeZone: String, locale: String, prefersCounts: Bool, from id: Int) async {
+    private func hello(_ user: String, timeZone: String, locale: String, prefersCounts: Bool, from id: Int) {
         guard let account = backend.user(user), !account.deleted, var session = sessions[id] else {
             return fail("unknown user \(user)", to: id)
         }
+        let previousUser = session.user
         session.user = user
         session.timeZone = timeZone
         session.locale = locale.replacingOccurrences(of: "-", with: "_")
@@ -239,7 +256,11 @@ actor Gateway {
             privateConversations: (backend.privateConversations[user] ?? []).sorted()
         )
         push(initial, to: id)
-        await pushUnread(to: user)
+        follow(user)
+        if let badges = followers[user]?.shown.values, !badges.isEmpty {
+            push(.unread(badges.sorted { $0.conversation < $1.conversation }), to: id)
+        }
+        if let previousUser, previousUser != user { unfollowIfNoTab(previousUser) }
     }
 
     /// `send`: a new message, stored here, told to receiptd and pushed to every member.
@@ -257,7 +278,6 @@ actor Gateway {
             )
         )
         for member in conversation.members { push(.message(message), toUser: member) }
-        for member in conversation.members where member != user { await pushUnread(to: member) }
     }
 
     /// `delivered`: a message from someone else reached the user's browser.
@@ -282,26 +302,26 @@ actor Gateway {
             .read(conversation: external(conversation.id), user: external(user), message: external(message)),
             clientTime: clientTime.map { Timestamp(milliseconds: $0) }
         )
-        await pushUnread(to: user)
     }
 
     /// `privacy`: a "Send read receipts" switch, the user's own or one conversation's (the
     /// stricter of the two applies), pushed to all their tabs.
     private func setPrivacy(_ shareReads: Bool, in conversation: String?, of user: String) async throws {
-        guard let conversation else {
-            try await send(.receiptPrivacy(user: external(user), shareReads: shareReads))
-            backend.sharesReads[user] = shareReads
-            push(.privacy(shareReads: shareReads, conversation: nil), toUser: user)
-            return
-        }
-        let id = try self.conversation(conversation, of: user).id
-        try await send(
-            .conversationReceiptPrivacy(conversation: external(id), user: external(user), shareReads: shareReads)
+        let id = try conversation.map { try self.conversation($0, of: user).id }
+        let outcome = try await client.setReceiptPrivacy(
+            user: external(user),
+            shareReads: shareReads,
+            in: id.map(external)
         )
-        if shareReads {
-            backend.privateConversations[user, default: []].remove(id)
+        try require(outcome, of: "privacy of \(user) in \(id ?? "every conversation")")
+        if let id {
+            if shareReads {
+                backend.privateConversations[user, default: []].remove(id)
+            } else {
+                backend.privateConversations[user, default: []].insert(id)
+            }
         } else {
-            backend.privateConversations[user, default: []].insert(id)
+            backend.sharesReads[user] = shareReads
         }
         push(.privacy(shareReads: shareReads, conversation: id), toUser: user)
     }
@@ -310,13 +330,28 @@ actor Gateway {
     private func markUnread(_ conversation: String, as user: String) async throws {
         let conversation = try self.conversation(conversation, of: user)
         try await send(.markedUnread(conversation: external(conversation.id), user: external(user)))
-        await pushUnread(to: user)
     }
 
-    /// `readDetail`: the "Read By" sheet of one of the user's own messages, for the asking tab.
+    /// The page of a `readDetail`: `size` lines (``readDetailPageSize`` if left out, at most
+    /// ``readDetailMaxLines``) after the cursor `after`.
+    /// - Throws: `CommandError` if `after` is not a cursor receiptd gave.
+    private func readDetailPage(after: String?, size: Int?) throws -> ReadDetailPage {
+        let cursor = try after.map { token in
+            guard let cursor = ReadDetailCursor(token: token) else { throw CommandError("not a Read By cursor") }
+            return cursor
+        }
+        return ReadDetailPage(
+            size: min(max(size ?? Self.readDetailPageSize, 1), Self.readDetailMaxLines),
+            after: cursor
+        )
+    }
+
+    /// `readDetail`: a page of the "Read By" sheet of one of the user's own messages, for the
+    /// asking tab.
     private func showReadDetail(
         of message: String,
         in conversation: String,
+        page: ReadDetailPage,
         request: Int?,
         as user: String,
         to id: Int
@@ -324,13 +359,14 @@ actor Gateway {
         let conversation = try self.conversation(conversation, of: user)
         try requireKnown(message, in: conversation)
         guard backend.message(message)?.sender == user else { throw CommandError("only the sender sees who read") }
-        let detail = try await client.readDetail(of: external(message), in: external(conversation.id))
+        let detail = try await client.readDetail(of: external(message), in: external(conversation.id), page: page)
         let view = DetailView(
             conversation: conversation.id,
             message: message,
             read: detail.read.map(row),
             delivered: detail.delivered.map(row),
-            notDelivered: detail.notDelivered.map(row)
+            notDelivered: detail.notDelivered.map(row),
+            next: detail.nextCursor?.token
         )
         push(.readDetail(view, request: request), to: id)
     }
@@ -354,13 +390,18 @@ actor Gateway {
 
     /// Sends one event; a rejection is an error for the browser.
     private func send(_ event: EventKind, clientTime: Timestamp? = nil) async throws {
-        let outcome = try await client.send(event, clientTime: clientTime)
+        try require(try await client.send(event, clientTime: clientTime), of: "\(event)")
+    }
+
+    /// Refuses an event receiptd did not take: an error for the browser.
+    /// - Parameter event: The event, as the log names it.
+    private func require(_ outcome: EventOutcome, of event: String) throws {
         if !accepted(outcome, event) { throw CommandError("receiptd refused it: \(outcome)") }
     }
 
     /// Whether receiptd took the event (a duplicate was taken before); logs a refusal.
     @discardableResult
-    private func accepted(_ outcome: EventOutcome, _ event: EventKind) -> Bool {
+    private func accepted(_ outcome: EventOutcome, _ event: String) -> Bool {
         guard case .rejected(let rejection) = outcome else { return true }
         logger.warning(
             "receiptd refused an event",
@@ -378,19 +419,67 @@ actor Gateway {
         }
     }
 
-    /// Pushes a user's unread counts to their tabs (private reads count: this user only).
-    private func pushUnread(to user: String) async {
-        guard sessions.values.contains(where: { $0.user == user }) else { return }
-        let conversations = backend.conversations(of: user).map { external($0.id) }
-        do {
-            let counts = try await client.unreadCounts(for: external(user), in: conversations)
-            let unread = counts.map {
-                UnreadView(conversation: local($0.conversation), unread: $0.unread, markedUnread: $0.isMarkedUnread)
+    // MARK: - Read state
+
+    /// Starts following a user's read-state topic, unless it is followed already: the badges
+    /// of all of the user's tabs. It starts from the user's current state in each conversation.
+    private func follow(_ user: String) {
+        guard followers[user] == nil else { return }
+        let id = nextFollower
+        nextFollower += 1
+        let updates = client.subscribe(to: .user(external(user)))
+        // On this actor (it captures it): each update is stored as it is taken.
+        let task = Task {
+            for await update in updates {
+                self.applyReadState(update.change.state, of: user, follower: id)
             }
-            push(.unread(unread), toUser: user)
-        } catch {
-            logger.warning("unread counts failed", metadata: ["web.user": "\(user)", "error": "\(error)"])
         }
+        followers[user] = ReadStateFollower(id: id, task: task)
+    }
+
+    /// Stops following a user's read-state topic once none of their tabs is left.
+    private func unfollowIfNoTab(_ user: String) {
+        guard !sessions.values.contains(where: { $0.user == user }) else { return }
+        followers.removeValue(forKey: user)?.task.cancel()
+    }
+
+    /// Stores a user's new read state in a conversation (their own reads, private ones
+    /// included: it goes to this user's tabs only) and shows its badge.
+    /// - Parameter follower: The subscription it came from; a cancelled one's is dropped.
+    private func applyReadState(_ state: UnreadCount, of user: String, follower: Int) {
+        guard followers[user]?.id == follower else { return }
+        let conversation = local(state.conversation)
+        followers[user]?.states[conversation] = state
+        showBadge(of: user, in: conversation)
+    }
+
+    /// Pushes a conversation's badge to the user's tabs if it changed.
+    private func showBadge(of user: String, in conversation: String) {
+        guard let state = followers[user]?.states[conversation] else { return }
+        let badge = badge(of: user, in: conversation, state: state)
+        guard followers[user]?.shown[conversation] != badge else { return }
+        followers[user]?.shown[conversation] = badge
+        push(.unread([badge]), toUser: user)
+    }
+
+    /// A conversation's badge: the user's read state from their topic, which counts messages up
+    /// to its change, and the messages from others after its watermark that this gateway has
+    /// seen, since the topic tells of no new message. Neither counts more than the user has not
+    /// read, so the badge is the larger: the state may be older than a message, or the gateway
+    /// may not have seen a message yet. (A message deleted after the state still counts in it,
+    /// until the user's next change.)
+    private func badge(of user: String, in conversation: String, state: UnreadCount) -> UnreadView {
+        guard !state.hasLeft else { return UnreadView(conversation: conversation, unread: 0, markedUnread: false) }
+        let me = external(user)
+        let seen = statuses.values.count { status in
+            status.conversation == state.conversation && status.sequence > state.readUpTo && status.sender != me
+                && !status.isSystem && !status.isDeleted
+        }
+        return UnreadView(
+            conversation: conversation,
+            unread: max(state.unread, seen),
+            markedUnread: state.isMarkedUnread
+        )
     }
 
     // MARK: - Views

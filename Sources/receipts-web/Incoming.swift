@@ -19,13 +19,15 @@ enum Incoming: Sendable {
     /// The user saw a conversation up to a message; `clientTime` is when, on the device, for a
     /// read queued while offline (ms since the epoch), and `nil` for a read made now.
     case read(conversation: String, message: String, clientTime: Int64?)
-    /// The "Send read receipts" toggle (sharing when left out).
-    /// The "Send read receipts" switch: the user's own (no conversation) or one conversation's.
+    /// The "Send read receipts" switch: the user's own (no conversation) or one conversation's;
+    /// sharing when `shareReads` is left out.
     case privacy(shareReads: Bool, conversation: String?)
     /// "Mark as unread" on a conversation.
     case markUnread(conversation: String)
-    /// The "Read By" sheet of one of the user's messages; `request` is echoed with the answer.
-    case readDetail(conversation: String, message: String, request: Int?)
+    /// A page of the "Read By" sheet of one of the user's messages: `size` lines (the gateway's
+    /// page size when left out) after the cursor `after` (a `next` of an earlier page; from the
+    /// top when left out); `request` is echoed with the answer.
+    case readDetail(conversation: String, message: String, after: String?, size: Int?, request: Int?)
     /// The user deletes their account.
     case deleteAccount
 
@@ -48,6 +50,7 @@ extension Incoming: Decodable {
     /// Every key any command has.
     private enum Field: String, CodingKey {
         case type, user, timeZone, locale, prefersCounts, conversation, message, text, clientTime, shareReads, request
+        case after, size
     }
 
     /// Decodes a frame, keyed on its `type`.
@@ -96,6 +99,8 @@ extension Incoming: Decodable {
             self = .readDetail(
                 conversation: try required(.conversation),
                 message: try required(.message),
+                after: try fields.decodeIfPresent(String.self, forKey: .after),
+                size: try fields.decodeIfPresent(Int.self, forKey: .size),
                 request: try fields.decodeIfPresent(Int.self, forKey: .request)
             )
         case .deleteAccount:

@@ -15,9 +15,10 @@ enum Outgoing: Sendable {
     case message(ChatBackend.Message)
     /// A message's new receipt status, as this browser's user sees it.
     case status(StatusView)
-    /// The user's unread state of each of their conversations.
+    /// The unread badges of some of the user's conversations: those that changed (every one
+    /// the gateway knows, to a tab that just said `hello`). The others stay as they were.
     case unread([UnreadView])
-    /// The "Read By" sheet, with the `request` of the `readDetail` it answers.
+    /// A page of the "Read By" sheet, with the `request` of the `readDetail` it answers.
     case readDetail(DetailView, request: Int?)
     /// The user's "Send read receipts" setting: their own (no conversation) or one conversation's.
     case privacy(shareReads: Bool, conversation: String?)

@@ -13,14 +13,17 @@ struct StatusView: Encodable, Sendable {
     var text: String
 }
 
-/// A conversation's unread state for the viewer.
-struct UnreadView: Encodable, Sendable {
+/// A conversation's unread badge for the viewer.
+struct UnreadView: Encodable, Equatable, Sendable {
     var conversation: String
+    /// Messages from others the viewer has not read.
     var unread: Int
+    /// The viewer flagged the conversation unread ("Mark unread").
     var markedUnread: Bool
 }
 
-/// The "Read By" sheet.
+/// One page of the "Read By" sheet: its lines in the sheet's order (readers most recent first,
+/// then delivered, then not delivered), each in its list.
 struct DetailView: Encodable, Sendable {
     /// One recipient's line.
     struct Row: Encodable, Sendable {
@@ -36,4 +39,6 @@ struct DetailView: Encodable, Sendable {
     var read: [Row]
     var delivered: [Row]
     var notDelivered: [Row]
+    /// The cursor of the next page (the `after` of a `readDetail`); left out on the last page.
+    var next: String?
 }

@@ -1,7 +1,9 @@
 """Shared fixtures: headless Chromium sessions signed in as demo users, and a page helper whose
 every read is what the page shows (DOM text)."""
 
+import json
 import os
+import subprocess
 import time
 
 import pytest
@@ -15,6 +17,10 @@ from selenium.webdriver.support.ui import WebDriverWait
 BASE = os.environ.get("RECEIPTS_WEB_URL", "http://127.0.0.1:8080")
 ARTIFACTS = os.environ.get("RECEIPTS_WEB_ARTIFACTS", os.path.join(os.path.dirname(__file__), "artifacts"))
 TIMEOUT = 15
+# The gateway's prefix of every id it gives receiptd, and where receiptd and receiptctl are (run.sh).
+NAMESPACE = os.environ.get("RECEIPTS_WEB_NAMESPACE", "")
+DATA_DIR = os.environ.get("RECEIPTD_DATA_DIR", "")
+RECEIPTCTL = os.environ.get("RECEIPTCTL", "receiptctl")
 
 
 def css(testid):
@@ -204,6 +210,18 @@ def open_as():
             driver.quit()
         except Exception:  # noqa: BLE001 - a crashed browser must not hide the test's own result
             pass
+
+
+def send_to_receiptd(kind, **ids):
+    """Sends one event straight to receiptd, as a device on another gateway would: this gateway
+    hears of it only through what receiptd publishes. `ids` are the demo's names of users,
+    conversations and messages (conversation="trio", user="bob", message="m7")."""
+    command = [RECEIPTCTL, "send", kind, "--data-dir", DATA_DIR, "--output-json"]
+    for flag, value in ids.items():
+        command += [f"--{flag}", f"{NAMESPACE}.{value}"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=True)
+    outcome = json.loads(done.stdout)
+    assert outcome["outcome"] == "accepted", (command, outcome)
 
 
 def settle(seconds=1.0):

@@ -2,8 +2,10 @@
 # Browser tests of receipts-web against a real receiptd, in a real headless Chromium.
 #
 # Installs what is missing (Debian's chromium and chromium-driver; selenium and pytest from
-# PyPI), builds receiptd and receipts-web, starts both on loopback with a temporary data dir
-# and a free port, runs the pytest files next to this script, and always stops them.
+# PyPI), builds receiptd, receipts-web and receiptctl, starts the first two on loopback with a
+# temporary data dir and a free port, runs the pytest files next to this script, and always
+# stops them. Tests reach receiptd without the gateway (a device on another gateway) through
+# receiptctl, with the gateway's namespace (RECEIPTS_WEB_NAMESPACE, RECEIPTD_DATA_DIR, RECEIPTCTL).
 # Screenshots, logs and the read latency land in Tests/WebBrowserTests/artifacts/.
 # SKIP_BUILD=1 uses the binaries already built; extra arguments go to pytest.
 set -euo pipefail
@@ -26,7 +28,8 @@ pytest==9.0.3"
 export PATH="$venv/bin:$PATH"
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
-    (cd "$root" && swift build --product receiptd && swift build --product receipts-web)
+    (cd "$root" && swift build --product receiptd && swift build --product receipts-web &&
+        swift build --product receiptctl)
 fi
 bin="$(cd "$root" && swift build --show-bin-path)"
 
@@ -72,12 +75,15 @@ pids+=($!)
 wait_for "test -S '$data/ingest.sock' && test -S '$data/query.sock' && test -S '$data/updates.sock'" 30
 
 port="$(free_port)"
-"$bin/receipts-web" --http "127.0.0.1:$port" --receiptd-data-dir "$data" >"$work/receipts-web.log" 2>&1 &
+namespace="web$(date +%s)"
+"$bin/receipts-web" --http "127.0.0.1:$port" --receiptd-data-dir "$data" --namespace "$namespace" \
+    >"$work/receipts-web.log" 2>&1 &
 pids+=($!)
 wait_for "python3 -c 'import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:$port/\", timeout=1)'" 60
 
 set +e
 RECEIPTS_WEB_URL="http://127.0.0.1:$port" RECEIPTS_WEB_ARTIFACTS="$artifacts" \
+    RECEIPTS_WEB_NAMESPACE="$namespace" RECEIPTD_DATA_DIR="$data" RECEIPTCTL="$bin/receiptctl" \
     timeout 1200 python3 -m pytest -p no:cacheprovider -v "$here" "$@"
 rc=$?
 set -e

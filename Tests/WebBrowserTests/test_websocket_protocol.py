@@ -54,8 +54,12 @@ class Socket:
         return self.next(kinds)
 
     def hello(self):
+        """Says hello as Alice: the `init` push, once the badges of all her conversations came too
+        (as her read state arrives: a push per conversation, or one with all)."""
         state = self.ask(HELLO)
-        assert self.next(["unread"])["type"] == "unread"
+        waiting = {conversation["id"] for conversation in state["conversations"]}
+        while waiting:
+            waiting -= {badge["conversation"] for badge in self.next(["unread"])["unread"]}
         return state
 
 
@@ -121,6 +125,18 @@ def test_commands_are_answered_with_the_same_keys(socket):
         "conversation", "message", "status", "recipientCount", "deliveredCount", "readCount", "text"
     }
 
+    # The sheet a page at a time: a trio message's two recipients on pages of one line, `next`
+    # naming the cursor of the page after (the `after` of the next ask), left out on the last one.
+    socket.send({"type": "send", "conversation": "trio", "text": "Paged"})
+    paged = {**detail, "message": socket.next(["message"])["message"]["id"], "size": 1}
+    first = socket.ask(paged, ["readDetail"])["detail"]
+    assert keys(first) == {"conversation", "message", "read", "delivered", "notDelivered", "next"}, first
+    second = socket.ask({**paged, "after": first["next"]}, ["readDetail"])["detail"]
+    assert keys(second) == {"conversation", "message", "read", "delivered", "notDelivered"}, second
+    users = [row["user"] for page in (first, second) for part in ("read", "delivered", "notDelivered")
+             for row in page[part]]
+    assert users == ["bob", "carol"]
+
 
 def error(push):
     assert keys(push) == {"type", "error"} and push["type"] == "error", push
@@ -136,7 +152,7 @@ def test_strangers_are_refused(socket):
 
 
 def test_bad_commands_are_refused(socket):
-    socket.hello()
+    state = socket.hello()
     assert "nonsense" in error(socket.ask({"type": "nonsense", "conversation": "team"}))
     assert error(socket.ask({"type": "send", "conversation": "team", "text": "  "})) == "send failed: empty message"
     assert error(socket.ask({"type": "send", "conversation": "team"})) == "send failed: empty message"
@@ -146,6 +162,9 @@ def test_bad_commands_are_refused(socket):
     assert error(socket.ask({"type": "read", "conversation": "team", "message": "nope"})) == (
         "read failed: no such message in team"
     )
+    created = next(m for m in state["messages"] if m["conversation"] == "trio" and m["sender"] == "alice")
+    bad_cursor = {"type": "readDetail", "conversation": "trio", "message": created["id"], "after": "x"}
+    assert error(socket.ask(bad_cursor)) == "readDetail failed: not a Read By cursor"
     # A required field left out: refused for that command.
     assert error(socket.ask({"type": "read", "conversation": "team"})).startswith("read failed: ")
     assert error(socket.ask({"type": "markUnread"})).startswith("markUnread failed: ")

@@ -13,9 +13,12 @@ const state = {
   conversations: new Map(),
   messages: new Map(), // conversation -> [message]
   statuses: new Map(), // message id -> status view
-  unread: new Map(), // conversation -> {unread, markedUnread}
+  unread: new Map(), // conversation -> {unread, markedUnread}, as the user's read state says
   open: null, // the open conversation id
-  sheet: null, // {conversation, message} while the "Read By" sheet is open
+  // While the "Read By" sheet is open: {conversation, message, next (the cursor of the page after
+  // the lines shown, null at the end), asked ({request, append} of the one page on its way),
+  // stale (the lines changed while a page was on its way)}.
+  sheet: null,
   socket: null,
   offline: false,
   ready: false,
@@ -98,6 +101,7 @@ function receive(event) {
       state.privateConversations = new Set(event.privateConversations || []);
       state.ready = true;
       setConnection("online");
+      if (state.sheet) { state.sheet.asked = null; requestDetail(); } // an answer lost with the old socket
       for (const m of event.messages) acknowledgeDelivery(m);
       flushPendingReads();
       renderAll();
@@ -118,7 +122,8 @@ function receive(event) {
       if (state.sheet && state.sheet.message === event.status.message) requestDetail();
       break;
     case "unread":
-      state.unread = new Map(event.unread.map((u) => [u.conversation, u]));
+      // The badges that changed, pushed to all of the user's tabs and devices.
+      for (const u of event.unread) state.unread.set(u.conversation, u);
       renderConversations();
       break;
     case "privacy":
@@ -136,7 +141,7 @@ function receive(event) {
       if (state.sheet) requestDetail();
       break;
     case "readDetail":
-      if (state.sheet && state.sheet.message === event.detail.message) renderSheet(event.detail);
+      detailArrived(event.detail, event.request);
       break;
     case "error":
       console.warn("receipts-web:", event.error);
@@ -177,10 +182,39 @@ function flushPendingReads() {
   document.body.dataset.pendingReads = "0";
 }
 
+// The "Read By" sheet asks one page at a time (of the gateway's page size), so that a page's
+// cursor is always the end of the lines shown. requestDetail() asks again for as many lines as
+// are shown (they changed; a message's recipients do not); showMoreDetail() asks for the page
+// after them.
 function requestDetail() {
-  if (!state.sheet) return;
+  const sheet = state.sheet;
+  if (!sheet) return;
+  if (sheet.asked) { sheet.stale = true; return; }
+  const shown = document.querySelectorAll("#sheet [data-testid=read-by-row]").length;
+  askDetail(shown > 0 ? { size: shown } : {}, false);
+}
+
+function showMoreDetail() {
+  const sheet = state.sheet;
+  if (!sheet || sheet.asked || !sheet.next) return;
+  askDetail({ after: sheet.next }, true);
+}
+
+function askDetail(page, append) {
+  const sheet = state.sheet;
   state.requests += 1;
-  send({ type: "readDetail", conversation: state.sheet.conversation, message: state.sheet.message, request: state.requests });
+  const command = { type: "readDetail", conversation: sheet.conversation, message: sheet.message, request: state.requests, ...page };
+  if (send(command)) sheet.asked = { request: state.requests, append };
+}
+
+function detailArrived(detail, request) {
+  const sheet = state.sheet;
+  if (!sheet || sheet.message !== detail.message || !sheet.asked || sheet.asked.request !== request) return;
+  const append = sheet.asked.append;
+  sheet.asked = null;
+  sheet.next = detail.next || null;
+  renderSheet(detail, append);
+  if (sheet.stale) { sheet.stale = false; requestDetail(); }
 }
 
 // ---- rendering ----------------------------------------------------------------------------
@@ -320,10 +354,11 @@ function renderMessages() {
 // The "Read By" sheet: one's own, non-system messages in groups only.
 function maybeOpenSheet(conversation, message) {
   if (!conversation.isGroup || message.isSystem || message.sender !== me) return;
-  state.sheet = { conversation: conversation.id, message: message.id };
+  state.sheet = { conversation: conversation.id, message: message.id, next: null, asked: null, stale: false };
   $("read-list").replaceChildren();
   $("delivered-list").replaceChildren();
   $("not-delivered-list").replaceChildren();
+  $("read-by-more").hidden = true;
   $("sheet-backdrop").hidden = false;
   $("sheet-backdrop").dataset.message = message.id;
   requestDetail();
@@ -346,10 +381,11 @@ function formatRelative(time, reference = Date.now()) {
   return relativeFormat.format(Math.round(seconds / 86400), "day");
 }
 
-function renderSheet(detail) {
+// Shows a page of the sheet: in place of the lines shown, or after them ("Show more").
+function renderSheet(detail, append) {
   const fill = (listId, rows, timeOf) => {
     const list = $(listId);
-    list.replaceChildren();
+    if (!append) list.replaceChildren();
     for (const row of rows) {
       const item = document.createElement("li");
       item.dataset.testid = "read-by-row";
@@ -365,7 +401,8 @@ function renderSheet(detail) {
       item.append(name, time);
       list.append(item);
     }
-    if (rows.length === 0) {
+    // "Nobody" only once the whole sheet is shown: a later page may still fill the list.
+    if (!state.sheet.next && list.children.length === 0) {
       const empty = document.createElement("li");
       empty.className = "empty";
       empty.textContent = "Nobody";
@@ -375,7 +412,8 @@ function renderSheet(detail) {
   fill("read-list", detail.read, (row) => row.readAt);
   fill("delivered-list", detail.delivered, () => null);
   fill("not-delivered-list", detail.notDelivered, () => null);
-  $("not-delivered-section").hidden = detail.notDelivered.length === 0;
+  $("not-delivered-section").hidden = !$("not-delivered-list").querySelector("[data-testid=read-by-row]");
+  $("read-by-more").hidden = !state.sheet.next;
   $("sheet-backdrop").dataset.version = String((Number($("sheet-backdrop").dataset.version) || 0) + 1);
 }
 
@@ -394,6 +432,7 @@ function start() {
   $("counts").checked = state.prefersCounts;
   $("close-chat").addEventListener("click", closeConversation);
   $("close-sheet").addEventListener("click", closeSheet);
+  $("read-by-more").addEventListener("click", showMoreDetail);
   $("sheet-backdrop").addEventListener("click", (event) => { if (event.target === $("sheet-backdrop")) closeSheet(); });
   $("mark-unread").addEventListener("click", () => {
     const conversation = state.open;
