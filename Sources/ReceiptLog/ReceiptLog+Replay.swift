@@ -60,11 +60,11 @@ extension ReceiptLog {
     /// - Parameters:
     ///   - depth: How many prepared records may wait for `apply`.
     ///   - prepare: Receives the record's type, payload and end position, as in ``replay(_:)``
-    ///     (the payload is valid only during the call); runs on the helper thread (on the
-    ///     calling thread, before `apply`, when no thread can be started).
+    ///     (the payload is valid only during the call); runs on the `log-replay` helper thread.
     ///   - apply: Receives each prepared record, in log order, on the calling thread.
-    /// - Throws: The first error of `prepare` (after applying every record before it), of
-    ///   `apply` (the helper stops), or ``LogError`` as ``replay(_:)`` does.
+    /// - Throws: ``LogError`` with code `io` before any record is read if the helper thread
+    ///   cannot be started; the first error of `prepare` (after applying every record before
+    ///   it), of `apply` (the helper stops), or ``LogError`` as ``replay(_:)`` does.
     public func replay<Prepared: Sendable>(
         depth: Int = 16,
         preparing prepare:
@@ -72,8 +72,25 @@ extension ReceiptLog {
             throws -> Prepared,
         applying apply: (Prepared) throws -> Void
     ) throws {
+        try replay(depth: depth, threads: .standard, preparing: prepare, applying: apply)
+    }
+
+    /// Replays as ``replay(depth:preparing:applying:)`` does, starting the helper thread with
+    /// `threads`.
+    ///
+    /// A helper that cannot be started is an error, not a replay on the calling thread alone:
+    /// a process the system refuses one thread at start-up is refused the worker's next one
+    /// too, and failing here names the cause where it happens.
+    package func replay<Prepared: Sendable>(
+        depth: Int = 16,
+        threads: ThreadStarter,
+        preparing prepare:
+            @escaping @Sendable (_ type: UInt8, _ payload: UnsafeRawBufferPointer, _ end: LogPosition)
+            throws -> Prepared,
+        applying apply: (Prepared) throws -> Void
+    ) throws {
         let queue = ReplayQueue<Prepared>(depth: depth)
-        let helper = ThreadBody(name: "log-replay") {
+        let started = threads.start("log-replay") {
             do {
                 try self.replay { type, payload, end in
                     guard queue.push(try prepare(type, payload, end)) else { throw CancellationError() }
@@ -84,11 +101,10 @@ extension ReceiptLog {
             }
         }
         let thread: pthread_t
-        switch helper.start() {
-        case .success(let started): thread = started
-        case .failure:
-            // No second thread to be had: replay on this one.
-            return try replay { type, payload, end in try apply(prepare(type, payload, end)) }
+        switch started {
+        case .success(let helper): thread = helper
+        case .failure(let failure):
+            throw LogError(code: .io, message: "cannot start the log-replay thread", cause: failure)
         }
         defer { pthread_join(thread, nil) }
         do {

@@ -15,12 +15,20 @@ final class ThreadBody {
 
     /// Starts a plain pthread that runs the body once.
     ///
-    /// - Returns: The thread, to join; or the `pthread_create` failure.
-    func start() -> Result<pthread_t, SystemCallError> {
+    /// - Parameter stackBytes: The thread's stack size; nil for the system's default.
+    /// - Returns: The thread, to join or detach; or the `pthread_create` failure.
+    func start(stackBytes: Int? = nil) -> Result<pthread_t, SystemCallError> {
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        if let stackBytes {
+            let set = pthread_attr_setstacksize(&attributes, stackBytes)
+            guard set == 0 else { return .failure(SystemCallError(call: "pthread_attr_setstacksize", errno: set)) }
+        }
         var thread = pthread_t()
         let started = pthread_create(
             &thread,
-            nil,
+            &attributes,
             { context in
                 let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
                 nameCurrentThread(body.name)

@@ -50,6 +50,8 @@ struct CounterID: Sendable {
     static let limitsRefused = CounterID("receiptd.limits.refused", MetricCatalog.limitRefusals, labelledAs: "limit")
     static let updatesPublished = CounterID("receiptd.updates.published", MetricCatalog.updatesPublished)
     static let readStatesPublished = CounterID("receiptd.read_states.published", MetricCatalog.readStatesPublished)
+    /// Status and read-state updates the full publishing queue turned away (`PublishingThread`).
+    static let updatesDropped = CounterID("receiptd.updates.dropped", MetricCatalog.updatesDropped)
     /// Labelled by the reason: `unroutable`, `shutdown`.
     static let repliesDropped = CounterID(
         "receiptd.replies.dropped",

@@ -47,6 +47,15 @@ public enum MetricCatalog {
         "receiptd_read_state_updates_published_total",
         "Read-state updates published on users' own topics."
     )
+    static let updatesDropped = Family(
+        "receiptd_updates_dropped_total",
+        "Status and read-state updates dropped because the publishing queue was full (--publish-queue-limit); "
+            + "subscribers repair the sequence gap from a snapshot."
+    )
+    static let publishQueueDepth = Family(
+        "receiptd_publish_queue_updates",
+        "Updates waiting for the publishing thread to encode and send them (at most --publish-queue-limit)."
+    )
     static let repliesDropped = Family(
         "receiptd_replies_dropped_total",
         "Replies not delivered, by reason (unroutable: the peer went away; shutdown: still held when the worker stopped)."
@@ -209,7 +218,7 @@ public enum MetricCatalog {
     public static let families: [String: Family] = Dictionary(
         uniqueKeysWithValues: [
             events, eventsHeld, frames, framesInvalid, limitRefusals, updatesPublished, readStatesPublished,
-            repliesDropped, repliesHeld,
+            updatesDropped, publishQueueDepth, repliesDropped, repliesHeld,
             requestsDiscarded, connectionsClosed, replicationRole, replicationTerm, replicationLagBytes,
             replicationLagSeconds, replicationInSync, replicationUnsynced, replicationStalled, replicationPromotions,
             replicationDepositions, replicationTruncatedBytes, replicationRefusals, queries,

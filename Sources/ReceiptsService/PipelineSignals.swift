@@ -1,4 +1,3 @@
-import Foundation
 import ReceiptLog
 import ReceiptsCore
 import Synchronization
@@ -23,9 +22,15 @@ final class PipelineSignals: Sendable {
     private let state = Mutex(State())
     /// Wakes the pipeline's thread.
     let wake: @Sendable () -> Void
+    /// Starts the compaction threads.
+    private let threads: ThreadStarter
 
-    init(wake: @escaping @Sendable () -> Void) {
+    /// - Parameters:
+    ///   - wake: Wakes the pipeline's thread.
+    ///   - threads: Starts the compaction threads.
+    init(wake: @escaping @Sendable () -> Void, threads: ThreadStarter = .standard) {
         self.wake = wake
+        self.threads = threads
     }
 
     /// Reports a log failure: the pipeline acknowledges nothing further.
@@ -38,6 +43,10 @@ final class PipelineSignals: Sendable {
     /// thread of its own, then reports the outcome here (the caller takes it with
     /// `takeCompaction`): how a primary's pipeline and a standby compact without waiting.
     ///
+    /// A thread that cannot be started is reported at once as a failed compaction (a `LogError`
+    /// with code `io` whose cause is the `pthread_create` error), so the caller counts it,
+    /// answers whoever asked for it and tries again after its pause, as after a failed write.
+    ///
     /// - Parameter messagesExpired: What retention expired just before, reported with the outcome.
     func writeSnapshotInBackground(
         _ state: ReceiptEngine,
@@ -45,8 +54,7 @@ final class PipelineSignals: Sendable {
         in log: ReceiptLog,
         messagesExpired: Int
     ) {
-        let thread = Thread {
-            nameCurrentThread("receiptd-snap")
+        let start = threads.startDetached("receiptd-snap") {
             let started = ContinuousClock.now
             let payload = state.encodedState()
             let result = Result { () throws(LogError) in try log.writeSnapshot(payload, covering: position) }
@@ -58,7 +66,17 @@ final class PipelineSignals: Sendable {
                 )
             )
         }
-        thread.start()
+        if case .failure(let failure) = start {
+            reportCompaction(
+                CompactionOutcome(
+                    result: .failure(
+                        LogError(code: .io, message: "cannot start the receiptd-snap thread", cause: failure)
+                    ),
+                    messagesExpired: messagesExpired,
+                    duration: .zero
+                )
+            )
+        }
     }
 
     /// Reports that the compaction thread is done.

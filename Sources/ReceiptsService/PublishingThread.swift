@@ -1,62 +1,129 @@
-import Foundation
+import Dispatch
+import Glibc
+import Logging
+import Metrics
 import ReceiptLog
 import ReceiptsWire
 import Synchronization
-import ZeroMQ
 
 /// Encodes updates and sends them on the PUB socket from a thread of its own, so that
 /// the pipeline's thread spends neither its time on encoding nor on libzmq's send path.
 /// One queue, one thread: updates leave in the order they were handed over.
 ///
-/// `@unchecked Sendable`: between `start()` and `stop()` the socket belongs to the thread
-/// alone (libzmq lets a socket change threads across a full memory barrier, which the queue's
-/// lock and the semaphores give); the queue is behind its lock.
+/// The queue holds at most `limit` updates: one that finds it full is dropped and counted
+/// (`receiptd.updates.dropped`), so a thread that falls behind costs subscribers a repair,
+/// never the worker its memory. The `StatusPublisher` numbered the update before handing it
+/// over, so a drop leaves a gap in its conversation's (or user's) sequence, which the next
+/// update there shows; subscribers then repair from a snapshot, as the Clone pattern expects
+/// after the PUB socket's own drops at its high-water mark.
+///
+/// `@unchecked Sendable`: between `start()` and `stop()` the sink belongs to the thread alone
+/// (libzmq lets a socket change threads across a full memory barrier, which the queue's lock,
+/// the thread's start and its join give); the queue is behind its lock; the counters and the
+/// log throttle are touched only by `publish`, on the pipeline's thread.
 final class PublishingThread: UpdateSink, @unchecked Sendable {
     private struct Queue {
         var updates: [(topic: [UInt8], update: PublishedUpdate)] = []
         var stopping = false
     }
 
-    private let socket: ZMQSocket
+    /// What the drop warning is throttled by: there is one kind.
+    private enum LoggedDrop: Hashable {
+        case queueFull
+    }
+
+    private let sink: any UpdateSink
+    private let limit: Int
+    private let threads: ThreadStarter
     private let queue = Mutex(Queue())
     private let wakeup = DispatchSemaphore(value: 0)
-    private let finished = DispatchSemaphore(value: 0)
-    /// Touched only by the owner's thread (`start`, `stop`).
-    private var isRunning = false
+    /// The queue's depth, recorded under its lock whenever it changes, so that it stays
+    /// current while the thread is stuck.
+    private let depth = Gauge(label: MetricCatalog.publishQueueDepth.name)
+    private let counters: ServiceCounters
+    private let dropped: ServiceCounters.Handle
+    private let logger: Logger
+    private var dropsLogged = LogThrottle<LoggedDrop>(intervalMilliseconds: 1000)
+    /// The running thread, to join; nil before `start()`, after `stop()`, and when the thread
+    /// could not be started. Touched only by the owner's thread (`start`, `stop`).
+    private var thread: pthread_t?
 
-    /// - Parameter socket: The bound PUB socket; from `start()` to `stop()` nothing else may use it.
-    init(socket: ZMQSocket) {
-        self.socket = socket
+    /// - Parameters:
+    ///   - sink: Where the thread sends updates: the bound PUB socket, which from `start()` to
+    ///     `stop()` nothing else may use.
+    ///   - limit: Updates the queue holds at most (`ServiceConfiguration.publishQueueLimit`).
+    ///   - counters: The worker's counters, on the pipeline's thread; `receiptd.updates.dropped`
+    ///     is registered here, so that it is exported (and alertable) at 0.
+    ///   - logger: Where drops are warned about, at most once a second.
+    ///   - threads: Starts the `receiptd-pub` thread.
+    init(
+        sink: any UpdateSink,
+        limit: Int,
+        counters: ServiceCounters,
+        logger: Logger,
+        threads: ThreadStarter
+    ) {
+        self.sink = sink
+        self.limit = limit
+        self.counters = counters
+        self.dropped = counters.handle(.updatesDropped)
+        self.logger = logger
+        self.threads = threads
     }
 
-    /// Starts the thread; the socket is its from now on.
-    func start() {
-        guard !isRunning else { return }
-        isRunning = true
-        let thread = Thread { [self] in
-            nameCurrentThread("receiptd-pub")
-            run()
+    /// Starts the thread; the sink is its from now on.
+    /// - Throws: `ServiceError` with code `system` if the thread cannot be started; the sink
+    ///   then stays the caller's, and `stop()` has no thread to wait for.
+    func start() throws(ServiceError) {
+        guard thread == nil else { return }
+        switch threads.start("receiptd-pub", { [self] in run() }) {
+        case .success(let started):
+            thread = started
+        case .failure(let failure):
+            throw ServiceError(.system, "cannot start the receiptd-pub thread", cause: failure)
         }
-        thread.start()
     }
 
-    /// Sends everything handed over so far, then ends the thread; the socket is the caller's again.
+    /// Sends everything queued so far, then ends the thread; the sink is the caller's again.
+    /// Returns at once if the thread is not running.
     func stop() {
-        guard isRunning else { return }
-        isRunning = false
+        guard let thread else { return }
+        self.thread = nil
         queue.withLock { $0.stopping = true }
         wakeup.signal()
-        finished.wait()
+        pthread_join(thread, nil)
     }
 
-    /// Queues one update (on the pipeline's thread); the thread encodes and sends it.
+    /// Updates queued and not yet taken by the thread (what the depth gauge shows).
+    var queuedUpdates: Int {
+        queue.withLock { $0.updates.count }
+    }
+
+    /// Queues one update (on the pipeline's thread) for the thread to encode and send; drops
+    /// and counts it when `limit` updates are queued already.
     func publish(topic: [UInt8], update: PublishedUpdate) {
-        let wasEmpty = queue.withLock { queue in
+        let queued = queue.withLock { queue -> Int? in
+            guard queue.updates.count < limit else { return nil }
             queue.updates.append((topic, update))
-            return queue.updates.count == 1
+            depth.record(queue.updates.count)
+            return queue.updates.count
+        }
+        guard let queued else {
+            drop()
+            return
         }
         // The thread swaps the whole queue out at each wake-up: one signal per batch.
-        if wasEmpty { wakeup.signal() }
+        if queued == 1 { wakeup.signal() }
+    }
+
+    /// Counts an update the full queue turned away, and warns at most once a second.
+    private func drop() {
+        counters.increment(dropped)
+        guard let unlogged = dropsLogged.admit(.queueFull) else { return }
+        logger.warning(
+            "publishing queue full: updates dropped; subscribers repair the sequence gap from a snapshot",
+            metadata: ["publish.queue_limit": "\(limit)", "updates.dropped_unlogged": "\(unlogged)"]
+        )
     }
 
     private func run() {
@@ -66,13 +133,13 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
             wakeup.wait()
             stopping = queue.withLock { queue in
                 swap(&batch, &queue.updates)
+                depth.record(0)
                 return queue.stopping
             }
             for (topic, update) in batch {
-                socket.publish(topic: topic, update: update)
+                sink.publish(topic: topic, update: update)
             }
             batch.removeAll(keepingCapacity: true)
         }
-        finished.signal()
     }
 }

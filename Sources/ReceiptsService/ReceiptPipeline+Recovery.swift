@@ -65,6 +65,7 @@ extension ReceiptPipeline {
             log: log,
             directory: configuration.dataDirectory,
             configuration: engineConfiguration,
+            threads: configuration.threadStarter,
             counters: counters,
             logger: logger
         )
@@ -78,12 +79,14 @@ extension ReceiptPipeline {
     /// rewritten if that differs from what it held, before the pipeline serves or compacts.
     ///
     /// - Parameters:
-    /// - Parameter directory: The data directory, which holds the `terms` file.
+    ///   - directory: The data directory, which holds the `terms` file.
+    ///   - threads: Starts the `log-replay` helper thread; replay fails if it cannot.
     /// - Returns: The engine, clock and terms the log holds.
     private static func replay(
         log: ReceiptLog,
         directory: String,
         configuration: EngineConfiguration,
+        threads: ThreadStarter,
         counters: ServiceCounters,
         logger: Logger
     ) throws(ServiceError) -> RecordApplier {
@@ -114,7 +117,7 @@ extension ReceiptPipeline {
         do {
             // Records are parsed and batches decoded on a helper thread; the engine applies them
             // here, in log order.
-            try log.replay { type, payload, end -> RecoveredRecord in
+            try log.replay(threads: threads) { type, payload, end -> RecoveredRecord in
                 let record: LogRecord
                 do {
                     record = try LogRecord(type: type, payload: payload)

@@ -108,7 +108,7 @@ final class ReceiptPipeline {
         self.awaitingLimit = awaitingLimit
         self.onWorkerCount = onWorkerCount
         heldReplies = HeldReplies(limit: configuration.gatewayLimits.maxFramesInFlight)
-        let signals = PipelineSignals(wake: wake)
+        let signals = PipelineSignals(wake: wake, threads: configuration.threadStarter)
         self.signals = signals
         hot = HotCounters(counters)
         // Registered up front so that they are exported (and alertable) at 0.

@@ -52,6 +52,12 @@ public struct ServiceConfiguration: Sendable {
     public var cutCorruptionAtStart: Bool
     /// Send high-water mark of the PUB socket, in messages.
     public var publishHighWaterMark: Int32
+    /// Updates waiting for the publishing thread, at most. Past it an update is dropped and
+    /// counted: its sequence was assigned already, so the next update of its conversation (or
+    /// user) shows subscribers a gap, which they repair from a snapshot (the Clone pattern),
+    /// as after the PUB socket's own drops at its high-water mark. Bounds the memory a slow
+    /// publishing thread can hold.
+    public var publishQueueLimit: Int
     /// Publish users' own read states on their topics (`ReadStateUpdate`); off, nothing is
     /// published there and the engine does not build them.
     public var publishesReadStates: Bool
@@ -62,6 +68,9 @@ public struct ServiceConfiguration: Sendable {
     /// This member's part in a replicated ordinal (deploy/REPLICATION.md); nil for a worker
     /// without replication.
     public var replication: ReplicationSettings?
+    /// Starts the worker's helper threads (publishing, compaction, replay); tests substitute
+    /// ``ThreadStarter/failing(_:)`` to see how a start that fails is reported.
+    var threadStarter: ThreadStarter
 
     /// The data directory used when neither a flag nor `RECEIPTD_DATA_DIR` names one.
     public static let defaultDataDirectory = WorkerEndpoints.defaultDataDirectory
@@ -96,9 +105,11 @@ public struct ServiceConfiguration: Sendable {
         pendingReceiptLifetimeMilliseconds = 60_000
         cutCorruptionAtStart = false
         publishHighWaterMark = 100_000
+        publishQueueLimit = 100_000
         publishesReadStates = true
         acceptSettingsChange = false
         curve = nil
+        threadStarter = .standard
     }
 
     /// The default configuration with the data directory and endpoints resolved as receiptd
@@ -174,6 +185,7 @@ public struct ServiceConfiguration: Sendable {
             "pending receipt lifetime must be in 0...86400000 ms, got \(pendingReceiptLifetimeMilliseconds)"
         )
         try check(publishHighWaterMark >= 0, "publish high-water mark must not be negative")
+        try check(publishQueueLimit >= 1, "publish queue limit must be at least 1, got \(publishQueueLimit)")
         if let replication {
             try check(
                 TermHistory.isValid(member: replication.member),

@@ -71,7 +71,13 @@ final class ServiceLoop {
         } catch {
             throw ServiceError(.transport, "cannot create ZeroMQ sockets", cause: error)
         }
-        publishing = PublishingThread(socket: publisher)
+        publishing = PublishingThread(
+            sink: publisher,
+            limit: configuration.publishQueueLimit,
+            counters: counters,
+            logger: logger,
+            threads: configuration.threadStarter
+        )
         monitors = ConnectionMonitors(
             counters: counters,
             logger: logger,
@@ -124,11 +130,16 @@ final class ServiceLoop {
 
     // MARK: - Running
 
+    /// Binds, starts the publishing thread (and on a primary the shipping one), calls
+    /// `onReady`, and serves until asked to stop or leave; then drains and closes everything.
+    /// - Throws: `ServiceError` if binding fails or a thread cannot be started (before
+    ///   `onReady`), or if the loop or the log fails.
     func run(onReady: () -> Void) throws(ServiceError) {
         defer { closeEverything() }
         try bindEndpoints()
+        // First of the threads, so that a refusal comes before anything is shipped or logged.
+        try publishing.start()
         try startShipping()
-        publishing.start()
         logger.info(
             "serving",
             metadata: [
@@ -405,7 +416,8 @@ final class ServiceLoop {
             shipping.thread.stop()
             shipping.socket.close()
         }
-        // Sends what the pipeline handed over (on shutdown, everything durable) before the PUB closes.
+        // Sends what the pipeline handed over (on shutdown, everything durable) before the PUB
+        // closes; returns at once if the thread never started.
         publishing.stop()
         monitors.close()
         authenticator?.close()

@@ -73,6 +73,15 @@ struct Receiptd: AsyncParsableCommand {
     )
     var coalesceMs: Int?
 
+    @Option(
+        help: """
+            Updates waiting for the publishing thread, at most; past it updates are dropped, counted \
+            (receiptd_updates_dropped_total) and repaired by subscribers from a snapshot \
+            (RECEIPTD_PUBLISH_QUEUE_LIMIT; default 100000).
+            """
+    )
+    var publishQueueLimit: Int?
+
     @Option(help: "Compact after this many logged bytes (RECEIPTD_COMPACT_BYTES; default 268435456).")
     var compactBytes: UInt64?
 
@@ -218,6 +227,11 @@ struct Receiptd: AsyncParsableCommand {
         )
         configuration.maxIDBytes = try settings.number(maxIdBytes, "RECEIPTD_MAX_ID_BYTES", configuration.maxIDBytes)
         configuration.coalesceMilliseconds = try settings.number(coalesceMs, "RECEIPTD_COALESCE_MS", 0)
+        configuration.publishQueueLimit = try settings.number(
+            publishQueueLimit,
+            "RECEIPTD_PUBLISH_QUEUE_LIMIT",
+            configuration.publishQueueLimit
+        )
         configuration.compactAfterBytes = try settings.number(
             compactBytes,
             "RECEIPTD_COMPACT_BYTES",
