@@ -22,6 +22,21 @@ package protocol UpdateSink: AnyObject {
     /// Never blocks: past its high-water mark the transport drops, and the sequence gap tells
     /// subscribers.
     func publish(topic: [UInt8], update: PublishedUpdate)
+
+    /// Whether some subscriber follows any user's read-state topic; when none does, the
+    /// publisher skips read states altogether.
+    var followsUserTopics: Bool { get }
+
+    /// Takes in the subscriptions that arrived since the last call (on the sink's own thread).
+    func refreshSubscriptions()
+}
+
+extension UpdateSink {
+    /// A sink that cannot tell: every topic may be followed.
+    package var followsUserTopics: Bool { true }
+
+    /// A sink that cannot tell has nothing to take in.
+    package func refreshSubscriptions() {}
 }
 
 /// Where a `ReceiptPipeline`'s output goes: updates and replies, in the order the

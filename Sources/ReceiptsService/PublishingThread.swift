@@ -94,6 +94,9 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
         pthread_join(thread, nil)
     }
 
+    /// Whether the sink's subscribers follow any user topic (read on the pipeline's thread).
+    var followsUserTopics: Bool { sink.followsUserTopics }
+
     /// Updates queued and not yet taken by the thread (what the depth gauge shows).
     var queuedUpdates: Int {
         queue.withLock { $0.updates.count }
@@ -105,7 +108,9 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
         let queued = queue.withLock { queue -> Int? in
             guard queue.updates.count < limit else { return nil }
             queue.updates.append((topic, update))
-            depth.record(queue.updates.count)
+            // Every 1024 updates: a gauge record per update would cost the hot path a metrics
+            // call; the depth that matters (a thread falling behind) is reached in such steps.
+            if queue.updates.count & 1023 == 0 { depth.record(queue.updates.count) }
             return queue.updates.count
         }
         guard let queued else {
@@ -118,6 +123,7 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
 
     /// Counts an update the full queue turned away, and warns at most once a second.
     private func drop() {
+        depth.record(limit)
         counters.increment(dropped)
         guard let unlogged = dropsLogged.admit(.queueFull) else { return }
         logger.warning(
@@ -130,7 +136,10 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
         var batch: [(topic: [UInt8], update: PublishedUpdate)] = []
         var stopping = false
         while !stopping {
-            wakeup.wait()
+            // Woken by the first update of a batch, and at least every 100 ms to take in the
+            // subscriptions, which decide whether read states are published at all.
+            _ = wakeup.wait(timeout: .now() + .milliseconds(100))
+            sink.refreshSubscriptions()
             stopping = queue.withLock { queue in
                 swap(&batch, &queue.updates)
                 depth.record(0)

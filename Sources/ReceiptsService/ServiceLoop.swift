@@ -66,13 +66,14 @@ final class ServiceLoop {
             context = try ZMQContext()
             ingest = try ZMQSocket(context: context, type: .router)
             ingestSubscriber = try ZMQSocket(context: context, type: .sub)
-            publisher = try ZMQSocket(context: context, type: .pub)
+            // XPUB: a PUB that also tells which topics its subscribers follow (FollowedTopicsSink).
+            publisher = try ZMQSocket(context: context, type: .xpub)
             queries = try ZMQSocket(context: context, type: .router)
         } catch {
             throw ServiceError(.transport, "cannot create ZeroMQ sockets", cause: error)
         }
         publishing = PublishingThread(
-            sink: publisher,
+            sink: FollowedTopicsSink(socket: publisher),
             limit: configuration.publishQueueLimit,
             counters: counters,
             logger: logger,

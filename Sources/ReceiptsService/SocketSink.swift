@@ -19,6 +19,8 @@ final class SocketSink: PipelineSink {
         updates.publish(topic: topic, update: update)
     }
 
+    var followsUserTopics: Bool { updates.followsUserTopics }
+
     func send(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) -> ReplyDelivery {
         let socket = endpoint == .ingest ? ingest : queries
         do {

@@ -53,8 +53,11 @@ package final class StatusPublisher {
         users[user]?.sequence ?? 0
     }
 
-    /// Publishes durable read-state changes on their users' topics, now.
+    /// Publishes durable read-state changes on their users' topics, now; skips them (numbering
+    /// none) while no subscriber follows any user topic: one who starts following takes a
+    /// snapshot first, whose sequence this numbering continues.
     package func submit(readStates: [ReadStateChange]) {
+        guard sink.followsUserTopics else { return }
         for change in readStates {
             var entry = users[change.user] ?? (0, Array(Partitioning.userTopic(for: change.user).utf8))
             entry.sequence += 1

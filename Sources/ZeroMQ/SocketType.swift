@@ -4,6 +4,9 @@ import CZeroMQ
 public enum SocketType: Sendable, Hashable, CaseIterable {
     /// Publishes to all subscribers; drops at the high-water mark.
     case pub
+    /// A PUB that also receives its subscribers' subscriptions: a first byte 1 (subscribe) or 0
+    /// (unsubscribe), then the prefix; each prefix once while any subscriber has it.
+    case xpub
     /// Receives what publishers send for its subscribed prefixes.
     case sub
     /// Strict send-then-receive client.
@@ -25,6 +28,7 @@ public enum SocketType: Sendable, Hashable, CaseIterable {
     var rawValue: Int32 {
         switch self {
         case .pub: ZMQ_PUB
+        case .xpub: ZMQ_XPUB
         case .sub: ZMQ_SUB
         case .req: ZMQ_REQ
         case .rep: ZMQ_REP

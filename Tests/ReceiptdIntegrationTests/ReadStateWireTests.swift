@@ -157,8 +157,8 @@ struct ReadStateWireTests {
         let run = try await daemon.health().publisherRun
         #expect(updates.allSatisfy { $0.publisherRun == run })
         #expect(updates.map(\.change.user) == ["bob", "cem", "bob", "bob", "ann"])
-        // Each user's joins came first (before this socket attached): bob's two, cem's one, ann's two.
-        #expect(updates.map(\.sequence) == [3, 2, 4, 5, 3])
+        // The users' joins came before anyone followed a user topic: they were not numbered.
+        #expect(updates.map(\.sequence) == [1, 1, 2, 3, 1])
         #expect(
             updates.map(\.change.state) == [
                 UnreadCount(conversation: group, unread: 0, isMarkedUnread: false, readUpTo: 1),
@@ -177,7 +177,7 @@ struct ReadStateWireTests {
             return
         }
         #expect(publisherRun == run)
-        #expect(sequence == 5)
+        #expect(sequence == 3)
         #expect(Set(counts) == [updates[2].change.state, updates[3].change.state])
         #expect(try await daemon.counter("receiptd.read_states.published") >= UInt64(updates.count))
     }
@@ -196,6 +196,15 @@ struct ReadStateWireTests {
         defer { allDigits.close() }
         let partition = try Self.subscriber(daemon, prefixes: ["\(digits):"])
         defer { partition.close() }
+        // A third subscriber follows every user, so that the worker does publish read states.
+        let users = try Self.subscriber(daemon, prefixes: [Partitioning.userTopicPrefix])
+        defer { users.close() }
+        _ = try await Self.attach(
+            users,
+            daemon,
+            attempt: Self.probe("rs-users-probe"),
+            arrived: Self.on(Partitioning.userTopic(for: "probe-b"))
+        )
         _ = try await daemon.client.send(
             .conversationUpserted(conversation: group, kind: .group, members: ["ann", twin, "0000:x"])
         )
@@ -230,6 +239,8 @@ struct ReadStateWireTests {
         #expect(inPartition.allSatisfy { $0[0].starts(with: Array("\(digits):".utf8)) })
         // The daemon did publish the read states, on the users' topics.
         #expect(try await daemon.counter("receiptd.read_states.published") >= 4)
+        let usersRest = try Self.receive(users, until: Self.on(Partitioning.userTopic(for: "0000:x")))
+        #expect(usersRest.done, "the read states went out on the users' topics")
     }
 
     @Test("A private read reaches the reader's topic while the conversation's topic shows no read")
@@ -389,5 +400,49 @@ struct ReadStateWireTests {
         #expect(try await daemon.counter("receiptd.read_states.published") == 0)
         let bob = try await daemon.client.unreadCounts(for: "bob")
         #expect(bob.first { $0.conversation == group }?.readUpTo == 1, "the state is kept all the same")
+    }
+
+    @Test("Read states nobody follows are not published; following one user's topic starts them, leaving stops them")
+    func unfollowedUserTopicsArePublishedOnlyWhileFollowed() async throws {
+        let daemon = try ReceiptdProcess()
+        let group = "rs-followed"
+        _ = try await daemon.client.send([
+            .conversationUpserted(conversation: group, kind: .group, members: ["ann", "bob", "cem"]),
+            .messageSent(conversation: group, message: "m1", sender: "ann", isSystem: false),
+            .read(conversation: group, user: "bob", message: "m1"),
+        ])
+        // No subscriber at all: the reads are kept, and nothing is numbered or sent.
+        #expect(try await daemon.counter("receiptd.read_states.published") == 0)
+        #expect(try await daemon.client.unreadCounts(for: "bob").first?.readUpTo == 1)
+
+        // A gateway with bob's device online follows bob's topic exactly.
+        let socket = try Self.subscriber(daemon, prefixes: [Partitioning.userTopic(for: "bob")])
+        let messages = try await Self.attach(
+            socket,
+            daemon,
+            attempt: { i in
+                [
+                    .messageSent(conversation: group, message: "a\(i)", sender: "ann", isSystem: false),
+                    .read(conversation: group, user: "bob", message: "a\(i)"),
+                    .read(conversation: group, user: "cem", message: "a\(i)"),
+                ]
+            },
+            arrived: Self.on(Partitioning.userTopic(for: "bob"))
+        )
+        let bobs = try Self.readStates(messages)
+        #expect(bobs.allSatisfy { $0.change.user == "bob" }, "only bob's topic reaches this subscriber")
+        let published = try await daemon.counter("receiptd.read_states.published")
+        #expect(published > 0)
+
+        // Once no subscriber is left, the worker stops handing read states over (it notices within 100 ms).
+        socket.close()
+        try await Task.sleep(for: .milliseconds(500))
+        let afterLeaving = try await daemon.counter("receiptd.read_states.published")
+        _ = try await daemon.client.send([
+            .messageSent(conversation: group, message: "z1", sender: "ann", isSystem: false),
+            .read(conversation: group, user: "bob", message: "z1"),
+        ])
+        #expect(try await daemon.counter("receiptd.read_states.published") == afterLeaving)
+        #expect(try await daemon.client.unreadCounts(for: "bob").first?.unread == 0, "the read is kept")
     }
 }
