@@ -6,7 +6,7 @@ public struct ApplyResult: Sendable, Hashable {
     /// conversation; one entry per message even when the event moved it several times.
     public var changes: [MessageStatus]
     /// The users' own read states the event changed, one per (user, conversation), when the
-    /// engine reports them (`EngineConfiguration.reportsReadStates`).
+    /// engine reports them (`ReceiptEngine.reportsReadStates`).
     public var readStates: [ReadStateChange]
 
     /// Creates a result.

@@ -14,8 +14,6 @@ public struct EngineConfiguration: Sendable, Hashable {
     public var pendingReceiptLifetime: Int64
     /// Per-source anti-replay window: how many sequence numbers below the highest seen are remembered.
     public var duplicateWindow: UInt64
-    /// Whether `apply` reports the read states an event changed (`ApplyResult.readStates`).
-    public var reportsReadStates: Bool
 
     /// Creates a configuration; every parameter has the single-worker default.
     ///
@@ -25,20 +23,17 @@ public struct EngineConfiguration: Sendable, Hashable {
     ///   - pendingReceiptLimit: Bound on held receipts, whole engine.
     ///   - pendingReceiptLifetime: Milliseconds a held receipt waits.
     ///   - duplicateWindow: Per-source anti-replay window in sequence numbers (rounded up to 64).
-    ///   - reportsReadStates: Whether `apply` reports changed read states.
     public init(
         workerIndex: Int = 0,
         workerCount: Int = 1,
         pendingReceiptLimit: Int = 100_000,
         pendingReceiptLifetime: Int64 = 60_000,
-        duplicateWindow: UInt64 = 4096,
-        reportsReadStates: Bool = true
+        duplicateWindow: UInt64 = 4096
     ) {
         self.workerIndex = workerIndex
         self.workerCount = workerCount
         self.pendingReceiptLimit = pendingReceiptLimit
         self.pendingReceiptLifetime = pendingReceiptLifetime
         self.duplicateWindow = duplicateWindow
-        self.reportsReadStates = reportsReadStates
     }
 }

@@ -48,6 +48,10 @@ public struct ReceiptEngine: Sendable {
     /// The storage of the last `ApplyResult.changes`, reused when the caller has let go of it
     /// (as it usually has by the next event), so that no event allocates an array.
     var scratchStatuses: [MessageStatus] = []
+    /// Whether `apply` reports the read states an event changed (`ApplyResult.readStates`): a
+    /// switch, not state (never logged or snapshotted); the service turns it off while nobody
+    /// follows a user's topic.
+    public var reportsReadStates = true
     /// The (conversation, member slot) pairs whose read state the event changed.
     var scratchReaders = ChangeSet()
     /// The storage of the last `ApplyResult.readStates`, reused as `scratchStatuses` is.
@@ -98,7 +102,7 @@ public struct ReceiptEngine: Sendable {
             swap(&changes, &scratchChanges)
             result.changes = scratchStatuses
         }
-        if !scratchReaders.isEmpty && configuration.reportsReadStates {
+        if !scratchReaders.isEmpty && reportsReadStates {
             readStates(at: now)
             result.readStates = scratchReadStates
         }

@@ -111,6 +111,8 @@ extension ReceiptPipeline {
         outcomes.reserveCapacity(events.count)
         var tally = OutcomeTally()
         var merger = ChangeMerger()
+        // Read states are built only while they are published and some subscriber follows a user topic.
+        engine.reportsReadStates = configuration.publishesReadStates && statusPublisher.followsUserTopics
         for event in events {
             let result = engine.apply(event, at: now)
             outcomes.append(result.outcome)

@@ -54,8 +54,7 @@ extension ReceiptPipeline {
             workerIndex: configuration.workerIndex,
             workerCount: configuration.workerCount,
             pendingReceiptLimit: configuration.pendingReceiptLimit,
-            pendingReceiptLifetime: configuration.pendingReceiptLifetimeMilliseconds,
-            reportsReadStates: configuration.publishesReadStates
+            pendingReceiptLifetime: configuration.pendingReceiptLifetimeMilliseconds
         )
         engineConfiguration.workerCount = try ReplaySettings(engineConfiguration).reconcile(
             directory: configuration.dataDirectory,

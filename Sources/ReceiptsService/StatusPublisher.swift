@@ -48,6 +48,9 @@ package final class StatusPublisher {
         conversations[conversation]?.sequence ?? 0
     }
 
+    /// Whether some subscriber follows any user topic (the sink says; read on the pipeline's thread).
+    var followsUserTopics: Bool { sink.followsUserTopics }
+
     /// The last read-state sequence published on a user's topic in this run (0 if none).
     func sequence(ofUser user: String) -> UInt64 {
         users[user]?.sequence ?? 0

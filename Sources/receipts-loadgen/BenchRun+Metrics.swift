@@ -24,8 +24,13 @@ extension BenchRun {
                     let port = try LoopbackPort.free()
                     let scraper = MetricsScraper(port: port)
                     defer { scrapes += scraper.stop() }
-                    return try drive(set, options, arguments: ["--http", "127.0.0.1:\(port)"], during: scraper.start)
-                        .eventsPerSecond
+                    return try drive(
+                        set,
+                        options,
+                        arguments: ["--http", "127.0.0.1:\(port)"],
+                        during: { _ in scraper.start() }
+                    )
+                    .eventsPerSecond
                 }
             )
             table.add(

@@ -103,11 +103,11 @@ struct BenchRun {
         arguments: [String] = [],
         curve: Bool = false,
         binary: URL? = nil,
-        during: () -> Void = {}
+        during: (DaemonProcess) throws -> Void = { _ in }
     ) throws -> DriveResult {
         let daemon = try daemon(arguments, curve: curve, binary: binary)
         defer { daemon.terminate() }
-        during()
+        try during(daemon)
         let cpuBefore = Self.cpuSeconds(of: daemon.processIdentifier)
         var result = try LoadDriver(context: context, daemon: daemon).drive(
             set,

@@ -256,7 +256,8 @@ struct ReadStateTests {
 
     @Test func reportingOffReportsNoReadStatesAndKeepsTheSameState() {
         var on = EngineHarness()
-        var off = EngineHarness(configuration: EngineConfiguration(reportsReadStates: false))
+        var off = EngineHarness()
+        off.engine.reportsReadStates = false
         let kinds: [EventKind] = [
             .conversationUpserted(conversation: "g", kind: .group, members: ["A", "B", "C"]),
             .conversationReceiptPrivacy(conversation: "g", user: "C", shareReads: false),
