@@ -15,6 +15,10 @@ struct ChangeSet: Sendable {
 
     var isEmpty: Bool { count == 0 }
 
+    /// Entry `i` as stored: `conversation << 32 | sequence`.
+    @inline(__always)
+    func key(_ i: Int) -> UInt64 { storage[i] }
+
     /// Entry `i` as (conversation, sequence).
     @inline(__always)
     subscript(i: Int) -> (conversation: Int, sequence: UInt32) {

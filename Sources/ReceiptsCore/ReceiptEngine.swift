@@ -48,6 +48,8 @@ public struct ReceiptEngine: Sendable {
     /// The storage of the last `ApplyResult.changes`, reused when the caller has let go of it
     /// (as it usually has by the next event), so that no event allocates an array.
     var scratchStatuses: [MessageStatus] = []
+    /// The storage of the last `ApplyResult.changeKeys`, reused as `scratchStatuses` is.
+    var scratchKeys: [UInt64] = []
     /// Whether `apply` reports the read states an event changed (`ApplyResult.readStates`): a
     /// switch, not state (never logged or snapshotted); the service turns it off while nobody
     /// follows a user's topic.
@@ -101,6 +103,7 @@ public struct ReceiptEngine: Sendable {
             statuses(of: &changes)
             swap(&changes, &scratchChanges)
             result.changes = scratchStatuses
+            result.changeKeys = scratchKeys
         }
         if !scratchReaders.isEmpty && reportsReadStates {
             readStates(at: now)
@@ -265,6 +268,7 @@ public struct ReceiptEngine: Sendable {
     /// Records that the read state of a member slot changed (for `ApplyResult.readStates`).
     @inline(__always)
     mutating func readStateChanged(_ c: UInt32, slot: UInt32) {
+        guard reportsReadStates else { return }
         scratchReaders.conversation = c
         scratchReaders.add(slot)
     }
@@ -293,11 +297,13 @@ public struct ReceiptEngine: Sendable {
 
 extension ReceiptEngine {
     /// Puts the statuses of the changed messages in `scratchStatuses`, one per message, ordered
-    /// by conversation then sequence.
+    /// by conversation then sequence, and their keys in `scratchKeys`.
     mutating func statuses(of changes: inout ChangeSet) {
         changes.sortUnique()
         var result: [MessageStatus] = []
+        var keys: [UInt64] = []
         swap(&result, &scratchStatuses)
+        swap(&keys, &scratchKeys)
         // The previous statuses are overwritten in place (the array is unique again unless the
         // caller still holds the previous result: then the first write copies it).
         var count = 0
@@ -305,11 +311,21 @@ extension ReceiptEngine {
             let (c, s) = changes[i]
             guard let p = position(c, ofSequence: s) else { continue }
             let status = messageStatus(conversation: c, position: p)
-            if count < result.count { result[count] = status } else { result.append(status) }
+            if count < result.count {
+                result[count] = status
+                keys[count] = changes.key(i)
+            } else {
+                result.append(status)
+                keys.append(changes.key(i))
+            }
             count += 1
         }
-        if count < result.count { result.removeLast(result.count - count) }
+        if count < result.count {
+            result.removeLast(result.count - count)
+            keys.removeLast(keys.count - count)
+        }
         swap(&result, &scratchStatuses)
+        swap(&keys, &scratchKeys)
     }
 
     /// Puts the read states of `scratchReaders` in `scratchReadStates`, one per member slot,

@@ -4,38 +4,45 @@ import ReceiptsCore
 /// gathers its read-state changes (each kept: every one is a state the user's devices show).
 ///
 /// A batch becomes durable at one instant, so nothing real-time is lost by publishing each
-/// changed message once. The index is only built once a second event changes something, so
-/// single-event frames pay nothing for it.
+/// changed message once. Messages are told apart by the engine's keys (`ApplyResult.changeKeys`),
+/// integers that hash in a few instructions where the ids' strings took hundreds. The index is
+/// only built once a second event changes something, so single-event frames pay nothing for it.
 struct ChangeMerger {
     private(set) var changes = Publication()
-    private var indexes: [MessageKey: Int]?
+    private var keys: [UInt64] = []
+    private var indexes: [UInt64: Int]?
+    /// Events in the batch: room for as many messages is made once, not grown step by step.
+    private let events: Int
+
+    /// A merger for a batch of `events` events.
+    init(events: Int) {
+        self.events = events
+    }
 
     /// Adds one event's result.
     mutating func add(_ result: ApplyResult) {
-        changes.readStates += result.readStates
-        add(result.changes)
-    }
-
-    private mutating func add(_ newChanges: [MessageStatus]) {
-        guard !newChanges.isEmpty else { return }
+        if !result.readStates.isEmpty { changes.readStates += result.readStates }
+        guard !result.changes.isEmpty else { return }
         guard !changes.statuses.isEmpty else {
-            changes.statuses = newChanges
+            changes.statuses = result.changes
+            keys = result.changeKeys
             return
         }
         if indexes == nil {
-            var built: [MessageKey: Int] = [:]
-            for (index, change) in changes.statuses.enumerated() {
-                built[MessageKey(conversation: change.conversation, sequence: change.sequence)] = index
-            }
+            var built: [UInt64: Int] = [:]
+            built.reserveCapacity(events)
+            for (index, key) in keys.enumerated() { built[key] = index }
             indexes = built
+            changes.statuses.reserveCapacity(events)
+            keys.reserveCapacity(events)
         }
-        for change in newChanges {
-            let key = MessageKey(conversation: change.conversation, sequence: change.sequence)
+        for (change, key) in zip(result.changes, result.changeKeys) {
             if let index = indexes?[key] {
                 changes.statuses[index] = change
             } else {
                 indexes?[key] = changes.statuses.count
                 changes.statuses.append(change)
+                keys.append(key)
             }
         }
     }

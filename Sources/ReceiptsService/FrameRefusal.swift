@@ -19,10 +19,13 @@ extension FrameRefusal {
     ///   - message: The message type the frame should hold, for frames that are not one.
     init(_ error: WireError, decoding message: String) {
         let reply = ErrorReply(error)
-        // An invalid field's message already names the event (or query) and the field.
+        // An invalid field's message already names the event (or query) and the field, as an
+        // over-long id's does, which is the gateway limit on ids.
+        let namesTheField = error.code == .invalidField || error.code == .idTooLong
         self.init(
             code: reply.code,
-            message: error.code == .invalidField ? error.message : "undecodable \(message): \(error.message)"
+            message: namesTheField ? error.message : "undecodable \(message): \(error.message)",
+            limit: error.code == .idTooLong ? .idLength : nil
         )
     }
 }

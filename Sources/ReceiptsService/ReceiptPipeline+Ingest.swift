@@ -96,13 +96,13 @@ extension ReceiptPipeline {
         }
         let events: [Event]
         do {
-            events = try EventBatchCodec.decode(frame)
+            events = try EventBatchCodec.decode(frame, maxIDBytes: configuration.maxIDBytes)
         } catch {
             // MALFORMED_FRAME when protobuf-c cannot parse it; INVALID_ARGUMENT naming the event
             // and the field when an id is not UTF-8, as for an id over the length limit.
             return .failure(FrameRefusal(error, decoding: "EventBatch"))
         }
-        if let refusal = configuration.gatewayLimits.check(events) {
+        if let refusal = configuration.gatewayLimits.check(batchOf: events.count) {
             return .failure(refusal)
         }
         metrics.eventsPerFrame.record(events.count)
@@ -110,7 +110,7 @@ extension ReceiptPipeline {
         var outcomes: [EventOutcome] = []
         outcomes.reserveCapacity(events.count)
         var tally = OutcomeTally()
-        var merger = ChangeMerger()
+        var merger = ChangeMerger(events: events.count)
         // Read states are built only while they are published and some subscriber follows a user topic.
         engine.reportsReadStates = configuration.publishesReadStates && statusPublisher.followsUserTopics
         for event in events {

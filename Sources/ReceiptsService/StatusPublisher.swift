@@ -62,9 +62,7 @@ package final class StatusPublisher {
     package func submit(readStates: [ReadStateChange]) {
         guard sink.followsUserTopics else { return }
         for change in readStates {
-            var entry = users[change.user] ?? (0, Array(Partitioning.userTopic(for: change.user).utf8))
-            entry.sequence += 1
-            users[change.user] = entry
+            let entry = Self.next(in: &users, change.user) { Partitioning.userTopic(for: $0) }
             sink.publish(
                 topic: entry.topic,
                 update: .readState(
@@ -111,12 +109,26 @@ package final class StatusPublisher {
     }
 
     private func publish(_ status: MessageStatus) {
-        var entry = conversations[status.conversation] ?? (0, Array(Partitioning.topic(for: status.conversation).utf8))
-        entry.sequence += 1
-        conversations[status.conversation] = entry
+        let entry = Self.next(in: &conversations, status.conversation) { Partitioning.topic(for: $0) }
         sink.publish(
             topic: entry.topic,
             update: .status(StatusUpdate(publisherRun: publisherRun, sequence: entry.sequence, status: status))
         )
+    }
+
+    /// Numbers the next update of a topic's stream: its sequence, and its topic frame (made once).
+    /// One hash lookup per update: the entry is changed in place.
+    private static func next(
+        in streams: inout [String: (sequence: UInt64, topic: [UInt8])],
+        _ id: String,
+        topic: (String) -> String
+    ) -> (sequence: UInt64, topic: [UInt8]) {
+        if let index = streams.index(forKey: id) {
+            streams.values[index].sequence += 1
+            return streams.values[index]
+        }
+        let entry = (sequence: UInt64(1), topic: Array(topic(id).utf8))
+        streams[id] = entry
+        return entry
     }
 }

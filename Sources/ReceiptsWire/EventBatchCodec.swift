@@ -3,7 +3,7 @@ public import ReceiptsCore
 
 /// Ingest frames (`receipts.v1.EventBatch`) to and from events.
 public enum EventBatchCodec {
-    /// What ``decode(_:invalidUTF8:)-(UnsafeRawBufferPointer,_)`` does with a string field whose
+    /// What ``decode(_:invalidUTF8:maxIDBytes:)-(UnsafeRawBufferPointer,_,_)`` does with a string field whose
     /// bytes are not UTF-8 or hold a NUL (protobuf-c checks neither, so a C gateway can send
     /// any bytes, and a Go or Python one NULs, which are valid UTF-8).
     public enum InvalidUTF8: Sendable {
@@ -27,13 +27,16 @@ public enum EventBatchCodec {
     /// - Parameters:
     ///   - frame: The frame body; only read during the call.
     ///   - invalidUTF8: Refuse (the default) or repair string fields that are not UTF-8 or hold a NUL.
+    ///   - maxIDBytes: UTF-8 bytes an id may have; a longer one throws `.idTooLong` naming the
+    ///     event, the field, its length and the limit (a gateway limit).
     /// - Returns: The batch's events.
     /// - Throws: `WireError` with code `.malformedFrame` when the bytes are not an `EventBatch`,
     ///   `.invalidField` naming the event and the field (`event 2: conversation_id is not valid
     ///   UTF-8`, `event 2: conversation_id holds a NUL byte`) when refusing such a string.
     public static func decode(
         _ frame: UnsafeRawBufferPointer,
-        invalidUTF8: InvalidUTF8 = .refuse
+        invalidUTF8: InvalidUTF8 = .refuse,
+        maxIDBytes: Int = .max
     ) throws(WireError) -> [Event] {
         try ProtobufC.unpack(
             frame,
@@ -43,14 +46,23 @@ public enum EventBatchCodec {
             var index = 0
             return try [Event](wire: batch.events, count: batch.n_events) { (event) throws(WireError) in
                 defer { index += 1 }
-                return try Event(wire: event, strings: RequestStrings(request: .event(index), invalidUTF8: invalidUTF8))
+                return try Event(
+                    wire: event,
+                    strings: RequestStrings(request: .event(index), invalidUTF8: invalidUTF8, maxBytes: maxIDBytes)
+                )
             }
         }
     }
 
-    /// Decodes an ingest frame into its events; see ``decode(_:invalidUTF8:)-(UnsafeRawBufferPointer,_)``.
-    public static func decode(_ frame: [UInt8], invalidUTF8: InvalidUTF8 = .refuse) throws(WireError) -> [Event] {
-        try ProtobufC.withBytes(frame) { (bytes) throws(WireError) in try decode(bytes, invalidUTF8: invalidUTF8) }
+    /// Decodes an ingest frame into its events; see ``decode(_:invalidUTF8:maxIDBytes:)-(UnsafeRawBufferPointer,_,_)``.
+    public static func decode(
+        _ frame: [UInt8],
+        invalidUTF8: InvalidUTF8 = .refuse,
+        maxIDBytes: Int = .max
+    ) throws(WireError) -> [Event] {
+        try ProtobufC.withBytes(frame) { (bytes) throws(WireError) in
+            try decode(bytes, invalidUTF8: invalidUTF8, maxIDBytes: maxIDBytes)
+        }
     }
 
     /// Encodes events as an ingest frame, for gateways, load generators and tests.

@@ -31,6 +31,8 @@ struct RequestStrings {
     let request: Request
     /// What to do with strings that are not UTF-8 or hold a NUL.
     let invalidUTF8: EventBatchCodec.InvalidUTF8
+    /// UTF-8 bytes a string may have; a longer one refuses the request (`WireError.Code.idTooLong`).
+    var maxBytes = Int.max
 
     /// The string of a field; NULL (never set) reads as "".
     /// - Parameters:
@@ -77,6 +79,13 @@ struct RequestStrings {
         // `utf8.count` is stored in a native string: no second pass over the bytes.
         if case .refuse = invalidUTF8, string.utf8.count != Arena.unpackedLength(of: pointer) {
             throw refusal(field(), "holds a NUL byte")
+        }
+        if string.utf8.count > maxBytes {
+            throw WireError(
+                code: .idTooLong,
+                message:
+                    "\(request): \(field()) is \(string.utf8.count) bytes, over the limit of \(maxBytes) bytes per id"
+            )
         }
         return string
     }

@@ -12,6 +12,7 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
             case unknownKind
             case invalidField
             case wrongFrameCount
+            case idTooLong
         }
 
         private var wrapped: Wrapped
@@ -33,6 +34,9 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A message did not come with the number of frames its kind has (a replication
         /// message's records or snapshot chunk without their second frame, ...).
         public static let wrongFrameCount = Code(.wrongFrameCount)
+        /// A request's id is longer than the decoder was told to allow (a gateway limit:
+        /// answer ERROR_CODE_INVALID_ARGUMENT).
+        public static let idTooLong = Code(.idTooLong)
 
         public var description: String {
             switch wrapped {
@@ -41,6 +45,7 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
             case .unknownKind: "unknown kind"
             case .invalidField: "invalid field"
             case .wrongFrameCount: "wrong frame count"
+            case .idTooLong: "id too long"
             }
         }
     }

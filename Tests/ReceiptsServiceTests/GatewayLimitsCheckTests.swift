@@ -31,13 +31,22 @@ struct GatewayLimitsCheckTests {
 
     @Test("Events per batch: the limit passes, one more is FRAME_TOO_LARGE naming count and limit")
     func eventsPerBatch() throws {
-        let event = Self.event(.userDeleted(user: "u"))
-        #expect(Self.limits.check([]) == nil)
-        #expect(Self.limits.check(Array(repeating: event, count: 4)) == nil)
-        let refusal = try #require(Self.limits.check(Array(repeating: event, count: 5)))
+        #expect(Self.limits.check(batchOf: 0) == nil)
+        #expect(Self.limits.check(batchOf: 4) == nil)
+        let refusal = try #require(Self.limits.check(batchOf: 5))
         #expect(refusal.code == .frameTooLarge)
         #expect(refusal.limit == .eventsPerBatch)
         #expect(refusal.message == "batch of 5 events exceeds the limit of 4 events per batch")
+    }
+
+    /// A batch's refusal as the worker makes it: decoded with the id limit.
+    private static func refusal(_ events: [Event]) -> FrameRefusal? {
+        do {
+            _ = try EventBatchCodec.decode(EventBatchCodec.encode(events), maxIDBytes: limits.maxIDBytes)
+            return nil
+        } catch {
+            return FrameRefusal(error, decoding: "EventBatch")
+        }
     }
 
     @Test("Every id field of every event kind: 9 bytes are refused naming index, field, length and limit; 8 pass")
@@ -67,8 +76,8 @@ struct GatewayLimitsCheckTests {
         ]
         let fine = event(.userDeleted(user: "u"))
         for (field, make) in cases {
-            #expect(Self.limits.check([fine, make(Self.longest)]) == nil, "\(field)")
-            let refusal = try #require(Self.limits.check([fine, make(Self.long)]), "\(field)")
+            #expect(Self.refusal([fine, make(Self.longest)]) == nil, "\(field)")
+            let refusal = try #require(Self.refusal([fine, make(Self.long)]), "\(field)")
             #expect(refusal.code == .invalidArgument)
             #expect(refusal.limit == .idLength)
             #expect(refusal.message == "event 1: \(field) is 9 bytes, over the limit of 8 bytes per id")
