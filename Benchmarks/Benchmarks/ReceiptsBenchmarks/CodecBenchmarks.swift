@@ -46,7 +46,7 @@ func codecBenchmarks() {
     )
     Benchmark("StatusUpdate.encode", configuration: .checked(scalingFactor: .kilo)) { benchmark in
         for index in benchmark.scaledIterations {
-            blackHole(StatusUpdate(epoch: 1, sequence: UInt64(index), status: status).encode())
+            blackHole(StatusUpdate(publisherRun: 1, sequence: UInt64(index), status: status).encode())
         }
     }
 
