@@ -747,6 +747,9 @@ struct  Receipts__V1__StatusUpdate
  * (their watermark moves or a marked-unread flag clears), marks the conversation unread, leaves
  * or is removed, or is deleted; also for a read the user shares with nobody (ReceiptPrivacy), which this topic,
  * the user's own, carries and nothing else ever shows (Matrix's m.read.private).
+ * Only what some subscriber follows is sent (the worker's PUB is an XPUB and reads the
+ * subscriptions): a gateway subscribes to a user's topic (or a prefix of users), then asks for
+ * the user's UnreadCounts, and continues after the sequence they carry.
  * New messages publish nothing here: one update per member per message would be 10,000 updates
  * for one message of a 10,000-member group. A device learns of new (and deleted) messages from
  * its gateway's conversation traffic and counts them itself, from the `read_up_to_sequence`
