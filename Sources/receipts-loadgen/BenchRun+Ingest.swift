@@ -33,7 +33,10 @@ extension BenchRun {
         let ours = Self.medianRun(runs[0], by: \.eventsPerSecond)
         let wire = ResultTable.median(runs[1].map(\.eventsPerSecond))
         func cpu(_ result: DriveResult) -> String {
-            String(format: "%.2f µs CPU/event", result.daemonCPUSeconds * 1e6 / Double(max(result.events, 1)))
+            let events = Double(max(result.events, 1))
+            let total = String(format: "%.2f µs CPU/event", result.daemonCPUSeconds * 1e6 / events)
+            guard result.workerCPUSeconds > 0 else { return total }
+            return total + String(format: " (worker thread %.2f)", result.workerCPUSeconds * 1e6 / events)
         }
         table.add(
             "durable ingest, batched, 2 frames of 500 events in flight per gateway",
@@ -55,7 +58,8 @@ extension BenchRun {
             "Little pipelining: \(shape.gateways) gateway DEALERs, each with at most 2 acknowledged frames of 500 "
                 + "events in flight; this build's receiptd, the wire limit and \(baseline.lastPathComponent) at "
                 + "\(baseline.path) take turns on the same frames, \(repeats) rounds, medians. CPU: receiptd's user + "
-                + "system time over the drive (/proc/<pid>/stat, every thread) per event."
+                + "system time over the drive (/proc/<pid>/stat, every thread) per event; in brackets the "
+                + "receiptd-worker thread's alone (/proc/<pid>/task/*/stat)."
         )
     }
 

@@ -46,7 +46,9 @@ extension BenchRun {
         let (gateways, conversations) = (shape.gateways, shape.conversations)
         let shared = SideBySide()
         let barrier = Barrier(parties: sets.count) {
-            shared.cpuAtStart.withLock { $0 = pids.map(Self.cpuSeconds(of:)) + [ClientDriver.processCPUSeconds()] }
+            shared.cpuAtStart.withLock {
+                $0 = pids.map { Self.cpuSeconds(of: $0) } + [ClientDriver.processCPUSeconds()]
+            }
         }
         let finished = DispatchGroup()
         for index in sets.indices {
@@ -70,7 +72,7 @@ extension BenchRun {
             thread.start()
         }
         finished.wait()
-        let cpuAtEnd = pids.map(Self.cpuSeconds(of:)) + [ClientDriver.processCPUSeconds()]
+        let cpuAtEnd = pids.map { Self.cpuSeconds(of: $0) } + [ClientDriver.processCPUSeconds()]
         let drives = try sets.indices.map { index in
             guard let outcome = shared.outcomes.withLock({ $0[index] }) else {
                 throw LoadgenError(.process, "worker \(index)'s drive reported nothing")
@@ -100,9 +102,21 @@ extension BenchRun {
         )
     }
 
-    /// User + system CPU seconds a process has used (`/proc/<pid>/stat`), 0 if it is gone.
-    static func cpuSeconds(of pid: Int32) -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+    /// User + system CPU seconds a process has used (`/proc/<pid>/stat`), 0 if it is gone; with
+    /// `thread`, those of its threads with that name (`/proc/<pid>/task/*/comm`).
+    static func cpuSeconds(of pid: Int32, thread: String? = nil) -> Double {
+        guard let thread else { return cpuSeconds(ofStat: "/proc/\(pid)/stat") }
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.reduce(0) { total, task in
+            let comm = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)
+            guard comm?.trimmingCharacters(in: .whitespacesAndNewlines) == thread else { return total }
+            return total + cpuSeconds(ofStat: "/proc/\(pid)/task/\(task)/stat")
+        }
+    }
+
+    /// User + system CPU seconds in a `/proc` stat file, 0 if it cannot be read.
+    private static func cpuSeconds(ofStat path: String) -> Double {
+        guard let stat = try? String(contentsOfFile: path, encoding: .utf8),
             let close = stat.lastIndex(of: ")")
         else { return 0 }
         // After "pid (comm)": state is field 3, utime field 14, stime field 15.

@@ -109,6 +109,7 @@ struct BenchRun {
         defer { daemon.terminate() }
         try during(daemon)
         let cpuBefore = Self.cpuSeconds(of: daemon.processIdentifier)
+        let workerBefore = Self.cpuSeconds(of: daemon.processIdentifier, thread: "receiptd-worker")
         var result = try LoadDriver(context: context, daemon: daemon).drive(
             set,
             gateways: shape.gateways,
@@ -116,6 +117,8 @@ struct BenchRun {
             options: options
         )
         result.daemonCPUSeconds = Self.cpuSeconds(of: daemon.processIdentifier) - cpuBefore
+        result.workerCPUSeconds =
+            Self.cpuSeconds(of: daemon.processIdentifier, thread: "receiptd-worker") - workerBefore
         if result.rejected > 0 {
             FileHandle.standardError.write(Data("warning: \(result.rejected) events rejected\n".utf8))
         }

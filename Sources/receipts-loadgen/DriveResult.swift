@@ -27,6 +27,8 @@ struct DriveResult: Sendable {
     var clientCPUSeconds = 0.0
     /// CPU seconds receiptd spent while driven (every thread), when the bench measured it.
     var daemonCPUSeconds = 0.0
+    /// Of which the `receiptd-worker` thread's (0 for a build whose thread has another name).
+    var workerCPUSeconds = 0.0
 
     var eventsPerSecond: Double { Double(events - lost) / seconds }
 
