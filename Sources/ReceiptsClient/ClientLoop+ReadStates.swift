@@ -92,7 +92,8 @@ extension ClientLoop {
                     counts,
                     publisherRun: publisherRun,
                     sequence: sequence,
-                    from: worker
+                    from: worker,
+                    owner: owner(of:)
                 )
             else { return }
             apply(decision, readStateSubscription: id, worker: worker)

@@ -7,12 +7,6 @@ extension ClientLoop {
     /// How long a failed or refused repair waits before it is tried again.
     static let repairRetryMilliseconds = 100
 
-    /// One decoded update of a SUB socket.
-    enum PublishedUpdate {
-        case status(StatusUpdate)
-        case readState(ReadStateUpdate)
-    }
-
     /// Starts following a topic from every worker the cluster lists, whatever the topic, since
     /// a conversation moved between workers is published by its new owner.
     func startSubscription(id: UInt64, topic: SubscriptionTopic, output: AsyncStream<StatusUpdate>.Continuation) {
@@ -41,7 +35,7 @@ extension ClientLoop {
             try updateListeners.add(id, topic)
             return true
         } catch {
-            logger.error("cannot subscribe", metadata: ["receipts.topic": "\(topic.filter)", "error": "\(error)"])
+            logger.error("cannot subscribe", metadata: ["receipts.topic": "\(topic.filters)", "error": "\(error)"])
             return false
         }
     }
@@ -78,7 +72,7 @@ extension ClientLoop {
                 guard frames.count == 2 else { return nil }
                 let ids = updateListeners.subscribers(of: frames[0])
                 guard !ids.isEmpty else { return nil }
-                if frames[0].starts(with: Partitioning.userTopicPrefix.utf8) {
+                if PublishedUpdate.isUserTopic(frames[0]) {
                     let readers = ids.filter { readStateSubscriptions[$0] != nil }
                     guard !readers.isEmpty, let update = try? ReadStateUpdate.decode(frames[1]) else { return nil }
                     return (readers, .readState(update))

@@ -33,6 +33,8 @@ struct ReadStateTracker: Sendable {
     private var streams: [Int: Stream] = [:]
     /// The last state shown per conversation.
     private var shown: [String: UnreadCount] = [:]
+    /// The worker each conversation's state came from last.
+    private var sources: [String: Int] = [:]
 
     /// A tracker that has heard from no worker yet.
     init(user: String) {
@@ -70,7 +72,7 @@ struct ReadStateTracker: Sendable {
                 return Decision(repair: worker)
             }
             streams[worker] = .live(publisherRun: publisherRun, sequence: update.sequence)
-            return Decision(emit: show(update))
+            return Decision(emit: show(update, from: worker))
         case nil:
             // A worker not heard from yet (a templated cluster's): what came before is unknown.
             streams[worker] = .repairing(held: [update])
@@ -89,30 +91,39 @@ struct ReadStateTracker: Sendable {
     }
 
     /// Takes a worker's snapshot asked for by a ``Decision/repair`` or ``expectSnapshot(from:)``.
+    ///
+    /// A conversation the worker owns whose state came from it last, and that the snapshot no
+    /// longer lists, was left (its update was lost): it is shown as left. Held updates of another
+    /// publisher run are dropped: from before a restart the snapshot covers them, and a newer
+    /// run's are repaired once the socket's reconnection is seen.
     /// - Parameters:
     ///   - counts: The user's read state in each of their conversations on the worker.
-    ///   - publisherRun: The worker's publisher run at the snapshot.
+    ///   - publisherRun: The run of the users' topics at the snapshot.
     ///   - sequence: The user topic's last sequence the snapshot covers.
     ///   - worker: The worker that answered.
+    ///   - owner: The worker that owns a conversation, by the routing count.
     /// - Returns: The states the consumer has not seen, then held updates after the snapshot; or
     ///   another repair of the worker if the held updates still have a gap.
     mutating func snapshotArrived(
         _ counts: [UnreadCount],
         publisherRun: UInt64,
         sequence: UInt64,
-        from worker: Int
+        from worker: Int,
+        owner: (String) -> Int
     ) -> Decision {
         var held: [ReadStateUpdate] = []
-        if case .repairing(let waiting)? = streams[worker] { held = waiting }
+        if case .repairing(let waiting)? = streams[worker] { held = waiting.filter { $0.publisherRun == publisherRun } }
         var decision = Decision()
+        var listed = Set<String>()
         for count in counts {
-            decision.emit += show(
-                ReadStateUpdate(
-                    publisherRun: publisherRun,
-                    sequence: sequence,
-                    change: ReadStateChange(user: user, state: count, time: Timestamp(milliseconds: 0))
-                )
-            )
+            listed.insert(count.conversation)
+            decision.emit += show(snapshotUpdate(count, publisherRun: publisherRun, sequence: sequence), from: worker)
+        }
+        let left = sources.filter { $0.value == worker && !listed.contains($0.key) && owner($0.key) == worker }
+        for conversation in left.keys.sorted() {
+            guard var state = shown[conversation], !state.hasLeft else { continue }
+            state.hasLeft = true
+            decision.emit += show(snapshotUpdate(state, publisherRun: publisherRun, sequence: sequence), from: worker)
         }
         var position = sequence
         for (index, update) in held.enumerated() {
@@ -123,15 +134,25 @@ struct ReadStateTracker: Sendable {
                 return decision
             }
             position = update.sequence
-            decision.emit += show(update)
+            decision.emit += show(update, from: worker)
         }
         streams[worker] = .live(publisherRun: publisherRun, sequence: position)
         return decision
     }
 
+    /// A snapshot's state as an update (a snapshot's states carry no time).
+    private func snapshotUpdate(_ state: UnreadCount, publisherRun: UInt64, sequence: UInt64) -> ReadStateUpdate {
+        ReadStateUpdate(
+            publisherRun: publisherRun,
+            sequence: sequence,
+            change: ReadStateChange(user: user, state: state, time: Timestamp(milliseconds: 0))
+        )
+    }
+
     /// The update if its state differs from the one shown last for its conversation.
-    private mutating func show(_ update: ReadStateUpdate) -> [ReadStateUpdate] {
+    private mutating func show(_ update: ReadStateUpdate, from worker: Int) -> [ReadStateUpdate] {
         let state = update.change.state
+        sources[state.conversation] = worker
         guard shown[state.conversation] != state else { return [] }
         shown[state.conversation] = state
         return [update]

@@ -7,7 +7,8 @@ public enum SubscriptionTopic: Hashable, Sendable, FilteredTopic {
     /// Every conversation whose topic starts with this prefix (`"<4 hex digits>:"` is one
     /// partition), each from the first update seen for it.
     case prefix(String)
-    /// Every conversation on every worker, each from the first update seen for it.
+    /// Every conversation on every worker, each from the first update seen for it (the 16
+    /// one-hex-digit prefixes, so that no user's read-state topic is followed with them).
     case everything
 
     /// One partition of conversations (see `Partitioning.partition(of:)`).
@@ -16,13 +17,13 @@ public enum SubscriptionTopic: Hashable, Sendable, FilteredTopic {
         .prefix(Partitioning.hexPartition(partition) + ":")
     }
 
-    /// The prefix given to the SUB sockets (a conversation's exact topic is matched again by
+    /// The prefixes given to the SUB sockets (a conversation's exact topic is matched again by
     /// ``TopicIndex``).
-    var filter: String {
+    var filters: [String] {
         switch self {
-        case .conversation(let conversation): Partitioning.topic(for: conversation)
-        case .prefix(let prefix): prefix
-        case .everything: ""
+        case .conversation(let conversation): [Partitioning.topic(for: conversation)]
+        case .prefix(let prefix): [prefix]
+        case .everything: "0123456789abcdef".map { String($0) }
         }
     }
 
@@ -39,9 +40,9 @@ public enum ReadStateTopic: Hashable, Sendable, FilteredTopic {
     case user(String)
 
     /// The user's topic (`Partitioning.userTopic(for:)`), taken exactly.
-    var filter: String {
+    var filters: [String] {
         switch self {
-        case .user(let user): Partitioning.userTopic(for: user)
+        case .user(let user): [Partitioning.userTopic(for: user)]
         }
     }
 

@@ -21,37 +21,39 @@ struct TopicIndex {
     /// - Parameters:
     ///   - id: The subscription.
     ///   - topic: What it follows.
-    /// - Returns: The filter to subscribe the sockets to, if no subscription used it yet.
-    mutating func add(_ id: UInt64, _ topic: some FilteredTopic) -> String? {
-        let filter = topic.filter
-        if topic.isExact {
-            exact[filter, default: []].insert(id)
-        } else {
-            prefixes[filter, default: []].insert(id)
+    /// - Returns: The filters to subscribe the sockets to: those no subscription used yet.
+    mutating func add(_ id: UInt64, _ topic: some FilteredTopic) -> [String] {
+        topic.filters.filter { filter in
+            if topic.isExact {
+                exact[filter, default: []].insert(id)
+            } else {
+                prefixes[filter, default: []].insert(id)
+            }
+            users[filter, default: 0] += 1
+            return users[filter] == 1
         }
-        users[filter, default: 0] += 1
-        return users[filter] == 1 ? filter : nil
     }
 
     /// Removes a subscription added with the same topic.
-    /// - Returns: The filter to unsubscribe the sockets from, if no subscription uses it any more.
-    mutating func remove(_ id: UInt64, _ topic: some FilteredTopic) -> String? {
-        let filter = topic.filter
-        let removed: UInt64?
-        if topic.isExact {
-            removed = exact[filter]?.remove(id)
-            if exact[filter]?.isEmpty == true { exact[filter] = nil }
-        } else {
-            removed = prefixes[filter]?.remove(id)
-            if prefixes[filter]?.isEmpty == true { prefixes[filter] = nil }
+    /// - Returns: The filters to unsubscribe the sockets from: those no subscription uses any more.
+    mutating func remove(_ id: UInt64, _ topic: some FilteredTopic) -> [String] {
+        topic.filters.filter { filter in
+            let removed: UInt64?
+            if topic.isExact {
+                removed = exact[filter]?.remove(id)
+                if exact[filter]?.isEmpty == true { exact[filter] = nil }
+            } else {
+                removed = prefixes[filter]?.remove(id)
+                if prefixes[filter]?.isEmpty == true { prefixes[filter] = nil }
+            }
+            guard removed != nil, let count = users[filter] else { return false }
+            guard count == 1 else {
+                users[filter] = count - 1
+                return false
+            }
+            users[filter] = nil
+            return true
         }
-        guard removed != nil, let count = users[filter] else { return nil }
-        guard count == 1 else {
-            users[filter] = count - 1
-            return nil
-        }
-        users[filter] = nil
-        return filter
     }
 
     /// The subscriptions an update published under `topic` is for.
@@ -68,12 +70,12 @@ struct TopicIndex {
     }
 }
 
-/// What a subscription asks of the SUB sockets: a prefix filter, and whether only the topic
-/// equal to it is meant (a conversation's or a user's topic, which as prefixes would also match
-/// longer ids).
+/// What a subscription asks of the SUB sockets: prefix filters, and whether only the topic
+/// equal to its one filter is meant (a conversation's or a user's topic, which as prefixes would
+/// also match longer ids).
 protocol FilteredTopic {
-    /// The prefix given to the SUB sockets.
-    var filter: String { get }
-    /// Whether the subscription wants only the topic equal to `filter`.
+    /// The prefixes given to the SUB sockets.
+    var filters: [String] { get }
+    /// Whether the subscription wants only the topic equal to its filter.
     var isExact: Bool { get }
 }

@@ -92,9 +92,11 @@ final class UpdateListeners {
     /// Adds a subscription, subscribing every socket to its filter if it is new.
     /// - Throws: `ZMQError` if a socket refused the filter (the subscription is not added).
     func add(_ id: UInt64, _ topic: some FilteredTopic) throws(ZMQError) {
-        guard let filter = index.add(id, topic) else { return }
+        let filters = index.add(id, topic)
         do {
-            for listener in listeners { try listener.socket.subscribe(filter) }
+            for listener in listeners {
+                for filter in filters { try listener.socket.subscribe(filter) }
+            }
         } catch {
             remove(id, topic)
             throw error
@@ -104,10 +106,10 @@ final class UpdateListeners {
     /// Removes a subscription, unsubscribing every socket from its filter once no subscription
     /// uses it.
     func remove(_ id: UInt64, _ topic: some FilteredTopic) {
-        guard let filter = index.remove(id, topic) else { return }
+        let filters = index.remove(id, topic)
         for listener in listeners {
             do {
-                try listener.socket.unsubscribe(filter)
+                for filter in filters { try listener.socket.unsubscribe(filter) }
             } catch {
                 logger.warning(
                     "cannot remove a topic filter",

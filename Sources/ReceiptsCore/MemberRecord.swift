@@ -87,7 +87,7 @@ struct MemberRecord: Sendable, Hashable {
     /// What the member's own read state depends on besides the messages: the read watermark and
     /// the marked-unread flag, compared before and after a read to tell whether it changed.
     @inline(__always)
-    var readState: UInt64 { UInt64(readUpTo) << 1 | UInt64(flags & Flag.markedUnread) >> 1 }
+    var readState: UInt64 { UInt64(readUpTo) << 1 | (flags & Flag.markedUnread != 0 ? 1 : 0) }
 }
 
 /// A finished membership of a member slot: the member left (or was deleted) after `leftAfter`.

@@ -56,14 +56,21 @@ struct GatewayLimits {
 
     /// Refuses a query with an id that is too long (INVALID_ARGUMENT, naming the field).
     func check(_ query: Query) -> FrameRefusal? {
+        if case .readDetail(_, _, _, let cursor) = query, cursor.utf8.count > maxIDBytes + Self.cursorOverheadBytes {
+            return FrameRefusal(
+                code: .invalidArgument,
+                message: "query: cursor is \(cursor.utf8.count) bytes, over the limit of "
+                    + "\(maxIDBytes + Self.cursorOverheadBytes) bytes per cursor (an id and \(Self.cursorOverheadBytes))",
+                limit: .idLength
+            )
+        }
         let found: (field: String, bytes: Int)? =
             switch query {
             case .messageStatus(let conversation, let message, let viewer):
                 overLong("conversation_id", conversation) ?? overLong("message_id", message)
                     ?? overLong("viewer.user_id", viewer.user)
-            case .readDetail(let conversation, let message, _, let cursor):
+            case .readDetail(let conversation, let message, _, _):
                 overLong("conversation_id", conversation) ?? overLong("message_id", message)
-                    ?? (cursor.utf8.count > maxIDBytes + Self.cursorOverheadBytes ? ("cursor", cursor.utf8.count) : nil)
             case .lastSent(let conversation, let viewer):
                 overLong("conversation_id", conversation) ?? overLong("viewer.user_id", viewer.user)
             case .unreadCounts(let user, let conversations):

@@ -45,7 +45,7 @@ public enum MetricCatalog {
     static let updatesPublished = Family("receiptd_updates_published_total", "Status updates published.")
     static let readStatesPublished = Family(
         "receiptd_read_state_updates_published_total",
-        "Read-state updates published on users' own topics."
+        "Read-state updates numbered and handed to the publishing thread (one whose user's topic nobody follows is dropped there, unencoded)."
     )
     static let updatesDropped = Family(
         "receiptd_updates_dropped_total",

@@ -1,20 +1,5 @@
 package import ReceiptsWire
 
-/// One update for the PUB socket: a message's status on its conversation's topic, or a user's
-/// own read state on the user's topic.
-package enum PublishedUpdate: Hashable, Sendable {
-    case status(StatusUpdate)
-    case readState(ReadStateUpdate)
-
-    /// The update as its frame body.
-    package func encode() -> [UInt8] {
-        switch self {
-        case .status(let update): update.encode()
-        case .readState(let update): update.encode()
-        }
-    }
-}
-
 /// Where updates go: receiptd's PUB socket, the load generator's wire-limit sink, or a
 /// test's list.
 package protocol UpdateSink: AnyObject {

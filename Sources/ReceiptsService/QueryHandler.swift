@@ -13,6 +13,8 @@ struct QueryHandler {
     ///   - publisherRun: The run a snapshot's update stream continues (0 for a member that
     ///     publishes nothing).
     ///   - publishedSequence: A conversation's last published sequence, for a snapshot.
+    ///   - userTopicRun: The run of the users' topics, for unread counts (0 for a member that
+    ///     publishes nothing).
     ///   - publishedUserSequence: A user topic's last published sequence, for unread counts.
     /// - Returns: nil for the kinds a member answers about itself (health, stats, compact) and
     ///   for the move steps and the hand-over.
@@ -20,6 +22,7 @@ struct QueryHandler {
         _ query: Query,
         publisherRun: UInt64,
         publishedSequence: (String) -> UInt64,
+        userTopicRun: UInt64,
         publishedUserSequence: (String) -> UInt64
     ) -> QueryReply? {
         switch query {
@@ -32,7 +35,7 @@ struct QueryHandler {
         case .unreadCounts(let user, let conversations):
             .unreadCounts(
                 engine.unreadCounts(user: user, conversations: conversations),
-                publisherRun: publisherRun,
+                publisherRun: userTopicRun,
                 sequence: publishedUserSequence(user)
             )
         case .snapshot(let conversation, let limit):

@@ -86,6 +86,7 @@ extension ReceiptPipeline {
                 query,
                 publisherRun: statusPublisher.publisherRun,
                 publishedSequence: statusPublisher.sequence(of:),
+                userTopicRun: statusPublisher.userRun,
                 publishedUserSequence: statusPublisher.sequence(ofUser:)
             )
         }

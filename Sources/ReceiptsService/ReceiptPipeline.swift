@@ -112,7 +112,10 @@ final class ReceiptPipeline {
         self.signals = signals
         hot = HotCounters(counters)
         // Registered up front so that they are exported (and alertable) at 0.
-        for id in [CounterID.fsyncErrors, .compactions, .compactionsFailed, .repliesHeld, .replicationRefusals] {
+        for id in [
+            CounterID.fsyncErrors, .compactions, .compactionsFailed, .repliesHeld, .replicationRefusals,
+            .readStatesPublished,
+        ] {
             _ = counters.handle(id)
         }
         for endpoint in [ReplyEndpoint.ingest, .queries] {

@@ -17,6 +17,12 @@ package final class StatusPublisher {
     private var conversations: [String: (sequence: UInt64, topic: [UInt8])] = [:]
     /// Per user: the last read-state sequence published and the topic frame.
     private var users: [String: (sequence: UInt64, topic: [UInt8])] = [:]
+    /// The run of the users' topics (their updates' and unread counts' `epoch`): this run of the
+    /// worker, moved on each time numbering starts again after a time when nobody followed a
+    /// user topic, since reads made meanwhile were numbered nowhere.
+    private(set) var userRun: UInt64
+    /// Whether read states are numbered and handed over now (some subscriber follows a user topic).
+    private var numbersUsers: Bool
     private var held: [MessageKey: MessageStatus] = [:]
     /// Keys in the order their window closes (the window is constant, so FIFO order is deadline order).
     private var deadlines = FIFOQueue<(deadline: Int64, key: MessageKey)>()
@@ -39,6 +45,8 @@ package final class StatusPublisher {
         self.sink = sink
         self.windowMilliseconds = Int64(windowMilliseconds)
         self.publisherRun = publisherRun
+        userRun = publisherRun
+        numbersUsers = sink.followsUserTopics
         self.onPublished = onPublished
         self.onReadStatesPublished = onReadStatesPublished
     }
@@ -48,25 +56,36 @@ package final class StatusPublisher {
         conversations[conversation]?.sequence ?? 0
     }
 
-    /// Whether some subscriber follows any user topic (the sink says; read on the pipeline's thread).
-    var followsUserTopics: Bool { sink.followsUserTopics }
+    /// Whether read states are to be built and handed over, asked before each frame: whether
+    /// some subscriber follows any user topic (the sink says). When numbering starts again after
+    /// a time without followers, the users' topics get a new run: a device whose snapshot is from
+    /// before (when reads went unnumbered) sees the new run and takes a new snapshot.
+    func followsUserTopics() -> Bool {
+        let follows = sink.followsUserTopics
+        if follows && !numbersUsers {
+            userRun &+= 1
+            users.removeAll()
+        }
+        numbersUsers = follows
+        return follows
+    }
 
-    /// The last read-state sequence published on a user's topic in this run (0 if none).
+    /// The last read-state sequence published on a user's topic in `userRun` (0 if none).
     func sequence(ofUser user: String) -> UInt64 {
         users[user]?.sequence ?? 0
     }
 
     /// Publishes durable read-state changes on their users' topics, now; skips them (numbering
     /// none) while no subscriber follows any user topic: one who starts following takes a
-    /// snapshot first, whose sequence this numbering continues.
+    /// snapshot first, and the new `userRun` tells one whose snapshot is older.
     package func submit(readStates: [ReadStateChange]) {
-        guard sink.followsUserTopics else { return }
+        guard numbersUsers else { return }
         for change in readStates {
             let entry = Self.next(in: &users, change.user) { Partitioning.userTopic(for: $0) }
             sink.publish(
                 topic: entry.topic,
                 update: .readState(
-                    ReadStateUpdate(publisherRun: publisherRun, sequence: entry.sequence, change: change)
+                    ReadStateUpdate(publisherRun: userRun, sequence: entry.sequence, change: change)
                 )
             )
         }

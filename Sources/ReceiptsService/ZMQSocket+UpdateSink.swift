@@ -1,4 +1,4 @@
-import ReceiptsWire
+package import ReceiptsWire
 package import ZeroMQ
 
 /// A bound PUB socket takes updates as two-frame messages.

@@ -231,4 +231,28 @@ import Testing
         #expect(bob.counts["c1"]?.readUpTo == 3)
         #expect(bob.counts["c2"]?.isMarkedUnread == true)
     }
+
+    @Test func readsWhileNobodyFollowsAreNumberedNowhereAndNumberingAgainStartsANewRun() async throws {
+        let fixture = try PipelineFixture()
+        fixture.sink.followsUsers = false
+        fixture.ingest(Self.setup)
+        for frame in Self.round(0) { fixture.ingest(frame) }
+        try await fixture.settle()
+        #expect(fixture.sink.readStates.isEmpty, "nobody follows a user topic")
+        let before = try await Self.unreadCounts(fixture, of: "bob")
+        #expect(before.sequence == 0)
+        #expect(before.counts["c1"]?.readUpTo == 1, "the reads are kept")
+
+        // A device subscribes: its snapshot above is from before; the next read comes in a new run.
+        fixture.sink.followsUsers = true
+        for frame in Self.round(1) { fixture.ingest(frame) }
+        try await fixture.settle()
+        let bobs = fixture.sink.readStates.filter { $0.change.user == "bob" }
+        #expect(bobs.map(\.sequence) == [1, 2, 3])
+        #expect(Set(bobs.map(\.publisherRun)).count == 1)
+        #expect(bobs.first?.publisherRun != before.publisherRun, "a snapshot from before the new run is repaired")
+        let after = try await Self.unreadCounts(fixture, of: "bob")
+        #expect(after.publisherRun == bobs.first?.publisherRun)
+        #expect(after.sequence == 3)
+    }
 }

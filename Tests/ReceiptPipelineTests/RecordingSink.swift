@@ -21,6 +21,10 @@ final class RecordingSink: PipelineSink {
     var log: ReceiptLog?
     /// Routing ids of peers whose ROUTER queue is full: replies to them are refused (EAGAIN).
     var fullPeers: Set<String> = []
+    /// Whether some subscriber follows a user topic, as an XPUB would tell.
+    var followsUsers = true
+
+    var followsUserTopics: Bool { followsUsers }
 
     func publish(topic: [UInt8], update: PublishedUpdate) {
         // Through the wire encoding, as subscribers get it.

@@ -134,7 +134,8 @@ struct ClientMovingTests {
         // UNAVAILABLE, or a timeout when the deadline passes while the last try is on its way
         // (a loaded machine).
         #expect(frozen?.code == .unavailable || frozen?.code == .timeout)
-        #expect(ContinuousClock.now - started < .milliseconds(2500), "given up within the query timeout")
+        // The query timeout is 2 s; a second of slack for a machine loaded by the parallel suite.
+        #expect(ContinuousClock.now - started < .milliseconds(3000), "given up within the query timeout")
         await client.shutdown()
         worker.stop()
     }

@@ -154,8 +154,12 @@ struct ReadStateWireTests {
 
         #expect(messages.allSatisfy { $0[0].starts(with: Array("u:".utf8)) }, "only user topics")
         let updates = try Self.readStates(messages).filter { !$0.change.user.hasPrefix("probe-") }
-        let run = try await daemon.health().publisherRun
+        // The users' topics have a run of their own: the worker's, moved on when numbering
+        // started (here when this socket's subscription arrived).
+        let workerRun = try await daemon.health().publisherRun
+        let run = try #require(updates.first?.publisherRun)
         #expect(updates.allSatisfy { $0.publisherRun == run })
+        #expect(run != workerRun)
         #expect(updates.map(\.change.user) == ["bob", "cem", "bob", "bob", "ann"])
         // The users' joins came before anyone followed a user topic: they were not numbered.
         #expect(updates.map(\.sequence) == [1, 1, 2, 3, 1])

@@ -12,23 +12,23 @@ struct TopicIndexTests {
     @Test func aFilterStaysWhileAnySubscriptionUsesIt() {
         var index = TopicIndex()
         let topic = SubscriptionTopic.conversation("c1")
-        #expect(index.add(1, topic) == topic.filter, "the first subscription subscribes the sockets")
-        #expect(index.add(2, topic) == nil)
-        #expect(index.remove(1, topic) == nil, "one cancel of two keeps the filter")
-        #expect(Array(index.filters) == [topic.filter])
-        #expect(index.remove(2, topic) == topic.filter)
+        #expect(index.add(1, topic) == topic.filters, "the first subscription subscribes the sockets")
+        #expect(index.add(2, topic).isEmpty)
+        #expect(index.remove(1, topic).isEmpty, "one cancel of two keeps the filter")
+        #expect(Array(index.filters) == topic.filters)
+        #expect(index.remove(2, topic) == topic.filters)
         #expect(index.filters.isEmpty)
-        #expect(index.remove(2, topic) == nil, "a second cancel changes nothing")
+        #expect(index.remove(2, topic).isEmpty, "a second cancel changes nothing")
     }
 
     @Test func aConversationAndAPrefixWithTheSameFilterShareIt() {
         var index = TopicIndex()
         let conversation = SubscriptionTopic.conversation("c1")
         let prefix = SubscriptionTopic.prefix(Partitioning.topic(for: "c1"))
-        #expect(index.add(1, conversation) != nil)
-        #expect(index.add(2, prefix) == nil)
-        #expect(index.remove(1, conversation) == nil)
-        #expect(index.remove(2, prefix) == prefix.filter)
+        #expect(!index.add(1, conversation).isEmpty)
+        #expect(index.add(2, prefix).isEmpty)
+        #expect(index.remove(1, conversation).isEmpty)
+        #expect(index.remove(2, prefix) == prefix.filters)
     }
 
     @Test func aConversationTakesItsExactTopicAndAPrefixEveryTopicUnderIt() {
@@ -42,7 +42,21 @@ struct TopicIndexTests {
         #expect(Self.subscribers(index, c1) == [1, 2, 3, 4])
         #expect(Self.subscribers(index, c1 + "0") == [3, 4], "c10 is not c1, but starts with its topic")
         #expect(Self.subscribers(index, Partitioning.topic(for: "c2")) == [4, 5])
+        #expect(
+            Self.subscribers(index, Partitioning.userTopic(for: "c1")).isEmpty,
+            "everything means every conversation"
+        )
         _ = index.remove(4, SubscriptionTopic.everything)
         #expect(Self.subscribers(index, "ffff:nobody").isEmpty)
+    }
+
+    @Test func everythingIsTheSixteenConversationPrefixesAndAUserTopicIsExact() {
+        var index = TopicIndex()
+        #expect(index.add(1, SubscriptionTopic.everything).count == 16)
+        #expect(index.add(2, ReadStateTopic.user("dana")) == [Partitioning.userTopic(for: "dana")])
+        #expect(Self.subscribers(index, Partitioning.userTopic(for: "dana")) == [2])
+        #expect(Self.subscribers(index, Partitioning.userTopic(for: "dana") + "x").isEmpty)
+        #expect(index.remove(1, SubscriptionTopic.everything).count == 16)
+        #expect(Array(index.filters) == [Partitioning.userTopic(for: "dana")])
     }
 }

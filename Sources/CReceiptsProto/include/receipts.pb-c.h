@@ -763,7 +763,9 @@ struct  Receipts__V1__ReadStateUpdate
    */
   char *user_id;
   /*
-   * Changes whenever the publishing worker restarts (as StatusUpdate.epoch).
+   * The run of the users' topics on the publishing worker: changes whenever the worker restarts,
+   * and when it starts numbering read states again after a time when no subscriber followed any
+   * user topic (the reads of that time were numbered nowhere, so an older snapshot is repaired).
    */
   uint64_t epoch;
   /*
@@ -1428,7 +1430,7 @@ struct  Receipts__V1__UnreadCounts
   size_t n_counts;
   Receipts__V1__UnreadCount **counts;
   /*
-   * The answering worker's epoch (as StatusUpdate.epoch).
+   * The run of the users' topics on the answering worker (as ReadStateUpdate.epoch).
    */
   uint64_t epoch;
   /*

@@ -80,6 +80,7 @@ struct StandbyQueries {
                 query,
                 publisherRun: 0,
                 publishedSequence: { _ in 0 },
+                userTopicRun: 0,
                 publishedUserSequence: { _ in 0 }
             )
         else {
