@@ -71,14 +71,10 @@ extension ClientLoop {
             let received = try socket.receiveMultipart(dontWait: true) { frames -> ([UInt64], PublishedUpdate)? in
                 guard frames.count == 2 else { return nil }
                 let ids = updateListeners.subscribers(of: frames[0])
-                guard !ids.isEmpty else { return nil }
-                if PublishedUpdate.isUserTopic(frames[0]) {
-                    let readers = ids.filter { readStateSubscriptions[$0] != nil }
-                    guard !readers.isEmpty, let update = try? ReadStateUpdate.decode(frames[1]) else { return nil }
-                    return (readers, .readState(update))
+                guard !ids.isEmpty, let update = try? PublishedUpdate.decode(topic: frames[0], body: frames[1]) else {
+                    return nil
                 }
-                guard let update = try? StatusUpdate.decode(frames[1]) else { return nil }
-                return (ids, .status(update))
+                return (ids, update)
             }
             guard let received else { return }
             switch received {

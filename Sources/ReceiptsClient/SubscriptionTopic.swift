@@ -23,7 +23,7 @@ public enum SubscriptionTopic: Hashable, Sendable, FilteredTopic {
         switch self {
         case .conversation(let conversation): [Partitioning.topic(for: conversation)]
         case .prefix(let prefix): [prefix]
-        case .everything: "0123456789abcdef".map { String($0) }
+        case .everything: Partitioning.conversationTopicPrefixes
         }
     }
 

@@ -70,6 +70,10 @@ public enum Partitioning {
     /// The first bytes of every user's read-state topic; no conversation topic starts with them.
     public static let userTopicPrefix = "u:"
 
+    /// The 16 one-hex-digit prefixes: together they match every conversation topic and no user
+    /// topic (a subscriber of `""` would follow every user's read state too).
+    public static let conversationTopicPrefixes = "0123456789abcdef".map { String($0) }
+
     /// The PUB topic of a user's own read state: `"u:<4 hex digits>:<user>"`, the digits being
     /// the user id's `partition(of:)`. It starts with "u", which no conversation topic (4 hex
     /// digits first) does, so no conversation prefix matches it and no user prefix matches a

@@ -105,7 +105,8 @@ public struct ReceiptEngine: Sendable {
             result.changes = scratchStatuses
             result.changeKeys = scratchKeys
         }
-        if !scratchReaders.isEmpty && reportsReadStates {
+        // Empty unless `reportsReadStates` (`readStateChanged` records nothing otherwise).
+        if !scratchReaders.isEmpty {
             readStates(at: now)
             result.readStates = scratchReadStates
         }

@@ -54,6 +54,4 @@ struct Publication {
     var statuses: [MessageStatus] = []
     /// Users' read states, in the order the events changed them.
     var readStates: [ReadStateChange] = []
-
-    var isEmpty: Bool { statuses.isEmpty && readStates.isEmpty }
 }

@@ -27,13 +27,13 @@ final class FollowedTopicsSink: UpdateSink, @unchecked Sendable {
 
     func refreshSubscriptions() {
         var changed = false
-        while let message = try? socket.receiveMultipart(
+        while let took = try? socket.receiveMultipart(
             dontWait: true,
             { frames in
                 frames.count == 1 ? subscriptions.take(frames[0]) : false
             }
         ) {
-            changed = changed || message
+            changed = changed || took
         }
         if changed { anyUserFollowed.store(subscriptions.count > 0, ordering: .relaxed) }
     }

@@ -37,8 +37,8 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
     private let threads: ThreadStarter
     private let queue = Mutex(Queue())
     private let wakeup = DispatchSemaphore(value: 0)
-    /// The queue's depth, recorded under its lock whenever it changes, so that it stays
-    /// current while the thread is stuck.
+    /// The queue's depth, recorded under its lock every 1,024 updates, when it is full and when
+    /// the thread takes it, so that a thread that is stuck shows.
     private let depth = Gauge(label: MetricCatalog.publishQueueDepth.name)
     private let counters: ServiceCounters
     private let dropped: ServiceCounters.Handle
@@ -108,8 +108,8 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
         let queued = queue.withLock { queue -> Int? in
             guard queue.updates.count < limit else { return nil }
             queue.updates.append((topic, update))
-            // Every 1024 updates: a gauge record per update would cost the hot path a metrics
-            // call; the depth that matters (a thread falling behind) is reached in such steps.
+            // A gauge record per update would cost the hot path a metrics call; the depth that
+            // matters (a thread falling behind) is reached in such steps.
             if queue.updates.count & 1023 == 0 { depth.record(queue.updates.count) }
             return queue.updates.count
         }

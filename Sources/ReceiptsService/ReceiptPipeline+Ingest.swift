@@ -112,7 +112,7 @@ extension ReceiptPipeline {
         var tally = OutcomeTally()
         var merger = ChangeMerger(events: events.count)
         // Read states are built only while they are published and some subscriber follows a user topic.
-        engine.reportsReadStates = configuration.publishesReadStates && statusPublisher.followsUserTopics()
+        engine.reportsReadStates = configuration.publishesReadStates && statusPublisher.numbersReadStates()
         for event in events {
             let result = engine.apply(event, at: now)
             outcomes.append(result.outcome)

@@ -17,7 +17,7 @@ import ReceiptsWire
 ///
 /// Single-threaded: every method runs on the thread that owns the pipeline.
 final class ReceiptPipeline {
-    /// Status changes and a reply waiting for the log to make `position` durable.
+    /// What to publish and a reply, waiting for the log to make `position` durable.
     struct AwaitingDurability {
         var position: LogPosition
         var changes: Publication

@@ -60,7 +60,7 @@ package final class StatusPublisher {
     /// some subscriber follows any user topic (the sink says). When numbering starts again after
     /// a time without followers, the users' topics get a new run: a device whose snapshot is from
     /// before (when reads went unnumbered) sees the new run and takes a new snapshot.
-    func followsUserTopics() -> Bool {
+    func numbersReadStates() -> Bool {
         let follows = sink.followsUserTopics
         if follows && !numbersUsers {
             userRun &+= 1

@@ -19,4 +19,14 @@ public enum PublishedUpdate: Hashable, Sendable {
     public static func isUserTopic(_ topic: UnsafeRawBufferPointer) -> Bool {
         topic.starts(with: Partitioning.userTopicPrefix.utf8)
     }
+
+    /// Decodes one PUB message by its topic: a `ReadStateUpdate` under a user topic, else a
+    /// `StatusUpdate`.
+    /// - Throws: `WireError` `.malformedFrame` for a body that is not the topic's message.
+    public static func decode(
+        topic: UnsafeRawBufferPointer,
+        body: UnsafeRawBufferPointer
+    ) throws(WireError) -> PublishedUpdate {
+        isUserTopic(topic) ? .readState(try ReadStateUpdate.decode(body)) : .status(try StatusUpdate.decode(body))
+    }
 }

@@ -9,6 +9,9 @@ public enum SocketType: Sendable, Hashable, CaseIterable {
     case xpub
     /// Receives what publishers send for its subscribed prefixes.
     case sub
+    /// A SUB whose subscriptions are messages it sends (first byte 1 or 0, then the prefix):
+    /// what a peer in any language can put on the wire to an XPUB, odd messages included.
+    case xsub
     /// Strict send-then-receive client.
     case req
     /// Strict receive-then-send server.
@@ -30,6 +33,7 @@ public enum SocketType: Sendable, Hashable, CaseIterable {
         case .pub: ZMQ_PUB
         case .xpub: ZMQ_XPUB
         case .sub: ZMQ_SUB
+        case .xsub: ZMQ_XSUB
         case .req: ZMQ_REQ
         case .rep: ZMQ_REP
         case .dealer: ZMQ_DEALER

@@ -89,7 +89,7 @@ final class UpdateCollector: Sendable {
         try socket.setReceiveHighWaterMark(0)
         try socket.setReceiveTimeout(milliseconds: 100)
         // Every conversation topic (4 hex digits first), and no user topic ("u:").
-        for digit in "0123456789abcdef" { try socket.subscribe(String(digit)) }
+        for prefix in Partitioning.conversationTopicPrefixes { try socket.subscribe(prefix) }
         try socket.connect(endpoint)
         ready.store(true, ordering: .releasing)
         var report = Report()

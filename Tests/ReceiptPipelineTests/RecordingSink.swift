@@ -27,24 +27,21 @@ final class RecordingSink: PipelineSink {
     var followsUserTopics: Bool { followsUsers }
 
     func publish(topic: [UInt8], update: PublishedUpdate) {
-        // Through the wire encoding, as subscribers get it.
+        // Through the wire encoding and decoded by its topic, as subscribers get it.
+        let decoded = topic.withUnsafeBytes { topicBytes in
+            update.encode().withUnsafeBytes { try? PublishedUpdate.decode(topic: topicBytes, body: $0) }
+        }
         switch update {
-        case .status(let update):
-            guard let decoded = try? StatusUpdate.decode(update.encode()), decoded == update,
-                topic == Array(Partitioning.topic(for: update.status.conversation).utf8)
-            else {
-                malformedUpdates += 1
-                return
-            }
-            outputs.append(.update(update, durable: durablePosition))
-        case .readState(let update):
-            guard let decoded = try? ReadStateUpdate.decode(update.encode()), decoded == update,
-                topic == Array(Partitioning.userTopic(for: update.change.user).utf8)
-            else {
-                malformedUpdates += 1
-                return
-            }
-            outputs.append(.readState(update, durable: durablePosition))
+        case .status(let status)
+        where decoded == update
+            && topic == Array(Partitioning.topic(for: status.status.conversation).utf8):
+            outputs.append(.update(status, durable: durablePosition))
+        case .readState(let readState)
+        where decoded == update
+            && topic == Array(Partitioning.userTopic(for: readState.change.user).utf8):
+            outputs.append(.readState(readState, durable: durablePosition))
+        default:
+            malformedUpdates += 1
         }
     }
 

@@ -196,7 +196,7 @@ struct ReadStateWireTests {
             (0..<2_000_000).lazy.map { "twin-\($0)" }.first { Partitioning.hexPartition(of: $0) == digits }
         )
         #expect(Partitioning.userTopic(for: twin) == "u:\(digits):\(twin)")
-        let allDigits = try Self.subscriber(daemon, prefixes: "0123456789abcdef".map { String($0) })
+        let allDigits = try Self.subscriber(daemon, prefixes: Partitioning.conversationTopicPrefixes)
         defer { allDigits.close() }
         let partition = try Self.subscriber(daemon, prefixes: ["\(digits):"])
         defer { partition.close() }
@@ -448,5 +448,35 @@ struct ReadStateWireTests {
         ])
         #expect(try await daemon.counter("receiptd.read_states.published") == afterLeaving)
         #expect(try await daemon.client.unreadCounts(for: "bob").first?.unread == 0, "the read is kept")
+    }
+
+    @Test(
+        "Odd messages to the worker's XPUB (no subscription byte, empty, two frames) change nothing; a raw subscription works"
+    )
+    func oddMessagesToTheXPUBAreIgnored() async throws {
+        let daemon = try ReceiptdProcess()
+        // A raw XSUB: its subscriptions, and anything else, are messages it sends to the XPUB.
+        let socket = try ZMQSocket(context: daemon.context, type: .xsub)
+        defer { socket.close() }
+        try socket.connect(daemon.publishEndpoint)
+        let userPrefix = Array(Partitioning.userTopicPrefix.utf8)
+        for odd: [[UInt8]] in [[[7] + userPrefix], [[]], [[1] + userPrefix, Array("x".utf8)], [[0] + userPrefix]] {
+            #expect(try socket.send(odd, dontWait: false))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        _ = try await daemon.client.send(Self.probe("rs-odd-probe")(1))
+        #expect(try await daemon.counter("receiptd.read_states.published") == 0, "none of them followed a user topic")
+        #expect(try await daemon.health().state == "serving")
+
+        // A well-formed subscription of every user's topic, sent the same raw way.
+        #expect(try socket.send([[1] + userPrefix], dontWait: false))
+        let messages = try await Self.attach(
+            socket,
+            daemon,
+            attempt: { Self.probe("rs-odd-probe")($0 + 1) },
+            arrived: Self.on(Partitioning.userTopic(for: "probe-b"))
+        )
+        #expect(messages.allSatisfy { $0[0].starts(with: userPrefix) })
+        #expect(try await daemon.counter("receiptd.read_states.published") > 0)
     }
 }
