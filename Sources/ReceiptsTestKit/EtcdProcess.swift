@@ -11,8 +11,15 @@ import Foundation
 /// `@unchecked Sendable`: one thread at a time drives it (made in a task, then used by the test
 /// or the bench that awaited it).
 package final class EtcdProcess: @unchecked Sendable {
-    /// How long etcd may take to answer `/health` after it is launched.
-    package static let startDeadlineSeconds = 10.0
+    /// How long etcd may take to answer `/health` after it is launched. It usually takes under a
+    /// second; but `/health` is a quorum read through etcd's log, so an fsync, with etcd's own
+    /// 1 s timeout, and while the other tests' fsyncs queue on the same disk (a fresh CI machine
+    /// at the start of the parallel run) every read can time out for more than 10 s. The deadline
+    /// only bounds a failure.
+    package static let startDeadlineSeconds = 30.0
+
+    /// How long one `/health` request may take: longer than etcd's own 1 s timeout of its read.
+    static let healthRequestMilliseconds = 3000
 
     /// The etcd binary: `RECEIPTD_ETCD_BIN`, else Debian's.
     package static let binaryPath = ProcessInfo.processInfo.environment["RECEIPTD_ETCD_BIN"] ?? "/usr/bin/etcd"
@@ -156,9 +163,12 @@ package final class EtcdProcess: @unchecked Sendable {
             guard let process, process.isRunning else {
                 throw TestKitError(.process, "etcd exited with status \(process?.exitStatus ?? -1): \(log())")
             }
-            if let response = LoopbackHTTP.get(port: port, path: "/health"), response.status == 200,
-                response.body.contains("\"health\":\"true\"")
-            {
+            let response = LoopbackHTTP.get(
+                port: port,
+                path: "/health",
+                timeoutMilliseconds: Self.healthRequestMilliseconds
+            )
+            if let response, response.status == 200, response.body.contains("\"health\":\"true\"") {
                 return
             }
             try await Task.sleep(for: .milliseconds(100))

@@ -35,7 +35,7 @@ extension BenchRun {
     /// Starts etcd, then alpha (which takes term 1) and beta (which follows it), and waits until
     /// alpha has beta recorded in sync.
     func replicatedOrdinal(ack: String) throws -> ReplicatedOrdinal {
-        let etcd = try BlockingWait.run(seconds: 30) { try await EtcdProcess() }
+        let etcd = try BlockingWait.run(seconds: EtcdProcess.startDeadlineSeconds + 10) { try await EtcdProcess() }
         let ports = [try LoopbackPort.free(), try LoopbackPort.free()]
         let alpha = try daemon(ReplicatedOrdinal.arguments("alpha-0", etcd: etcd, ack: ack, httpPort: ports[0]))
         let beta = try daemon(ReplicatedOrdinal.arguments("beta-0", etcd: etcd, ack: ack, httpPort: ports[1]))
