@@ -35,10 +35,17 @@ package struct ThreadStarter: Sendable {
     ///
     /// - Parameters:
     ///   - name: The thread's name in `top -H`, `ps -L` and debuggers (at most 15 bytes).
+    ///   - stackBytes: The thread's stack size; nil for the system's default.
     ///   - run: What the thread runs.
     /// - Returns: The thread; or why it could not be started.
-    package func start(_ name: String, _ run: @escaping @Sendable () -> Void) -> Result<pthread_t, SystemCallError> {
-        ThreadBody(name: name, run).start(stackBytes: failingNames.contains(name) ? Self.unmappableStackBytes : nil)
+    package func start(
+        _ name: String,
+        stackBytes: Int? = nil,
+        _ run: @escaping @Sendable () -> Void
+    ) -> Result<pthread_t, SystemCallError> {
+        ThreadBody(name: name, run).start(
+            stackBytes: failingNames.contains(name) ? Self.unmappableStackBytes : stackBytes
+        )
     }
 
     /// Starts a thread that runs `run` once and that nobody joins: the system reclaims it when
@@ -46,10 +53,15 @@ package struct ThreadStarter: Sendable {
     ///
     /// - Parameters:
     ///   - name: The thread's name (at most 15 bytes).
+    ///   - stackBytes: The thread's stack size; nil for the system's default.
     ///   - run: What the thread runs.
     /// - Returns: Why the thread could not be started, if it could not.
-    package func startDetached(_ name: String, _ run: @escaping @Sendable () -> Void) -> Result<Void, SystemCallError> {
-        start(name, run).map { thread in
+    package func startDetached(
+        _ name: String,
+        stackBytes: Int? = nil,
+        _ run: @escaping @Sendable () -> Void
+    ) -> Result<Void, SystemCallError> {
+        start(name, stackBytes: stackBytes, run).map { thread in
             pthread_detach(thread)
             return ()
         }

@@ -398,9 +398,15 @@ final class ServiceLoop {
             heartbeatMilliseconds: replication.heartbeatMilliseconds,
             logger: logger,
             counters: pipeline.counters,
-            onFailure: { [control] in control.requestLeave() }
+            onFailure: { [control] in control.requestLeave() },
+            threads: configuration.threadStarter
         )
-        thread.start()
+        do {
+            try thread.start()
+        } catch {
+            socket.close()
+            throw error
+        }
         shipping = (socket, thread)
         logger.info(
             "shipping the log",

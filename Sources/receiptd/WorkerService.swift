@@ -45,10 +45,14 @@ struct WorkerService: Service {
         }
     }
 
+    /// Runs the worker on the `receiptd-worker` thread until `run()` returns.
+    ///
+    /// - Throws: What `run()` threw; or `ServiceError` with code `system` when the thread cannot
+    ///   be started (receiptd then exits naming it, as for the worker's own threads).
     private func runOnThread() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let thread = Thread { [service, readiness] in
-                nameCurrentThread("receiptd-worker")
+            let started = ThreadStarter.standard.startDetached("receiptd-worker", stackBytes: 8 << 20) {
+                [service, readiness] in
                 do {
                     try service.run(onReady: { readiness.workerReady() })
                     continuation.resume()
@@ -56,8 +60,11 @@ struct WorkerService: Service {
                     continuation.resume(throwing: error)
                 }
             }
-            thread.stackSize = 8 << 20
-            thread.start()
+            if case .failure(let failure) = started {
+                continuation.resume(
+                    throwing: ServiceError(.system, "cannot start the receiptd-worker thread", cause: failure)
+                )
+            }
         }
     }
 }

@@ -18,14 +18,20 @@ import Testing
 @Suite struct ThreadStartFailureTests {
     private static let logger = Logger(label: "thread-start-test", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    /// The threads `run()` starts before it is ready: the replay helper (recovery) and the
-    /// publishing thread.
-    @Test(.timeLimit(.minutes(1)), arguments: ["log-replay", "receiptd-pub"])
+    /// The threads `run()` starts before it is ready: the replay helper (recovery), the
+    /// publishing thread and, on a primary, the shipping thread (whose replication endpoint is
+    /// bound already, and must be let go of).
+    @Test(.timeLimit(.minutes(1)), arguments: ["log-replay", "receiptd-pub", "receiptd-ship"])
     func aWorkerWhoseThreadCannotStartFailsBeforeItIsReady(thread: String) throws {
         var template = Array("/tmp/thread-start-test-XXXXXX".utf8CString)
         let root = String(cString: try #require(mkdtemp(&template)))
         defer { try? FileManager.default.removeItem(atPath: root) }
         var configuration = ServiceConfiguration(dataDirectory: root + "/data")
+        configuration.replication = ReplicationSettings(
+            member: "receiptd-0",
+            role: .primary,
+            endpoint: "ipc://\(root)/replication"
+        )
         configuration.threadStarter = .failing([thread])
 
         let (wasReady, failure) = try Self.run(configuration)

@@ -12,7 +12,7 @@ import ZeroMQ
 ///
 /// `@unchecked Sendable`: between `start()` and `stop()` the socket and the shipper belong to
 /// the thread alone (handed over across the thread start's memory barrier, given back across
-/// the semaphore's); the stop flag is atomic.
+/// the join's); the stop flag is atomic.
 final class ShippingThread: @unchecked Sendable {
     private let socket: ZMQSocket
     private let shipper: Shipper
@@ -28,9 +28,10 @@ final class ShippingThread: @unchecked Sendable {
     /// Rung when the log's durable position moves.
     let doorbell: Doorbell
     private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
-    /// Touched only by the owner's thread (`start`, `stop`).
-    private var isRunning = false
+    private let threads: ThreadStarter
+    /// The running thread, to join; nil before `start()`, after `stop()`, and when the thread
+    /// could not be started. Touched only by the owner's thread (`start`, `stop`).
+    private var thread: pthread_t?
 
     /// - Parameters:
     ///   - socket: The bound replication ROUTER (`ROUTER_MANDATORY` on); from `start()` to
@@ -38,6 +39,7 @@ final class ShippingThread: @unchecked Sendable {
     ///   - doorbell: Rung by the log's `onDurable`.
     ///   - counters: Where refused requests are counted.
     ///   - onFailure: Told when the thread ends on an error.
+    ///   - threads: Starts the `receiptd-ship` thread.
     init(
         socket: ZMQSocket,
         shipper: Shipper,
@@ -45,8 +47,10 @@ final class ShippingThread: @unchecked Sendable {
         heartbeatMilliseconds: Int64,
         logger: Logger,
         counters: ServiceCounters,
-        onFailure: @escaping @Sendable () -> Void
+        onFailure: @escaping @Sendable () -> Void,
+        threads: ThreadStarter
     ) {
+        self.threads = threads
         self.counters = counters
         self.onFailure = onFailure
         self.socket = socket
@@ -57,24 +61,26 @@ final class ShippingThread: @unchecked Sendable {
     }
 
     /// Starts the thread; the socket and the shipper are its from now on.
-    func start() {
-        guard !isRunning else { return }
-        isRunning = true
-        let thread = Thread { [self] in
-            nameCurrentThread("receiptd-ship")
-            run()
-            finished.signal()
+    /// - Throws: `ServiceError` with code `system` if the thread cannot be started; the socket
+    ///   then stays the caller's, and `stop()` has no thread to wait for.
+    func start() throws(ServiceError) {
+        guard thread == nil else { return }
+        switch threads.start("receiptd-ship", { [self] in run() }) {
+        case .success(let started):
+            thread = started
+        case .failure(let failure):
+            throw ServiceError(.system, "cannot start the receiptd-ship thread", cause: failure)
         }
-        thread.start()
     }
 
-    /// Ends the thread; the socket is the caller's again.
+    /// Ends the thread; the socket is the caller's again. Returns at once if the thread is not
+    /// running.
     func stop() {
-        guard isRunning else { return }
-        isRunning = false
+        guard let thread else { return }
+        self.thread = nil
         stopping.store(true, ordering: .releasing)
         doorbell.ring()
-        finished.wait()
+        pthread_join(thread, nil)
     }
 
     private func run() {
