@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One command on a fresh Debian machine: install what is missing, check that the committed
 # protoc-c output is fresh and the code is formatted, build (our own code must have no
-# warnings), run a seconds-long smoke of the benchmark harness, run every Swift test and each
-# fuzz target for a few seconds, validate the deploy kit offline, and run the browser tests of
-# receipts-web.
+# warnings), run a seconds-long smoke of the benchmark harness, build the micro-benchmarks'
+# package, run every Swift test and each fuzz target for a few seconds, validate the deploy kit
+# offline, and run the browser tests of receipts-web.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh
@@ -17,6 +17,13 @@ if grep -E "warning:" "$build_log" | grep -v "/\.build" | grep -E "/(Sources|Tes
 fi
 # Keeps the harness working; the numbers that matter come from release builds (BENCHMARKS.md).
 "$(swift build --show-bin-path)/receipts-loadgen" bench --smoke
+# The micro-benchmarks are a package of their own, over the service's modules: it must keep
+# building, without warnings in its code, as the service's API moves.
+swift build --package-path Benchmarks --target ReceiptsBenchmarks 2>&1 | tee "$build_log"
+if grep -E "warning:" "$build_log" | grep -v "/\.build" | grep -E "/Benchmarks/Benchmarks/"; then
+  echo "error: the benchmarks' build has warnings in their code (listed above)" >&2
+  exit 1
+fi
 # Tests that load the whole machine (a gateway pipelining beside spinning threads, a package
 # built from nothing) run on their own afterwards, so they cannot slow others' timed checks; so do
 # the tests that need the machine's time on time: the coordinators' (leases of 2 to 6 s need
