@@ -8,4 +8,11 @@ public struct GroupCommit: Sendable, Hashable {
     public var records: Int
     /// How long the `fdatasync` took, or nil if this step did not sync.
     public var syncDuration: Duration?
+    /// The position this step wrote (and, when it synced, made durable) up to.
+    public var end: LogPosition
+    /// When the writer thread took the group (or began the sync), in monotonic nanoseconds
+    /// (`CLOCK_MONOTONIC`, as the service's latencies).
+    public var startedNanoseconds: UInt64
+    /// When the step ended, after its `fdatasync` if it synced, in monotonic nanoseconds.
+    public var finishedNanoseconds: UInt64
 }

@@ -287,6 +287,7 @@ final class LogWriter: Sendable {
                 return (.sleep(deadline: nil), waiters)
             }
             for waiter in waiters { waiter.signal() }
+            let started = Self.monotonicNanoseconds()
 
             do throws(LogError) {
                 switch step {
@@ -304,11 +305,27 @@ final class LogWriter: Sendable {
                     group.removeAll(keepingCapacity: true)
                     rolls.removeAll(keepingCapacity: true)
                     self.publish(written: end, synced: syncNow ? end : nil)
-                    self.onGroupCommit(GroupCommit(records: groupRecords, syncDuration: syncDuration))
+                    self.onGroupCommit(
+                        GroupCommit(
+                            records: groupRecords,
+                            syncDuration: syncDuration,
+                            end: LogPosition(offset: end),
+                            startedNanoseconds: started,
+                            finishedNanoseconds: syncNow ? lastSync : Self.monotonicNanoseconds()
+                        )
+                    )
                 case .sync(let target):
                     let syncDuration = try syncSegment(segment)
                     self.publish(written: target, synced: target)
-                    self.onGroupCommit(GroupCommit(records: 0, syncDuration: syncDuration))
+                    self.onGroupCommit(
+                        GroupCommit(
+                            records: 0,
+                            syncDuration: syncDuration,
+                            end: LogPosition(offset: target),
+                            startedNanoseconds: started,
+                            finishedNanoseconds: lastSync
+                        )
+                    )
                 case .sleep(let deadline):
                     if let deadline {
                         _ = self.wakeup.wait(until: Self.realtimeDeadline(afterMonotonic: deadline))
@@ -366,7 +383,17 @@ final class LogWriter: Sendable {
             for roll in rolls {
                 try writeChunk(upTo: roll)
                 // A roll's sync delays acknowledgements like any other: it is reported too.
-                self.onGroupCommit(GroupCommit(records: 0, syncDuration: try sync(segment)))
+                let started = Self.monotonicNanoseconds()
+                let syncDuration = try sync(segment)
+                self.onGroupCommit(
+                    GroupCommit(
+                        records: 0,
+                        syncDuration: syncDuration,
+                        end: LogPosition(offset: roll),
+                        startedNanoseconds: started,
+                        finishedNanoseconds: Self.monotonicNanoseconds()
+                    )
+                )
                 // The next segment first: if it cannot be made, `segment` still owns an open
                 // descriptor, which the writer's `defer` closes once. Closing it before would
                 // let that `defer` close the number again, by then perhaps another file's.

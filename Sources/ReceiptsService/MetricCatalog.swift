@@ -144,6 +144,17 @@ public enum MetricCatalog {
             .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
         ]
     )
+    static let ingestStages = Family(
+        "receiptd_ingest_stage_seconds",
+        "Time an acknowledged ingest frame spent in each stage, one frame in 16: apply, append, commit_wait "
+            + "(for the log's writer thread), write, fdatasync, completion (for the worker's wake-up, and under "
+            + "--replication-ack standby the standbys), reply; and publish, per batch the publishing thread takes.",
+        durationBuckets: [
+            .microseconds(10), .microseconds(25), .microseconds(50), .microseconds(100), .microseconds(250),
+            .microseconds(500), .milliseconds(1), .microseconds(2500), .milliseconds(5), .milliseconds(10),
+            .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .seconds(1),
+        ]
+    )
     static let fsyncDuration = Family(
         "receiptd_fsync_duration_seconds",
         "Duration of each group commit's fdatasync.",
@@ -224,7 +235,8 @@ public enum MetricCatalog {
             replicationDepositions, replicationTruncatedBytes, replicationRefusals, queries,
             compactions,
             messagesExpired, recoveryTruncatedBytes, recoveryDroppedRecords, fsyncErrors, pendingReceiptsDropped,
-            ackLatency, fsyncDuration, eventsPerFrame, framesPerGroupCommit, awaitingDurability, pendingReceipts,
+            ackLatency, ingestStages, fsyncDuration, eventsPerFrame, framesPerGroupCommit, awaitingDurability,
+            pendingReceipts,
             snapshotDuration, snapshotBytes, recoveryDuration, stateConversations, stateMessages, stateMembers,
             logBytes, residentMemory, handshakesRefused, requestsDenied, keyReloads, workerInfo, moveSteps,
             moveRefusals,

@@ -24,6 +24,8 @@ import Synchronization
 final class PublishingThread: UpdateSink, @unchecked Sendable {
     private struct Queue {
         var updates: [(topic: [UInt8], update: PublishedUpdate)] = []
+        /// When the oldest queued update was handed over (monotonic nanoseconds).
+        var oldestQueued: UInt64 = 0
         var stopping = false
     }
 
@@ -40,6 +42,11 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
     /// The queue's depth, recorded under its lock every 1,024 updates, when it is full and when
     /// the thread takes it, so that a thread that is stuck shows.
     private let depth = Gauge(label: MetricCatalog.publishQueueDepth.name)
+    /// From the oldest update of each batch the thread takes to the batch sent.
+    private let batchLatency = Metrics.Timer(
+        label: MetricCatalog.ingestStages.name,
+        dimensions: [("stage", IngestStage.publish.rawValue)]
+    )
     private let counters: ServiceCounters
     private let dropped: ServiceCounters.Handle
     private let logger: Logger
@@ -107,6 +114,7 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
     func publish(topic: [UInt8], update: PublishedUpdate) {
         let queued = queue.withLock { queue -> Int? in
             guard queue.updates.count < limit else { return nil }
+            if queue.updates.isEmpty { queue.oldestQueued = ServiceClock.monotonicNanoseconds() }
             queue.updates.append((topic, update))
             // A gauge record per update would cost the hot path a metrics call; the depth that
             // matters (a thread falling behind) is reached in such steps.
@@ -140,15 +148,19 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
             // subscriptions, which decide whether read states are published at all.
             _ = wakeup.wait(timeout: .now() + .milliseconds(100))
             sink.refreshSubscriptions()
-            stopping = queue.withLock { queue in
+            let oldestQueued: UInt64
+            (stopping, oldestQueued) = queue.withLock { queue in
                 swap(&batch, &queue.updates)
                 depth.record(0)
-                return queue.stopping
+                return (queue.stopping, queue.oldestQueued)
             }
+            guard !batch.isEmpty else { continue }
             for (topic, update) in batch {
                 sink.publish(topic: topic, update: update)
             }
             batch.removeAll(keepingCapacity: true)
+            let sent = ServiceClock.monotonicNanoseconds()
+            batchLatency.recordNanoseconds(Int64(clamping: sent > oldestQueued ? sent - oldestQueued : 0))
         }
     }
 }

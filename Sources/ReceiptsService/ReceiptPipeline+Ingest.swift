@@ -44,7 +44,10 @@ extension ReceiptPipeline {
             )
             return
         }
-        switch ingestFrame(frame, acknowledged: true) {
+        acknowledgedFrames &+= 1
+        var trace =
+            acknowledgedFrames % IngestStageTrace.sampleEvery == 0 ? IngestStageTrace(received: received) : nil
+        switch ingestFrame(frame, acknowledged: true, trace: &trace) {
         case .success(let (position, results, changes)):
             let reply = envelope.reply(IngestReply(results: results).encode())
             awaiting.append(
@@ -52,7 +55,9 @@ extension ReceiptPipeline {
                     position: position,
                     changes: changes,
                     reply: PendingReply(endpoint: .ingest, frames: reply),
-                    receivedNanoseconds: received
+                    receivedNanoseconds: received,
+                    // A frame that appended nothing (only duplicates) has no log stages.
+                    trace: trace?.appended == 0 ? nil : trace
                 )
             )
         case .failure(let refusal):
@@ -72,7 +77,8 @@ extension ReceiptPipeline {
             )
             return
         }
-        switch ingestFrame(frame, acknowledged: false) {
+        var untraced: IngestStageTrace?
+        switch ingestFrame(frame, acknowledged: false, trace: &untraced) {
         case .success(let (position, _, changes)):
             awaiting.append(AwaitingDurability(position: position, changes: changes, reply: nil))
         case .failure(let refusal):
@@ -81,10 +87,12 @@ extension ReceiptPipeline {
     }
 
     /// Decodes, applies and logs one batch frame, from the acknowledged ingest endpoint or not.
+    /// - Parameter trace: A sampled frame's stages: when it was applied, and appended.
     /// - Returns: the log position the outcome waits for, the per-event outcomes, what to publish.
     private func ingestFrame(
         _ frame: UnsafeRawBufferPointer,
-        acknowledged: Bool
+        acknowledged: Bool,
+        trace: inout IngestStageTrace?
     ) -> Result<(LogPosition, [EventOutcome], Publication), FrameRefusal> {
         guard frame.count <= configuration.maxFrameBytes else {
             return .failure(
@@ -121,6 +129,7 @@ extension ReceiptPipeline {
         }
         let changes = merger.changes
         tally.report(to: counters, hot)
+        trace?.applied = ServiceClock.monotonicNanoseconds()
         // Only accepted events change state; anything else waits for what is already in flight,
         // so that a duplicate is never acknowledged before its original is durable.
         guard tally.accepted > 0 else { return .success((log.appendedPosition, outcomes, changes)) }
@@ -128,6 +137,7 @@ extension ReceiptPipeline {
             acknowledged ? .acknowledgedBatch(time: now, frame: frame) : .unacknowledgedBatch(time: now, frame: frame)
         switch append(record) {
         case .success(let position):
+            trace?.appended = ServiceClock.monotonicNanoseconds()
             return .success((position, outcomes, changes))
         case .failure(let error):
             return .failure(FrameRefusal(code: .unavailable, message: "the log refused the batch: \(error)"))

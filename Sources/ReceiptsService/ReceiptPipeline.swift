@@ -25,6 +25,8 @@ final class ReceiptPipeline {
         /// When an acknowledged ingest frame arrived (monotonic nanoseconds), for the
         /// acknowledgement latency; 0 for anything else.
         var receivedNanoseconds: UInt64 = 0
+        /// The stages of a sampled acknowledged ingest frame so far; nil for anything else.
+        var trace: IngestStageTrace?
     }
 
     /// An encoded reply and the endpoint it goes out on.
@@ -76,6 +78,8 @@ final class ReceiptPipeline {
     var discardsLogged = LogThrottle<ReplyEndpoint>(intervalMilliseconds: 1000)
     /// When `completeDurable` last ran (monotonic nanoseconds).
     var completedNanoseconds: UInt64 = 0
+    /// Acknowledged ingest frames taken, for sampling their stages.
+    var acknowledgedFrames: UInt64 = 0
     /// The switchover of an elected primary (set by its `ServiceLoop`); nil on any other worker.
     var handOver: HandOver?
     let startedMonotonic: Int64
@@ -285,6 +289,22 @@ final class ReceiptPipeline {
             if item.receivedNanoseconds > 0 {
                 metrics.ackLatency.recordNanoseconds(nowNanoseconds - item.receivedNanoseconds)
             }
+            if let trace = item.trace {
+                recordStages(trace, position: item.position, completed: nowNanoseconds)
+            }
+        }
+    }
+
+    /// Records the stages of a traced frame just answered.
+    private func recordStages(_ trace: IngestStageTrace, position: LogPosition, completed: UInt64) {
+        let stages = trace.stages(
+            position: position,
+            completed: completed,
+            replied: ServiceClock.monotonicNanoseconds(),
+            timeline: metrics.commitTimeline
+        )
+        for (stage, nanoseconds) in stages ?? [] {
+            metrics.record(stage, nanoseconds: nanoseconds)
         }
     }
 

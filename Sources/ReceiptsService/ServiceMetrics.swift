@@ -19,6 +19,14 @@ final class ServiceMetrics: Sendable {
     static let gaugeIntervalMilliseconds: Int64 = 1000
 
     let ackLatency = Metrics.Timer(label: MetricCatalog.ackLatency.name)
+    /// One histogram per stage of the pipeline and the log (the publishing thread records its own).
+    private let ingestStages = Dictionary(
+        uniqueKeysWithValues: IngestStage.allCases.filter { $0 != .publish }.map { stage in
+            (stage, Metrics.Timer(label: MetricCatalog.ingestStages.name, dimensions: [("stage", stage.rawValue)]))
+        }
+    )
+    /// The log's last group commits, for the stages of traced frames.
+    let commitTimeline = CommitTimeline()
     let eventsPerFrame = Recorder(label: MetricCatalog.eventsPerFrame.name, aggregate: true)
     let snapshotDuration = Metrics.Timer(label: MetricCatalog.snapshotDuration.name)
     let snapshotBytes = Gauge(label: MetricCatalog.snapshotBytes.name)
@@ -58,6 +66,12 @@ final class ServiceMetrics: Sendable {
     func groupCommitted(_ commit: GroupCommit) {
         if commit.records > 0 { framesPerGroupCommit.record(commit.records) }
         if let duration = commit.syncDuration { fsyncDuration.record(duration: duration) }
+        commitTimeline.record(commit)
+    }
+
+    /// Records how long a traced frame spent in `stage` (any but `publish`).
+    func record(_ stage: IngestStage, nanoseconds: UInt64) {
+        ingestStages[stage]?.recordNanoseconds(Int64(clamping: nanoseconds))
     }
 
     /// Samples the gauges (on the loop's thread, which owns the engine).

@@ -97,13 +97,17 @@ struct BenchRun {
     ///   - curve: Run receiptd and every gateway socket with CURVE.
     ///   - binary: Another build's receiptd; nil for this build's.
     ///   - during: Called once the daemon serves, before the load starts.
+    ///   - beforeMeasuring: Called after the setup frames, just before the measured ones.
+    ///   - afterLoad: Called once the measured frames are answered, while the daemon still serves.
     func drive(
         _ set: FrameSet,
         _ options: DriveOptions,
         arguments: [String] = [],
         curve: Bool = false,
         binary: URL? = nil,
-        during: (DaemonProcess) throws -> Void = { _ in }
+        during: (DaemonProcess) throws -> Void = { _ in },
+        beforeMeasuring: () throws -> Void = {},
+        afterLoad: () throws -> Void = {}
     ) throws -> DriveResult {
         let daemon = try daemon(arguments, curve: curve, binary: binary)
         defer { daemon.terminate() }
@@ -114,8 +118,10 @@ struct BenchRun {
             set,
             gateways: shape.gateways,
             conversations: shape.conversations,
-            options: options
+            options: options,
+            beforeMeasuring: beforeMeasuring
         )
+        try afterLoad()
         result.daemonCPUSeconds = Self.cpuSeconds(of: daemon.processIdentifier) - cpuBefore
         result.workerCPUSeconds =
             Self.cpuSeconds(of: daemon.processIdentifier, thread: "receiptd-worker") - workerBefore

@@ -18,6 +18,9 @@ struct DriveResult: Sendable {
     var lost = 0
     /// The subscriber's view, when latency was tracked.
     var updates: UpdateCollector.Report?
+    /// Acknowledged, when latency was tracked: from each frame's send (or due time, at a fixed
+    /// rate) to its reply at the gateway, in nanoseconds.
+    var acknowledgementLatency: Histogram<UInt64>?
     /// Through ReceiptsClient: the frames it made of the measured events, and how many of
     /// them it sent again (acknowledgement timeout or UNAVAILABLE).
     var clientFrames: Int?
@@ -38,6 +41,12 @@ struct DriveResult: Sendable {
         return Double(updates.latency.valueAtPercentile(percentile)) / 1000
     }
 
+    /// The gateway's acknowledgement latency at a percentile in microseconds, if tracked.
+    func acknowledgementMicroseconds(_ percentile: Double) -> Double? {
+        guard let acknowledgementLatency, acknowledgementLatency.totalCount > 0 else { return nil }
+        return Double(acknowledgementLatency.valueAtPercentile(percentile)) / 1000
+    }
+
     /// A few lines for `run`.
     var summary: String {
         var lines = [
@@ -55,6 +64,12 @@ struct DriveResult: Sendable {
                     clientCPUSeconds * 1e6 / Double(max(events, 1))
                 )
             )
+        }
+        if let acknowledgementLatency, acknowledgementLatency.totalCount > 0 {
+            let values = [50.0, 90, 99, 99.9, 100].map { p in
+                String(format: "p%g %.0f µs", p, Double(acknowledgementLatency.valueAtPercentile(p)) / 1000)
+            }
+            lines.append("frame → acknowledgement at the gateway: " + values.joined(separator: ", "))
         }
         if let updates {
             lines.append(

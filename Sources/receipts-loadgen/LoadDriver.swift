@@ -1,4 +1,5 @@
 import Foundation
+import Histogram
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
@@ -84,7 +85,7 @@ struct LoadDriver {
         defer { for dealer in dealers { dealer.close() } }
         var tally = Tally(gateways: gateways)
         try sendAcknowledged(set.setup, on: dealers, options: DriveOptions(window: 64), tally: &tally, times: nil)
-        tally = Tally(gateways: gateways)
+        tally = Tally(gateways: gateways, measuringAcknowledgements: options.trackLatency)
 
         let sendTimes = SendTimes(count: set.frames.count)
         let collector =
@@ -117,6 +118,7 @@ struct LoadDriver {
                 duplicates: tally.duplicates,
                 rejected: tally.rejected
             )
+            if tally.sent != nil { result.acknowledgementLatency = tally.acknowledgementLatency }
         } else {
             let before = try counters()
             // The PUBs stay open until everything arrived: closing one drops what it still queues.
@@ -199,12 +201,26 @@ struct LoadDriver {
         var rejected = 0
         var events = 0
         var lastReply: UInt64 = 0
+        /// Per gateway, when each frame in flight was sent (or due), oldest first, while
+        /// acknowledgement latency is measured: a connection's replies come in its frames' order.
+        var sent: [[UInt64]]?
+        /// From a frame's send (or due time) to its reply, at the gateway, in nanoseconds.
+        var acknowledgementLatency = Histogram<UInt64>(
+            lowestDiscernibleValue: 1,
+            highestTrackableValue: 600_000_000_000,
+            numberOfSignificantValueDigits: .three
+        )
 
-        init(gateways: Int) {
+        init(gateways: Int, measuringAcknowledgements: Bool = false) {
             outstanding = Array(repeating: 0, count: gateways)
+            sent = measuringAcknowledgements ? Array(repeating: [], count: gateways) : nil
         }
 
-        mutating func count(_ reply: IngestReply, gateway: Int) {
+        mutating func count(_ reply: IngestReply, gateway: Int, at now: UInt64) {
+            if let sendTime = sent?[gateway].first {
+                sent?[gateway].removeFirst()
+                acknowledgementLatency.record(now > sendTime ? now - sendTime : 0)
+            }
             outstanding[gateway] -= 1
             inFlight -= 1
             events += reply.results.count
@@ -259,6 +275,7 @@ struct LoadDriver {
             guard try dealers[frame.gateway].send([[], frame.bytes]) else {
                 throw LoadgenError(.protocolViolation, "DEALER refused a frame")
             }
+            tally.sent?[frame.gateway].append(sendTime)
             tally.outstanding[frame.gateway] += 1
             tally.inFlight += 1
             eventsBefore += frame.events
@@ -283,8 +300,9 @@ struct LoadDriver {
                 }
             ) {
                 guard let reply else { throw LoadgenError(.protocolViolation, "undecodable ingest reply") }
-                tally.count(reply, gateway: gateway)
-                tally.lastReply = Monotonic.now()
+                let now = Monotonic.now()
+                tally.count(reply, gateway: gateway, at: now)
+                tally.lastReply = now
             }
         }
     }

@@ -178,6 +178,42 @@ struct HTTPEndpointTests {
         #expect(check.terminationStatus == 0, "promtool check metrics: \(report)")
     }
 
+    /// One acknowledged frame in 16 is timed stage by stage: 64 frames in flight from a raw
+    /// DEALER give 4 samples of every stage, whose durations add up to no more than the
+    /// acknowledgement latency of all 64; frames of duplicates only (nothing logged) give none;
+    /// the publishing thread times the batches it sends.
+    @Test func sampledFramesAreTimedStageByStage() async throws {
+        let daemon = try ReceiptdProcess()
+        let address = try #require(daemon.httpAddress)
+        var factory = EventFactory()
+        let upsert = factory.make(.conversationUpserted(conversation: "s", kind: .direct, members: ["a", "b"]))
+        let batches =
+            [[upsert]]
+            + (1..<64).map { index in
+                [factory.make(.messageSent(conversation: "s", message: "m\(index)", sender: "a", isSystem: false))]
+            }
+        let replies = try daemon.ingestPipelined(batches)
+        #expect(replies.allSatisfy { $0.error == nil && $0.results == [.accepted(held: false)] })
+        let again = try daemon.ingestPipelined(Array(batches.prefix(16)))
+        #expect(again.allSatisfy { $0.results == [.duplicate] })
+
+        let text = try await HTTPProbe.get(address, "/metrics").body
+        let logged = ["apply", "append", "commit_wait", "write", "fdatasync", "completion"]
+        for stage in logged + ["reply"] {
+            let count = Self.sample(#"receiptd_ingest_stage_seconds_count{stage="\#(stage)"}"#, in: text)
+            #expect(count == 4, "\(stage): \(String(describing: count))")
+        }
+        let fdatasync = try #require(Self.sample(#"receiptd_ingest_stage_seconds_sum{stage="fdatasync"}"#, in: text))
+        #expect(fdatasync > 0)
+        // From received to completed, the six stages add up to the traced frames' own latency.
+        let traced = logged.compactMap { Self.sample(#"receiptd_ingest_stage_seconds_sum{stage="\#($0)"}"#, in: text) }
+        let acknowledgement = try #require(Self.sample("receiptd_ack_latency_seconds_sum", in: text))
+        #expect(traced.count == logged.count)
+        #expect(traced.reduce(0, +) <= acknowledgement, "\(traced) against \(acknowledgement)")
+        let published = Self.sample(#"receiptd_ingest_stage_seconds_count{stage="publish"}"#, in: text)
+        #expect(published.map { $0 >= 1 } == true, "\(String(describing: published))")
+    }
+
     @Test func aRealPrometheusScrapesTheCounters() async throws {
         let binary = try HTTPProbe.requireBinary("prometheus")
         let daemon = try ReceiptdProcess()
