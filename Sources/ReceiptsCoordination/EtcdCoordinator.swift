@@ -345,14 +345,17 @@ public final class EtcdCoordinator: Coordinator {
         }
     }
 
-    /// The renewal rounds, every TTL/3, until `close()` cancels them.
+    /// The renewal rounds, every TTL/3, until `close()` cancels them. A lease found gone is
+    /// replaced at once, not a round later: until then this member cannot campaign.
     private func renewUntilCancelled() async {
+        var pause = renewalInterval
         while !Task.isCancelled {
             do {
-                try await Task.sleep(for: renewalInterval)
+                try await Task.sleep(for: pause)
             } catch {
                 return
             }
+            pause = renewalInterval
             let (lease, suspended) = state.withLock { ($0.lease, $0.renewalsSuspended) }
             if suspended { continue }
             if lease == 0 {
@@ -364,6 +367,7 @@ public final class EtcdCoordinator: Coordinator {
                 }
             } else {
                 await keepAlive(lease)
+                if state.withLock({ $0.lease }) == 0 { pause = .zero }
             }
         }
     }

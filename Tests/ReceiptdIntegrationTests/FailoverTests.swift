@@ -21,16 +21,38 @@ import Testing
     /// Sends `probe` to `member`'s ingest endpoint until it is acknowledged without an error;
     /// returns how long that took. At most `seconds`.
     static func waitUntilServing(_ member: ReceiptdProcess, probe: Event, seconds: Double = 15) throws -> Duration {
+        try waitUntilOneServes([member], probe: probe, seconds: seconds).took
+    }
+
+    /// Sends `probe` to each of `members`' ingest endpoints in turn until one acknowledges it
+    /// without an error; returns that member and how long it took. At most `seconds`. A member
+    /// that answers `primary` to a health query may still lose the next campaign (the one in
+    /// office before etcd went away, say), so only an acknowledgement says who serves.
+    static func waitUntilOneServes(
+        _ members: [ReceiptdProcess],
+        probe: Event,
+        seconds: Double = 15
+    ) throws -> (member: ReceiptdProcess, took: Duration) {
         let started = ContinuousClock.now
         let deadline = Date().addingTimeInterval(seconds)
+        var last: [String: String] = [:]
         while Date() < deadline {
-            if let reply = try? member.ingestPipelined([[probe]], timeoutMilliseconds: 200).first, reply.error == nil {
-                return ContinuousClock.now - started
+            for member in members {
+                do {
+                    let reply = try member.ingestPipelined([[probe]], timeoutMilliseconds: 200).first
+                    if let reply, reply.error == nil { return (member, ContinuousClock.now - started) }
+                    last[member.dataDirectory] = "\(String(describing: reply))"
+                } catch {
+                    last[member.dataDirectory] = "\(error)"
+                }
+                member.resetRawIngest()
             }
-            member.resetRawIngest()
+            // A refusal comes back at once: a new connection every few milliseconds is enough.
+            usleep(5000)
         }
         throw IntegrationError(
-            "\(member.dataDirectory) did not acknowledge within \(seconds) s: \(member.standardError().suffix(3000))"
+            "none of \(members.map(\.dataDirectory)) acknowledged within \(seconds) s; last replies: \(last); "
+                + members.map { "\($0.dataDirectory): \($0.standardError().suffix(2000))" }.joined(separator: "\n")
         )
     }
 

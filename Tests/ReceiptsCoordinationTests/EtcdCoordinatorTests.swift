@@ -43,6 +43,31 @@ struct EtcdCoordinatorTests {
         }
     }
 
+    /// A lease revoked on etcd (as etcd does to one that expired while it was paused) is
+    /// replaced as soon as a keepalive finds it gone, not a renewal round later: until then the
+    /// member cannot campaign. Before, the coordinator held no lease for a whole round (1 s here).
+    @Test func aLeaseFoundGoneIsReplacedAtOnce() async throws {
+        try await Self.withEtcd { harness in
+            let coordinator = try harness.etcdCoordinator(member: "receiptd-3", ttlSeconds: 3)
+            try await coordinator.start()
+            let revoked = coordinator.lease
+            try await harness.endLease(of: "receiptd-3")
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(5)
+            var lostAt: ContinuousClock.Instant?
+            var held = revoked
+            while clock.now < deadline {
+                held = coordinator.lease
+                if held == 0, lostAt == nil { lostAt = clock.now }
+                if held != 0, held != revoked { break }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(held != 0 && held != revoked, "no new lease within 5 s")
+            let withoutLease = lostAt.map { clock.now - $0 } ?? .zero
+            #expect(withoutLease < .milliseconds(500), "held no lease for \(withoutLease)")
+        }
+    }
+
     @Test func closeForgetsTheRevokedLease() async throws {
         try await Self.withEtcd { harness in
             let coordinator = try harness.etcdCoordinator(member: "receiptd-3")

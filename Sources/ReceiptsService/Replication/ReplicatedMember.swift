@@ -26,6 +26,9 @@ final class ReplicatedMember: Sendable {
         case primary(guardRevision: Int64)
     }
 
+    /// How long a campaign whose outcome is unknown waits before the keys are read again.
+    static let campaignRetryMilliseconds: Int32 = 100
+
     private let configuration: ServiceConfiguration
     private let settings: ReplicationSettings
     private let coordinator: any Coordinator
@@ -160,6 +163,10 @@ final class ReplicatedMember: Sendable {
         } catch {
             logger.warning("the campaign's outcome is unknown; reading the keys again", metadata: ["error": "\(error)"])
             latest.withLock { $0 = nil }
+            // Not at once: a member whose lease is gone (etcd back after a pause, say) fails
+            // every campaign until the coordinator's next grant, and retried in a loop it
+            // logged hundreds of these a second.
+            control.waitForWake(milliseconds: Self.campaignRetryMilliseconds)
             return
         }
         switch outcome {
