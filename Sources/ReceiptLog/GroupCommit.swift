@@ -13,6 +13,10 @@ public struct GroupCommit: Sendable, Hashable {
     /// When the writer thread took the group (or began the sync), in monotonic nanoseconds
     /// (`CLOCK_MONOTONIC`, as the service's latencies).
     public var startedNanoseconds: UInt64
-    /// When the step ended, after its `fdatasync` if it synced, in monotonic nanoseconds.
+    /// When its `pwrite` ended and its `fdatasync`, if any, began (monotonic nanoseconds).
+    public var writtenNanoseconds: UInt64
+    /// When the step ended, after its `fdatasync` if it synced (monotonic nanoseconds); what it
+    /// wrote is durable from then on (under ``FsyncPolicy/always``, once synced; otherwise once
+    /// written).
     public var finishedNanoseconds: UInt64
 }

@@ -300,32 +300,36 @@ final class LogWriter: Sendable {
                     case .interval: syncNow = Self.monotonicNanoseconds() >= lastSync + (interval ?? 0)
                     case .none: syncNow = false
                     }
+                    let written = Self.monotonicNanoseconds()
                     var syncDuration: Duration?
                     if syncNow { syncDuration = try syncSegment(segment) }
                     group.removeAll(keepingCapacity: true)
                     rolls.removeAll(keepingCapacity: true)
-                    self.publish(written: end, synced: syncNow ? end : nil)
+                    // Reported before it is published: whoever sees the group durable finds it.
                     self.onGroupCommit(
                         GroupCommit(
                             records: groupRecords,
                             syncDuration: syncDuration,
                             end: LogPosition(offset: end),
                             startedNanoseconds: started,
-                            finishedNanoseconds: syncNow ? lastSync : Self.monotonicNanoseconds()
+                            writtenNanoseconds: written,
+                            finishedNanoseconds: syncNow ? lastSync : written
                         )
                     )
+                    self.publish(written: end, synced: syncNow ? end : nil)
                 case .sync(let target):
                     let syncDuration = try syncSegment(segment)
-                    self.publish(written: target, synced: target)
                     self.onGroupCommit(
                         GroupCommit(
                             records: 0,
                             syncDuration: syncDuration,
                             end: LogPosition(offset: target),
                             startedNanoseconds: started,
+                            writtenNanoseconds: started,
                             finishedNanoseconds: lastSync
                         )
                     )
+                    self.publish(written: target, synced: target)
                 case .sleep(let deadline):
                     if let deadline {
                         _ = self.wakeup.wait(until: Self.realtimeDeadline(afterMonotonic: deadline))
@@ -391,6 +395,7 @@ final class LogWriter: Sendable {
                         syncDuration: syncDuration,
                         end: LogPosition(offset: roll),
                         startedNanoseconds: started,
+                        writtenNanoseconds: started,
                         finishedNanoseconds: Self.monotonicNanoseconds()
                     )
                 )

@@ -58,8 +58,9 @@ public final class ReceiptLog: Sendable {
     ///   - onFatal: Called once, on the thread that hit the error (the writer, or a compaction
     ///     whose sync failed), when a write or sync fails; the log then refuses appends, the
     ///     durable position freezes, and the process should stop and recover on restart.
-    ///   - onGroupCommit: Called on the writer thread after each group it wrote or synced (for
-    ///     metrics: records per group, sync duration); keep it short.
+    ///   - onGroupCommit: Called on the writer thread after each group it wrote or synced, before
+    ///     the durable position moves past it (for metrics: records per group, sync duration,
+    ///     its times); keep it short: acknowledgements wait for it.
     /// - Throws: ``LogError`` with code `.corruption`, `.gap`, `.invalidSnapshot`, `.locked`,
     ///   `.invalidArgument` or `.io`.
     public init(

@@ -26,7 +26,7 @@ package struct ThreadStarter: Sendable {
     /// A starter for tests whose starts of the named threads fail in `pthread_create`, for
     /// real: they ask for a stack larger than any address space.
     ///
-    /// - Parameter names: Thread names, as passed to ``start(_:_:)``.
+    /// - Parameter names: Thread names, as passed to ``start(_:stackBytes:_:)``.
     package static func failing(_ names: Set<String>) -> ThreadStarter {
         ThreadStarter(failingNames: names)
     }

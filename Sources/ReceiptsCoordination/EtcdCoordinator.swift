@@ -166,12 +166,15 @@ public final class EtcdCoordinator: Coordinator {
             ],
             failure: [.range(.init(key: .init(keys.directory), rangeEnd: .init(keys.rangeEnd)))]
         )
-        let answer: EtcdMessages.TxnResponse = try await gateway.call(
-            "campaign",
-            "/v3/kv/txn",
-            transaction,
-            timeout: callTimeout
-        )
+        let answer: EtcdMessages.TxnResponse
+        do {
+            answer = try await gateway.call("campaign", "/v3/kv/txn", transaction, timeout: callTimeout)
+        } catch  where error.message.contains("requested lease not found") {
+            // Revoked on etcd before a keepalive said so (etcd back after a pause): the member
+            // holds no lease, and the next renewal round grants one.
+            self.state.withLock { if $0.lease == lease { $0.lease = 0 } }
+            throw error
+        }
         if answer.succeeded {
             return .won(guardRevision: answer.header?.revision ?? 0)
         }
@@ -373,7 +376,7 @@ public final class EtcdCoordinator: Coordinator {
     }
 
     /// One keepalive: the deadline moves on if etcd renewed the lease; a TTL of 0 means the
-    /// lease is gone, and the next round grants a new one.
+    /// lease is gone, and a new one is granted at once.
     private func keepAlive(_ lease: Int64) async {
         let sentAt = LeaseDeadline.now()
         let answer: EtcdMessages.LeaseResponse

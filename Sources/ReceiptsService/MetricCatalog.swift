@@ -135,7 +135,8 @@ public enum MetricCatalog {
         "receiptd_pending_receipts_dropped_total",
         "Held receipts dropped because their message did not arrive in time."
     )
-    static let ackLatency = Family(
+    /// Every acknowledged frame's latency (the load generator reads it too).
+    package static let ackLatency = Family(
         "receiptd_ack_latency_seconds",
         "Time from receiving an acknowledged ingest frame to sending its acknowledgement.",
         durationBuckets: [
@@ -144,11 +145,14 @@ public enum MetricCatalog {
             .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
         ]
     )
-    static let ingestStages = Family(
+    /// Where an acknowledged frame's time goes (the load generator reads it too).
+    package static let ingestStages = Family(
         "receiptd_ingest_stage_seconds",
-        "Time an acknowledged ingest frame spent in each stage, one frame in 16: apply, append, commit_wait "
-            + "(for the log's writer thread), write, fdatasync, completion (for the worker's wake-up, and under "
-            + "--replication-ack standby the standbys), reply; and publish, per batch the publishing thread takes.",
+        "Time an acknowledged ingest frame spent in each stage, one frame in \(IngestStageTrace.sampleEvery): "
+            + IngestStage.allCases.filter { $0 != .publish }.map(\.rawValue).joined(separator: ", ")
+            + "; and publish, per batch the publishing thread sends. commit_wait is the wait for the log's writer "
+            + "thread; completion runs from durable to completed (the worker's wake-up, and under "
+            + "--replication-ack standby the standbys).",
         durationBuckets: [
             .microseconds(10), .microseconds(25), .microseconds(50), .microseconds(100), .microseconds(250),
             .microseconds(500), .milliseconds(1), .microseconds(2500), .milliseconds(5), .milliseconds(10),

@@ -295,15 +295,11 @@ final class ReceiptPipeline {
         }
     }
 
-    /// Records the stages of a traced frame just answered.
+    /// Records the stages of a traced frame just answered (none if the timeline lost its commit).
     private func recordStages(_ trace: IngestStageTrace, position: LogPosition, completed: UInt64) {
-        let stages = trace.stages(
-            position: position,
-            completed: completed,
-            replied: ServiceClock.monotonicNanoseconds(),
-            timeline: metrics.commitTimeline
-        )
-        for (stage, nanoseconds) in stages ?? [] {
+        guard let commit = metrics.commitTimeline.commit(covering: position) else { return }
+        let stages = trace.stages(writtenBy: commit, completed: completed, replied: ServiceClock.monotonicNanoseconds())
+        for (stage, nanoseconds) in stages {
             metrics.record(stage, nanoseconds: nanoseconds)
         }
     }

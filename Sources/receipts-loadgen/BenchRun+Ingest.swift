@@ -222,7 +222,7 @@ extension BenchRun {
                 + "generator received the status update that event caused, on one monotonic clock. The time a "
                 + "gateway spends filling a batch is not included. Its baseline is one 4 KiB pwrite + fdatasync "
                 + "on the same disk: no durable acknowledgement or update can come sooner. Where a frame's time "
-                + "goes: receiptd's receiptd_ingest_stage_seconds (one acknowledged frame in 16, the run of the "
+                + "goes: receiptd's receiptd_ingest_stage_seconds (a sample of the acknowledged frames, the run of the "
                 + "median p99) between a scrape after the setup and one after the load: apply (decode and "
                 + "engine), append, commit_wait (for the log's writer thread), write, fdatasync, completion (from "
                 + "durable to the worker completing it), reply (its updates handed over and its reply sent), "

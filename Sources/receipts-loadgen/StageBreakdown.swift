@@ -1,8 +1,9 @@
 import Foundation
+import ReceiptsService
 import ReceiptsTestKit
 
 /// Where an acknowledged frame's time went, from receiptd's `/metrics`: the histograms of
-/// `receiptd_ingest_stage_seconds{stage}` (one frame in 16; `publish` per batch of the
+/// `receiptd_ingest_stage_seconds{stage}` (a sample of the frames; `publish` per batch of the
 /// publishing thread) and of `receiptd_ack_latency_seconds` (every frame), as the difference
 /// of a scrape after the measured load and one before it, so that the setup is left out.
 struct StageBreakdown {
@@ -35,10 +36,10 @@ struct StageBreakdown {
     }
 
     /// The stages, in the order a frame passes them (`publish` last), as receiptd names them.
-    static let stageNames = ["apply", "append", "commit_wait", "write", "fdatasync", "completion", "reply", "publish"]
+    private static let stageNames = IngestStage.allCases.map(\.rawValue)
 
-    private static let stageFamily = "receiptd_ingest_stage_seconds"
-    private static let ackFamily = "receiptd_ack_latency_seconds"
+    private static let stageFamily = MetricCatalog.ingestStages.name
+    private static let ackFamily = MetricCatalog.ackLatency.name
 
     /// Each stage's histogram, by name.
     private(set) var stages: [String: ScrapedHistogram] = [:]

@@ -27,11 +27,13 @@ import Testing
         let root = String(cString: try #require(mkdtemp(&template)))
         defer { try? FileManager.default.removeItem(atPath: root) }
         var configuration = ServiceConfiguration(dataDirectory: root + "/data")
-        configuration.replication = ReplicationSettings(
-            member: "receiptd-0",
-            role: .primary,
-            endpoint: "ipc://\(root)/replication"
-        )
+        if thread == "receiptd-ship" {
+            configuration.replication = ReplicationSettings(
+                member: "receiptd-0",
+                role: .primary,
+                endpoint: "ipc://\(root)/replication"
+            )
+        }
         configuration.threadStarter = .failing([thread])
 
         let (wasReady, failure) = try Self.run(configuration)

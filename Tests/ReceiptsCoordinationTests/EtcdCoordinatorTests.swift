@@ -45,15 +45,15 @@ struct EtcdCoordinatorTests {
 
     /// A lease revoked on etcd (as etcd does to one that expired while it was paused) is
     /// replaced as soon as a keepalive finds it gone, not a renewal round later: until then the
-    /// member cannot campaign. Before, the coordinator held no lease for a whole round (1 s here).
+    /// member cannot campaign. Before, the coordinator held no lease for a whole round (2 s here).
     @Test func aLeaseFoundGoneIsReplacedAtOnce() async throws {
         try await Self.withEtcd { harness in
-            let coordinator = try harness.etcdCoordinator(member: "receiptd-3", ttlSeconds: 3)
+            let coordinator = try harness.etcdCoordinator(member: "receiptd-3", ttlSeconds: 6)
             try await coordinator.start()
             let revoked = coordinator.lease
             try await harness.endLease(of: "receiptd-3")
             let clock = ContinuousClock()
-            let deadline = clock.now + .seconds(5)
+            let deadline = clock.now + .seconds(8)
             var lostAt: ContinuousClock.Instant?
             var held = revoked
             while clock.now < deadline {
@@ -62,9 +62,10 @@ struct EtcdCoordinatorTests {
                 if held != 0, held != revoked { break }
                 try await Task.sleep(for: .milliseconds(5))
             }
-            #expect(held != 0 && held != revoked, "no new lease within 5 s")
+            #expect(held != 0 && held != revoked, "no new lease within 8 s")
             let withoutLease = lostAt.map { clock.now - $0 } ?? .zero
-            #expect(withoutLease < .milliseconds(500), "held no lease for \(withoutLease)")
+            // A grant is one etcd write (an fsync): room for a loaded machine, half a round.
+            #expect(withoutLease < .seconds(1), "held no lease for \(withoutLease)")
         }
     }
 

@@ -26,7 +26,8 @@ final class ReplicatedMember: Sendable {
         case primary(guardRevision: Int64)
     }
 
-    /// How long a campaign whose outcome is unknown waits before the keys are read again.
+    /// How long a member waits before it campaigns again, after a campaign whose outcome is
+    /// unknown or while it holds no lease.
     static let campaignRetryMilliseconds: Int32 = 100
 
     private let configuration: ServiceConfiguration
@@ -133,6 +134,11 @@ final class ReplicatedMember: Sendable {
 
     /// Campaigns for the next term; on winning, serves as primary until deposed or stopped.
     private func campaign(over state: OrdinalState, onReady: () -> Void) throws(ServiceError) {
+        // Without a lease no campaign can win: wait, quietly, for the coordinator's next grant.
+        guard coordinator.lease != 0 else {
+            control.waitForWake(milliseconds: Self.campaignRetryMilliseconds)
+            return
+        }
         let ownTerms = (try? TermsFile.read(directory: configuration.dataDirectory)) ?? nil
         let term = max(state.term, ownTerms?.last.term ?? 0) + 1
         let record = PrimaryRecord(

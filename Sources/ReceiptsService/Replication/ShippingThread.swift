@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import Logging
 import ReceiptLog
 import ReceiptsWire
