@@ -9,21 +9,25 @@ cd "$(dirname "$0")/.."
 deploy/install-deps.sh
 proto/check-generated.sh
 swift format lint --strict -r Sources Tests Benchmarks/Benchmarks
-build_log=$(mktemp)
-swift build --build-tests 2>&1 | tee "$build_log"
-if grep -E "warning:" "$build_log" | grep -v "/\.build" | grep -E "/(Sources|Tests)/"; then
-  echo "error: the build has warnings in our own code (listed above)" >&2
-  exit 1
-fi
+# Runs a build (the arguments after the first two), showing its output, and fails on a warning
+# in a file whose path matches the first argument (dependencies' warnings are theirs).
+build_without_warnings() {
+  local own_code=$1 what=$2 build_log
+  shift 2
+  build_log=$(mktemp)
+  "$@" 2>&1 | tee "$build_log"
+  if grep -E "warning:" "$build_log" | grep -v "/\.build" | grep -E "$own_code"; then
+    echo "error: $what has warnings in our own code (listed above)" >&2
+    exit 1
+  fi
+}
+build_without_warnings "/(Sources|Tests)/" "the build" swift build --build-tests
 # Keeps the harness working; the numbers that matter come from release builds (BENCHMARKS.md).
 "$(swift build --show-bin-path)/receipts-loadgen" bench --smoke
 # The micro-benchmarks are a package of their own, over the service's modules: it must keep
 # building, without warnings in its code, as the service's API moves.
-swift build --package-path Benchmarks --target ReceiptsBenchmarks 2>&1 | tee "$build_log"
-if grep -E "warning:" "$build_log" | grep -v "/\.build" | grep -E "/Benchmarks/Benchmarks/"; then
-  echo "error: the benchmarks' build has warnings in their code (listed above)" >&2
-  exit 1
-fi
+build_without_warnings "/Benchmarks/Benchmarks/" "the benchmarks' build" \
+  swift build --package-path Benchmarks --target ReceiptsBenchmarks
 # Tests that load the whole machine (a gateway pipelining beside spinning threads, a package
 # built from nothing) run on their own afterwards, so they cannot slow others' timed checks; so do
 # the tests that need the machine's time on time: the coordinators' (leases of 2 to 6 s need

@@ -287,20 +287,20 @@ final class LogWriter: Sendable {
                 return (.sleep(deadline: nil), waiters)
             }
             for waiter in waiters { waiter.signal() }
-            let started = Self.monotonicNanoseconds()
 
             do throws(LogError) {
                 switch step {
                 case .write(let start):
+                    let started = Self.monotonicNanoseconds()
                     try self.write(group, from: start, rolls: rolls, into: &segment, sync: syncSegment)
                     let end = start + UInt64(group.count)
+                    let written = Self.monotonicNanoseconds()
                     let syncNow: Bool
                     switch self.policy {
                     case .always: syncNow = true
-                    case .interval: syncNow = Self.monotonicNanoseconds() >= lastSync + (interval ?? 0)
+                    case .interval: syncNow = written >= lastSync + (interval ?? 0)
                     case .none: syncNow = false
                     }
-                    let written = Self.monotonicNanoseconds()
                     var syncDuration: Duration?
                     if syncNow { syncDuration = try syncSegment(segment) }
                     group.removeAll(keepingCapacity: true)
@@ -318,6 +318,7 @@ final class LogWriter: Sendable {
                     )
                     self.publish(written: end, synced: syncNow ? end : nil)
                 case .sync(let target):
+                    let started = Self.monotonicNanoseconds()
                     let syncDuration = try syncSegment(segment)
                     self.onGroupCommit(
                         GroupCommit(

@@ -100,8 +100,16 @@ struct CloneTracker: Sendable {
             // Another worker publishing it means it moved (or is a stale update of its former
             // owner): the owner's snapshot tells which.
             let sameStream = conversation.source == nil || conversation.source == worker
-            if sameStream, update.publisherRun == publisherRun, update.sequence <= sequence { return .emit([]) }
-            guard sameStream, update.publisherRun == publisherRun, update.sequence == sequence + 1 else {
+            let step =
+                sameStream
+                ? StreamStep(
+                    publisherRun: update.publisherRun,
+                    sequence: update.sequence,
+                    afterRun: publisherRun,
+                    sequence: sequence
+                ) : .gap
+            if step == .seen { return .emit([]) }
+            guard step == .next else {
                 conversation.phase = .repairing(held: [Held(worker: worker, update: update)])
                 conversations[id] = conversation
                 return .repair(id)
@@ -163,8 +171,14 @@ struct CloneTracker: Sendable {
         var position = (publisherRun: publisherRun, sequence: sequence)
         for (index, entry) in held.enumerated() {
             let update = entry.update
-            if update.publisherRun == position.publisherRun, update.sequence <= position.sequence { continue }
-            guard update.publisherRun == position.publisherRun, update.sequence == position.sequence + 1 else {
+            let step = StreamStep(
+                publisherRun: update.publisherRun,
+                sequence: update.sequence,
+                afterRun: position.publisherRun,
+                sequence: position.sequence
+            )
+            if step == .seen { continue }
+            guard step == .next else {
                 conversation.phase = .repairing(held: Array(held[index...]))
                 conversations[id] = conversation
                 return Decision(emit: emitted, repair: id)

@@ -17,7 +17,8 @@ struct ReadStateTracker: Sendable {
         /// Hand these to the consumer, in order.
         var emit: [ReadStateUpdate] = []
         /// Ask this worker for the user's unread counts and pass them to
-        /// ``snapshotArrived(_:publisherRun:sequence:from:)``; its updates arriving meanwhile are held.
+        /// ``snapshotArrived(_:publisherRun:sequence:from:owner:)``; its updates arriving meanwhile
+        /// are held.
         var repair: Int?
     }
 
@@ -66,8 +67,14 @@ struct ReadStateTracker: Sendable {
             streams[worker] = .repairing(held: held)
             return Decision()
         case .live(let publisherRun, let sequence)?:
-            if update.publisherRun == publisherRun, update.sequence <= sequence { return Decision() }
-            guard update.publisherRun == publisherRun, update.sequence == sequence + 1 else {
+            let step = StreamStep(
+                publisherRun: update.publisherRun,
+                sequence: update.sequence,
+                afterRun: publisherRun,
+                sequence: sequence
+            )
+            if step == .seen { return Decision() }
+            guard step == .next else {
                 streams[worker] = .repairing(held: [update])
                 return Decision(repair: worker)
             }
@@ -127,8 +134,14 @@ struct ReadStateTracker: Sendable {
         }
         var position = sequence
         for (index, update) in held.enumerated() {
-            if update.publisherRun == publisherRun, update.sequence <= position { continue }
-            guard update.publisherRun == publisherRun, update.sequence == position + 1 else {
+            let step = StreamStep(
+                publisherRun: update.publisherRun,
+                sequence: update.sequence,
+                afterRun: publisherRun,
+                sequence: position
+            )
+            if step == .seen { continue }
+            guard step == .next else {
                 streams[worker] = .repairing(held: Array(held[index...]))
                 decision.repair = worker
                 return decision

@@ -243,15 +243,7 @@ public final class ReceiptsClient: Sendable {
     /// stops iterating or the client shuts down.
     /// - Parameter topic: What to follow.
     public func subscribe(to topic: SubscriptionTopic) -> StatusUpdates {
-        let id = requestIDs.wrappingAdd(1, ordering: .relaxed).newValue
-        let (stream, output) = AsyncStream.makeStream(
-            of: StatusUpdate.self,
-            bufferingPolicy: .bufferingOldest(configuration.subscriptionBuffer)
-        )
-        let inbox = self.inbox
-        output.onTermination = { _ in inbox.post(.unsubscribe(id: id)) }
-        if !inbox.post(.subscribe(id: id, topic: topic, output: output)) { output.finish() }
-        return StatusUpdates(stream: stream)
+        StatusUpdates(stream: subscription { id, output in .subscribe(id: id, topic: topic, output: output) })
     }
 
     /// A user's own read state in each of their conversations, on every worker: pushed to all
@@ -266,15 +258,25 @@ public final class ReceiptsClient: Sendable {
     /// when the consumer stops iterating or the client shuts down.
     /// - Parameter topic: The user.
     public func subscribe(to topic: ReadStateTopic) -> ReadStateUpdates {
+        ReadStateUpdates(
+            stream: subscription { id, output in .subscribeReadState(id: id, topic: topic, output: output) }
+        )
+    }
+
+    /// A new subscription's stream, whose command the client's thread gets (`command` makes it
+    /// from the subscription's id and the stream's continuation); ending the stream unsubscribes.
+    private func subscription<Element: Sendable>(
+        _ command: (UInt64, AsyncStream<Element>.Continuation) -> ClientCommand
+    ) -> AsyncStream<Element> {
         let id = requestIDs.wrappingAdd(1, ordering: .relaxed).newValue
         let (stream, output) = AsyncStream.makeStream(
-            of: ReadStateUpdate.self,
+            of: Element.self,
             bufferingPolicy: .bufferingOldest(configuration.subscriptionBuffer)
         )
         let inbox = self.inbox
         output.onTermination = { _ in inbox.post(.unsubscribe(id: id)) }
-        if !inbox.post(.subscribeReadState(id: id, topic: topic, output: output)) { output.finish() }
-        return ReadStateUpdates(stream: stream)
+        if !inbox.post(command(id, output)) { output.finish() }
+        return stream
     }
 
     // MARK: - Queries

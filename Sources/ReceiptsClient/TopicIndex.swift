@@ -1,15 +1,16 @@
 /// Which subscriptions a published update is for, and which prefixes the shared SUB sockets
 /// must carry for them.
 ///
-/// A client has one SUB per worker, shared by every subscription (per-user topics will make
-/// subscriptions many). A filter goes on the sockets when the first subscription that needs it
-/// comes and off when the last one goes: the index counts them, so two subscriptions with one
-/// filter and one cancel keep the filter. The sockets filter by prefix; the index then takes a
-/// conversation's topic exactly, since as a prefix it would also match longer conversation ids.
+/// A client has one SUB per worker, shared by every subscription (one per signed-in user's
+/// read state makes them many). A filter goes on the sockets when the first subscription that
+/// needs it comes and off when the last one goes: the index counts them, so two subscriptions
+/// with one filter and one cancel keep the filter. The sockets filter by prefix; the index then
+/// takes a conversation's or a user's topic exactly, since as a prefix it would also match
+/// longer ids.
 struct TopicIndex {
     /// One-conversation and one-user subscriptions, by their exact topic.
     private var exact: [String: Set<UInt64>] = [:]
-    /// Prefix subscriptions (`""` for everything), by prefix.
+    /// Prefix subscriptions (`.everything` is the 16 one-digit conversation prefixes), by prefix.
     private var prefixes: [String: Set<UInt64>] = [:]
     /// How many subscriptions use each socket filter, of either kind.
     private var users: [String: Int] = [:]

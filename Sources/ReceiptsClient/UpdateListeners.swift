@@ -65,10 +65,8 @@ final class UpdateListeners {
             for filter in index.filters { try socket.subscribe(filter) }
             try configuration.secure(socket)
             let address = "inproc://receipts-client.updates-monitor.\(worker)"
-            try socket.monitor(address, events: .connected)
-            let pair = try ZMQSocket(context: context, type: .pair)
+            let pair = try socket.openMonitor(address, events: .connected)
             monitor = pair
-            try pair.connect(address)
             for member in members { try socket.connect(member.publish) }
             listeners.append(Listener(worker: worker, socket: socket, monitor: pair))
         } catch {
@@ -82,11 +80,7 @@ final class UpdateListeners {
     /// Whether a listener's socket made a connection since the last call (reads its monitor
     /// without waiting).
     func connected(_ listener: Listener) throws(ZMQError) -> Bool {
-        var connected = false
-        while let frames = try listener.monitor.receiveMultipart(dontWait: true) {
-            if MonitorEvent(frames: frames)?.event == .connected { connected = true }
-        }
-        return connected
+        try listener.monitor.receiveMonitorEvents().contains { $0.event == .connected }
     }
 
     /// Adds a subscription, subscribing every socket to its filter if it is new.

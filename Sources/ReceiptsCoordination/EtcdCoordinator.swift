@@ -9,7 +9,8 @@ import Synchronization
 /// file) and renews it every TTL/3, each keepalive bounded by TTL/3. `leaseDeadline` follows the
 /// keepalives that succeed. If a keepalive finds the lease gone (etcd expired or revoked it: the
 /// primary key, if this member held one, went with it), the deadline stays where it was, in the
-/// past by then, and the next renewal round grants a new lease. The campaign, the in-sync write,
+/// past by then, and a new lease is granted at once (a campaign that finds its lease revoked drops
+/// it, and the next renewal round grants one). The campaign, the in-sync write,
 /// the resignation and the hand-over are single transactions; `changes()` is a watch on the
 /// ordinal's keys.
 public final class EtcdCoordinator: Coordinator {
@@ -169,7 +170,7 @@ public final class EtcdCoordinator: Coordinator {
         let answer: EtcdMessages.TxnResponse
         do {
             answer = try await gateway.call("campaign", "/v3/kv/txn", transaction, timeout: callTimeout)
-        } catch  where error.message.contains("requested lease not found") {
+        } catch  where Self.isLeaseGone(error) {
             // Revoked on etcd before a keepalive said so (etcd back after a pause): the member
             // holds no lease, and the next renewal round grants one.
             self.state.withLock { if $0.lease == lease { $0.lease = 0 } }
@@ -343,9 +344,14 @@ public final class EtcdCoordinator: Coordinator {
                 EtcdMessages.LeaseRequest(id: .init(lease)),
                 timeout: .seconds(1)
             )
-        } catch  where error.message.contains("requested lease not found") {
+        } catch  where Self.isLeaseGone(error) {
             // Already expired or revoked: what revoking wanted.
         }
+    }
+
+    /// Whether etcd refused a call because the lease it names is gone (expired or revoked).
+    private static func isLeaseGone(_ error: CoordinationError) -> Bool {
+        error.message.contains("requested lease not found")
     }
 
     /// The renewal rounds, every TTL/3, until `close()` cancels them. A lease found gone is

@@ -92,7 +92,8 @@ public struct ReceiptEngine: Sendable {
     /// - Parameters:
     ///   - event: The event.
     ///   - now: The server's time; becomes `sentAt` of a message and the time of receipts.
-    /// - Returns: The outcome and the statuses that changed.
+    /// - Returns: The outcome, the statuses that changed with a key per change, and the users'
+    ///   read states that changed (while ``reportsReadStates``).
     public mutating func apply(_ event: Event, at now: Timestamp) -> ApplyResult {
         let outcome = replay(event, at: now)
         var result = ApplyResult(outcome: outcome)

@@ -45,18 +45,14 @@ final class ConnectionMonitors {
         if handshakes { events.formUnion(.handshakeFailures) }
         guard !events.isEmpty else { return }
         let address = "inproc://receiptd.monitor.\(endpoint.rawValue)"
-        try socket.monitor(address, events: events)
-        let monitor = try ZMQSocket(context: socket.context, type: .pair)
-        try monitor.connect(address)
-        monitors.append((endpoint, monitor))
+        monitors.append((endpoint, try socket.openMonitor(address, events: events)))
     }
 
     /// Counts and logs every queued event, without waiting; hands handshake failures to
     /// `authenticator`.
     func drain(authenticator: Authenticator?) throws(ZMQError) {
         for (endpoint, monitor) in monitors {
-            while let frames = try monitor.receiveMultipart(dontWait: true) {
-                guard let event = MonitorEvent(frames: frames) else { continue }
+            for event in try monitor.receiveMonitorEvents() {
                 if event.event == .disconnected {
                     countDisconnection(on: endpoint, address: event.address)
                 } else {

@@ -106,7 +106,7 @@ struct GatewayLimits {
 
     /// The first over-long id of a repeated field, named with its index (`member_ids[2]`).
     private func overLong(_ field: String, _ ids: [String]) -> (field: String, bytes: Int)? {
-        // The name is built only for the id that is refused: this runs for every member of every batch.
+        // The name is built only for the id that is refused: this runs for every id of a query's list.
         for (index, id) in ids.enumerated() where id.utf8.count > maxIDBytes {
             return ("\(field)[\(index)]", id.utf8.count)
         }

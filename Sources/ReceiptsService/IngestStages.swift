@@ -25,6 +25,9 @@ package enum IngestStage: String, CaseIterable, Sendable {
     /// Handed to the publishing thread → sent on the PUB socket: the oldest update of each batch
     /// the thread takes (every batch, not a sample; read states included).
     case publish
+
+    /// The stages timed for each traced frame: all but `publish`.
+    static let perFrame = allCases.filter { $0 != .publish }
 }
 
 /// When one sampled acknowledged ingest frame passed the pipeline's own stages (monotonic
@@ -43,21 +46,18 @@ struct IngestStageTrace {
     /// frame's acknowledgement latency.
     func stages(writtenBy commit: GroupCommit, completed: UInt64, replied: UInt64) -> [(IngestStage, UInt64)] {
         var stages: [(IngestStage, UInt64)] = [
-            (.apply, Self.elapsed(received, applied)),
-            (.append, Self.elapsed(applied, appended)),
-            (.commitWait, Self.elapsed(appended, commit.startedNanoseconds)),
-            (.write, Self.elapsed(commit.startedNanoseconds, commit.writtenNanoseconds)),
+            (.apply, ServiceClock.nanoseconds(from: received, to: applied)),
+            (.append, ServiceClock.nanoseconds(from: applied, to: appended)),
+            (.commitWait, ServiceClock.nanoseconds(from: appended, to: commit.startedNanoseconds)),
+            (.write, ServiceClock.nanoseconds(from: commit.startedNanoseconds, to: commit.writtenNanoseconds)),
         ]
         if commit.syncDuration != nil {
-            stages.append((.fdatasync, Self.elapsed(commit.writtenNanoseconds, commit.finishedNanoseconds)))
+            stages.append(
+                (.fdatasync, ServiceClock.nanoseconds(from: commit.writtenNanoseconds, to: commit.finishedNanoseconds))
+            )
         }
-        stages.append((.completion, Self.elapsed(commit.finishedNanoseconds, completed)))
-        stages.append((.reply, Self.elapsed(completed, replied)))
+        stages.append((.completion, ServiceClock.nanoseconds(from: commit.finishedNanoseconds, to: completed)))
+        stages.append((.reply, ServiceClock.nanoseconds(from: completed, to: replied)))
         return stages
-    }
-
-    /// `end - start`, or 0 should another thread's clock read land a hair earlier.
-    private static func elapsed(_ start: UInt64, _ end: UInt64) -> UInt64 {
-        end > start ? end - start : 0
     }
 }

@@ -149,7 +149,7 @@ public enum MetricCatalog {
     package static let ingestStages = Family(
         "receiptd_ingest_stage_seconds",
         "Time an acknowledged ingest frame spent in each stage, one frame in \(IngestStageTrace.sampleEvery): "
-            + IngestStage.allCases.filter { $0 != .publish }.map(\.rawValue).joined(separator: ", ")
+            + IngestStage.perFrame.map(\.rawValue).joined(separator: ", ")
             + "; and publish, per batch the publishing thread sends. commit_wait is the wait for the log's writer "
             + "thread; completion runs from durable to completed (the worker's wake-up, and under "
             + "--replication-ack standby the standbys).",

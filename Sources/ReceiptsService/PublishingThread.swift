@@ -36,11 +36,10 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
 
     private let sink: any UpdateSink
     private let limit: Int
-    private let threads: ThreadStarter
     private let queue = Mutex(Queue())
     private let wakeup = DispatchSemaphore(value: 0)
-    /// The queue's depth, recorded under its lock every 1,024 updates, when it is full and when
-    /// the thread takes it, so that a thread that is stuck shows.
+    /// The queue's depth, recorded under its lock every 1,024 updates and when the thread takes
+    /// it, and when an update finds it full, so that a thread that is stuck shows.
     private let depth = Gauge(label: MetricCatalog.publishQueueDepth.name)
     /// From the oldest update of each batch the thread takes to the batch sent.
     private let batchLatency = Metrics.Timer(
@@ -51,9 +50,8 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
     private let dropped: ServiceCounters.Handle
     private let logger: Logger
     private var dropsLogged = LogThrottle<LoggedDrop>(intervalMilliseconds: 1000)
-    /// The running thread, to join; nil before `start()`, after `stop()`, and when the thread
-    /// could not be started. Touched only by the owner's thread (`start`, `stop`).
-    private var thread: pthread_t?
+    /// Touched only by the owner's thread (`start`, `stop`).
+    private var thread: JoinableThread
 
     /// - Parameters:
     ///   - sink: Where the thread sends updates: the bound PUB socket, which from `start()` to
@@ -75,30 +73,23 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
         self.counters = counters
         self.dropped = counters.handle(.updatesDropped)
         self.logger = logger
-        self.threads = threads
+        thread = JoinableThread(name: "receiptd-pub", threads: threads)
     }
 
     /// Starts the thread; the sink is its from now on.
     /// - Throws: `ServiceError` with code `system` if the thread cannot be started; the sink
     ///   then stays the caller's, and `stop()` has no thread to wait for.
     func start() throws(ServiceError) {
-        guard thread == nil else { return }
-        switch threads.start("receiptd-pub", { [self] in run() }) {
-        case .success(let started):
-            thread = started
-        case .failure(let failure):
-            throw ServiceError(.system, "cannot start the receiptd-pub thread", cause: failure)
-        }
+        try thread.start { [self] in run() }
     }
 
     /// Sends everything queued so far, then ends the thread; the sink is the caller's again.
     /// Returns at once if the thread is not running.
     func stop() {
-        guard let thread else { return }
-        self.thread = nil
-        queue.withLock { $0.stopping = true }
-        wakeup.signal()
-        pthread_join(thread, nil)
+        thread.stop {
+            queue.withLock { $0.stopping = true }
+            wakeup.signal()
+        }
     }
 
     /// Whether the sink's subscribers follow any user topic (read on the pipeline's thread).
@@ -159,8 +150,8 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
                 sink.publish(topic: topic, update: update)
             }
             batch.removeAll(keepingCapacity: true)
-            let sent = ServiceClock.monotonicNanoseconds()
-            batchLatency.recordNanoseconds(Int64(clamping: sent > oldestQueued ? sent - oldestQueued : 0))
+            let waited = ServiceClock.nanoseconds(from: oldestQueued, to: ServiceClock.monotonicNanoseconds())
+            batchLatency.recordNanoseconds(Int64(clamping: waited))
         }
     }
 }

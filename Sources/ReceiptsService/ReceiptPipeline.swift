@@ -118,7 +118,6 @@ final class ReceiptPipeline {
         // Registered up front so that they are exported (and alertable) at 0.
         for id in [
             CounterID.fsyncErrors, .compactions, .compactionsFailed, .repliesHeld, .replicationRefusals,
-            .readStatesPublished,
         ] {
             _ = counters.handle(id)
         }
@@ -177,8 +176,8 @@ final class ReceiptPipeline {
             onPublished: { [counters, updatesPublished = hot.updatesPublished] count in
                 counters.increment(updatesPublished, by: count)
             },
-            onReadStatesPublished: { [counters] count in
-                counters.increment(.readStatesPublished, by: count)
+            onReadStatesPublished: { [counters, readStatesPublished = counters.handle(.readStatesPublished)] count in
+                counters.increment(readStatesPublished, by: count)
             }
         )
         reportWorkerCountIfChanged()

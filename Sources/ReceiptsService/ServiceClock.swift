@@ -33,6 +33,12 @@ struct ServiceClock {
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 
+    /// `end - start` of two monotonic readings, or 0 should `end` be a hair earlier (read on
+    /// another thread).
+    static func nanoseconds(from start: UInt64, to end: UInt64) -> UInt64 {
+        end > start ? end - start : 0
+    }
+
     private static func milliseconds(_ clock: clockid_t) -> Int64 {
         var spec = timespec()
         clock_gettime(clock, &spec)

@@ -21,7 +21,7 @@ final class ServiceMetrics: Sendable {
     let ackLatency = Metrics.Timer(label: MetricCatalog.ackLatency.name)
     /// One histogram per stage of the pipeline and the log (the publishing thread records its own).
     private let ingestStages = Dictionary(
-        uniqueKeysWithValues: IngestStage.allCases.filter { $0 != .publish }.map { stage in
+        uniqueKeysWithValues: IngestStage.perFrame.map { stage in
             (stage, Metrics.Timer(label: MetricCatalog.ingestStages.name, dimensions: [("stage", stage.rawValue)]))
         }
     )

@@ -21,8 +21,10 @@ package final class ReceiptdLauncher {
     package let dataDirectory: String
     /// The receiptd executable launched.
     package let binary: URL
+    /// This build's receiptd, in ``binaryDirectory``.
+    package static let thisBuild = binaryDirectory.appendingPathComponent("receiptd")
     /// Whether ``binary`` is this build's receiptd.
-    private var isThisBuild: Bool { binary == Self.binaryDirectory.appendingPathComponent("receiptd") }
+    private var isThisBuild: Bool { binary == Self.thisBuild }
     /// The process of the last launch; nil before the first.
     package private(set) var process: Process?
 
@@ -31,7 +33,7 @@ package final class ReceiptdLauncher {
     ///   earlier commit); nil for the one in ``binaryDirectory``.
     package init(dataDirectory: String, binary: URL? = nil) {
         self.dataDirectory = dataDirectory
-        self.binary = binary ?? Self.binaryDirectory.appendingPathComponent("receiptd")
+        self.binary = binary ?? Self.thisBuild
     }
 
     deinit {
@@ -47,16 +49,15 @@ package final class ReceiptdLauncher {
     ///   - fileSizeLimitBytes: The largest file the daemon may write (`RLIMIT_FSIZE`, with
     ///     `SIGXFSZ` ignored, so a write past it fails with EFBIG: a full disk as far as the log
     ///     can tell); nil for no limit.
-    ///   - binary: The executable; nil for the receiptd in ``binaryDirectory``.
+    ///   - binary: The executable.
     /// - Returns: The process.
     package static func process(
         arguments: [String],
         environment: [String: String] = [:],
         fileSizeLimitBytes: Int? = nil,
-        binary: URL? = nil
+        binary: URL = thisBuild
     ) -> Process {
         let process = Process()
-        let binary = binary ?? binaryDirectory.appendingPathComponent("receiptd")
         if let fileSizeLimitBytes {
             // An ignored signal stays ignored across exec; bash's ulimit -f counts KiB.
             process.executableURL = URL(fileURLWithPath: "/bin/bash")

@@ -65,4 +65,30 @@ extension ZMQSocket {
             throw ZMQError.last("monitor \(endpoint)")
         }
     }
+
+    /// Starts a monitor of the chosen events at `endpoint` (``monitor(_:events:)``) and returns
+    /// the ``SocketType/pair`` socket, of this socket's context, that reads it
+    /// (``receiveMonitorEvents()``); the caller closes it. Start it before this socket connects,
+    /// so that it sees the connection from its start.
+    public func openMonitor(_ endpoint: String, events: MonitorEvents) throws(ZMQError) -> ZMQSocket {
+        try monitor(endpoint, events: events)
+        let pair = try ZMQSocket(context: context, type: .pair)
+        do {
+            try pair.connect(endpoint)
+        } catch {
+            pair.close()
+            throw error
+        }
+        return pair
+    }
+
+    /// On a monitor's ``SocketType/pair`` socket: every event queued, read without waiting
+    /// (messages that are no monitor event are skipped).
+    public func receiveMonitorEvents() throws(ZMQError) -> [MonitorEvent] {
+        var events: [MonitorEvent] = []
+        while let frames = try receiveMultipart(dontWait: true) {
+            if let event = MonitorEvent(frames: frames) { events.append(event) }
+        }
+        return events
+    }
 }

@@ -9,11 +9,10 @@ extension CurveClientKeys {
     ///
     /// - Throws: `ValidationError` if only one file is given or a file holds no valid key.
     static func fromFlags(serverPublicKeyFile: String?, clientSecretKeyFile: String?) throws -> CurveClientKeys? {
-        let environment = ProcessInfo.processInfo.environment
         do {
-            return try load(
-                serverPublicKeyFile: serverPublicKeyFile ?? environment["RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE"],
-                secretKeyFile: clientSecretKeyFile ?? environment["RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE"]
+            return try fromFlagsOrEnvironment(
+                serverPublicKeyFile: serverPublicKeyFile,
+                clientSecretKeyFile: clientSecretKeyFile
             )
         } catch {
             throw ValidationError("CURVE: \(error.message)")

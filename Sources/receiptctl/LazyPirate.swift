@@ -178,11 +178,7 @@ final class LazyPirate {
     /// Reads every queued monitor event.
     /// - Returns: Whether one of them was a dropped connection.
     private static func dropped(_ link: Link) throws(ZMQError) -> Bool {
-        var dropped = false
-        while let frames = try link.monitor.receiveMultipart(dontWait: true) {
-            if MonitorEvent(frames: frames)?.event == .disconnected { dropped = true }
-        }
-        return dropped
+        try link.monitor.receiveMonitorEvents().contains { $0.event == .disconnected }
     }
 
     /// The open link to a query endpoint, or a new one connected to it.
@@ -195,15 +191,13 @@ final class LazyPirate {
         do {
             if let curve { try socket.setCurveClient(curve) }
             // The monitor first, so that it sees the connection from its start.
-            try socket.monitor(address, events: .disconnected)
-            monitor = try ZMQSocket(context: context, type: .pair)
+            monitor = try socket.openMonitor(address, events: .disconnected)
         } catch {
             socket.close()
             throw error
         }
         let link = Link(socket: socket, monitor: monitor)
         do {
-            try monitor.connect(address)
             try socket.connect(endpoint)
         } catch {
             Self.close(link)

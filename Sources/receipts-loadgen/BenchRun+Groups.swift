@@ -104,8 +104,8 @@ extension BenchRun {
                 + "reader by one message, and the clock covers the reads only. Encoded state: the snapshot's growth "
                 + "per member beyond the group of 10 (member records and their receipts). \"Read By\" lists every "
                 + "member that received the message; then every other member reads the last message and its sheet "
-                + "is asked for whole and as pages of \(Self.pageSize) (the first, and the page after a quarter of the "
-                + "readers), p99 of 50 rounds after 10 warm-up rounds; a page is cut from the whole sorted sheet, so it "
+                + "is asked for whole and as pages of \(Self.pageSize) (the first, and the page after the first "
+                + "size/4 readers, about the middle), p99 of 60 rounds after 10 warm-up rounds; a page is cut from the whole sorted sheet, so it "
                 + "costs as much as the sheet. Read-state updates per read: the ApplyResult.readStates the reads "
                 + "produced (what receiptd publishes on the readers' topics), per read: one, whatever the group's size."
         )

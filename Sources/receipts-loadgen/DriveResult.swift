@@ -37,14 +37,12 @@ struct DriveResult: Sendable {
 
     /// Latency at a percentile in microseconds, if tracked.
     func latencyMicroseconds(_ percentile: Double) -> Double? {
-        guard let updates, updates.latency.totalCount > 0 else { return nil }
-        return Double(updates.latency.valueAtPercentile(percentile)) / 1000
+        updates?.latency.microseconds(atPercentile: percentile)
     }
 
     /// The gateway's acknowledgement latency at a percentile in microseconds, if tracked.
     func acknowledgementMicroseconds(_ percentile: Double) -> Double? {
-        guard let acknowledgementLatency, acknowledgementLatency.totalCount > 0 else { return nil }
-        return Double(acknowledgementLatency.valueAtPercentile(percentile)) / 1000
+        acknowledgementLatency?.microseconds(atPercentile: percentile)
     }
 
     /// A few lines for `run`.
@@ -65,22 +63,16 @@ struct DriveResult: Sendable {
                 )
             )
         }
-        if let acknowledgementLatency, acknowledgementLatency.totalCount > 0 {
-            let values = [50.0, 90, 99, 99.9, 100].map { p in
-                String(format: "p%g %.0f µs", p, Double(acknowledgementLatency.valueAtPercentile(p)) / 1000)
-            }
-            lines.append("frame → acknowledgement at the gateway: " + values.joined(separator: ", "))
+        if let line = acknowledgementLatency?.percentileLine {
+            lines.append("frame → acknowledgement at the gateway: " + line)
         }
         if let updates {
             lines.append(
                 "updates: \(updates.updates) received, \(updates.matched) matched to their event, "
                     + "\(updates.unmatched) unmatched, \(updates.gaps) missing by sequence"
             )
-            if updates.latency.totalCount > 0 {
-                let values = [50.0, 90, 99, 99.9, 100].map { p in
-                    String(format: "p%g %.0f µs", p, Double(updates.latency.valueAtPercentile(p)) / 1000)
-                }
-                lines.append("event → status latency: " + values.joined(separator: ", "))
+            if let line = updates.latency.percentileLine {
+                lines.append("event → status latency: " + line)
             }
         }
         return lines.joined(separator: "\n")

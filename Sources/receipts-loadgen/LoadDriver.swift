@@ -118,7 +118,7 @@ struct LoadDriver {
                 duplicates: tally.duplicates,
                 rejected: tally.rejected
             )
-            if tally.sent != nil { result.acknowledgementLatency = tally.acknowledgementLatency }
+            result.acknowledgementLatency = tally.acknowledgements?.latency
         } else {
             let before = try counters()
             // The PUBs stay open until everything arrived: closing one drops what it still queues.
@@ -201,25 +201,28 @@ struct LoadDriver {
         var rejected = 0
         var events = 0
         var lastReply: UInt64 = 0
-        /// Per gateway, when each frame in flight was sent (or due), oldest first, while
-        /// acknowledgement latency is measured: a connection's replies come in its frames' order.
-        var sent: [[UInt64]]?
-        /// From a frame's send (or due time) to its reply, at the gateway, in nanoseconds.
-        var acknowledgementLatency = Histogram<UInt64>(
-            lowestDiscernibleValue: 1,
-            highestTrackableValue: 600_000_000_000,
-            numberOfSignificantValueDigits: .three
-        )
+        /// While acknowledgement latency is measured: the frames in flight and the latencies.
+        var acknowledgements: AcknowledgementTimes?
+
+        /// Per gateway, when each frame in flight was sent (or due), oldest first (a connection's
+        /// replies come in its frames' order), and from each frame's send (or due time) to its
+        /// reply, at the gateway, in nanoseconds.
+        struct AcknowledgementTimes {
+            var sent: [[UInt64]]
+            var latency = Histogram<UInt64>.latencyNanoseconds()
+        }
 
         init(gateways: Int, measuringAcknowledgements: Bool = false) {
             outstanding = Array(repeating: 0, count: gateways)
-            sent = measuringAcknowledgements ? Array(repeating: [], count: gateways) : nil
+            if measuringAcknowledgements {
+                acknowledgements = AcknowledgementTimes(sent: Array(repeating: [], count: gateways))
+            }
         }
 
         mutating func count(_ reply: IngestReply, gateway: Int, at now: UInt64) {
-            if let sendTime = sent?[gateway].first {
-                sent?[gateway].removeFirst()
-                acknowledgementLatency.record(now > sendTime ? now - sendTime : 0)
+            if let sendTime = acknowledgements?.sent[gateway].first {
+                acknowledgements?.sent[gateway].removeFirst()
+                acknowledgements?.latency.record(now > sendTime ? now - sendTime : 0)
             }
             outstanding[gateway] -= 1
             inFlight -= 1
@@ -275,7 +278,7 @@ struct LoadDriver {
             guard try dealers[frame.gateway].send([[], frame.bytes]) else {
                 throw LoadgenError(.protocolViolation, "DEALER refused a frame")
             }
-            tally.sent?[frame.gateway].append(sendTime)
+            tally.acknowledgements?.sent[frame.gateway].append(sendTime)
             tally.outstanding[frame.gateway] += 1
             tally.inFlight += 1
             eventsBefore += frame.events

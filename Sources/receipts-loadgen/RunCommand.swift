@@ -99,10 +99,9 @@ struct RunCommand: ParsableCommand {
                 + (rate > 0 ? "\(Int(rate)) events/s offered" : "flat out")
         )
         let set = FrameSet.make(shape: shape, events: events, batchSize: batch, trackUpdates: latency)
-        let environment = ProcessInfo.processInfo.environment
-        let curve = try CurveClientKeys.load(
-            serverPublicKeyFile: curveServerKeyFile ?? environment["RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE"],
-            secretKeyFile: curveClientKeyFile ?? environment["RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE"]
+        let curve = try CurveClientKeys.fromFlagsOrEnvironment(
+            serverPublicKeyFile: curveServerKeyFile,
+            clientSecretKeyFile: curveClientKeyFile
         )
         if mode == .client {
             let driver = ClientDriver(

@@ -35,14 +35,11 @@ struct StageBreakdown {
         }
     }
 
-    /// The stages, in the order a frame passes them (`publish` last), as receiptd names them.
-    private static let stageNames = IngestStage.allCases.map(\.rawValue)
-
     private static let stageFamily = MetricCatalog.ingestStages.name
     private static let ackFamily = MetricCatalog.ackLatency.name
 
-    /// Each stage's histogram, by name.
-    private(set) var stages: [String: ScrapedHistogram] = [:]
+    /// Each stage's histogram.
+    private(set) var stages: [IngestStage: ScrapedHistogram] = [:]
     /// The acknowledgement latency of every frame.
     private(set) var acknowledgement = ScrapedHistogram()
 
@@ -61,7 +58,9 @@ struct StageBreakdown {
                 continue
             }
             let series = line[..<space]
-            if series.hasPrefix(Self.stageFamily + "_"), let stage = Self.label("stage", in: series) {
+            if series.hasPrefix(Self.stageFamily + "_"), let name = Self.label("stage", in: series),
+                let stage = IngestStage(rawValue: name)
+            {
                 Self.add(
                     value,
                     series: series,
@@ -74,7 +73,7 @@ struct StageBreakdown {
         }
     }
 
-    private init(stages: [String: ScrapedHistogram], acknowledgement: ScrapedHistogram) {
+    private init(stages: [IngestStage: ScrapedHistogram], acknowledgement: ScrapedHistogram) {
         self.stages = stages
         self.acknowledgement = acknowledgement
     }
@@ -92,8 +91,10 @@ struct StageBreakdown {
     /// One cell: each stage's mean and the bucket bound under its p99, then the
     /// acknowledgement's, in microseconds.
     var cell: String {
-        let parts = Self.stageNames.map { name -> String in
-            guard let histogram = stages[name], let mean = histogram.meanMicroseconds else { return "\(name) —" }
+        // In the order a frame passes them, `publish` last.
+        let parts = IngestStage.allCases.map { stage -> String in
+            let name = stage.rawValue
+            guard let histogram = stages[stage], let mean = histogram.meanMicroseconds else { return "\(name) —" }
             return "\(name) \(Self.format(mean)) (p99 ≤ \(histogram.boundMicroseconds(0.99).map(Self.format) ?? "∞"))"
         }
         let ack = acknowledgement.meanMicroseconds.map(Self.format) ?? "—"

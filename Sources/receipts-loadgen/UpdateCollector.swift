@@ -12,11 +12,7 @@ import ZeroMQ
 final class UpdateCollector: Sendable {
     /// What the collector saw.
     struct Report: Sendable {
-        var latency = Histogram<UInt64>(
-            lowestDiscernibleValue: 1,
-            highestTrackableValue: 600_000_000_000,
-            numberOfSignificantValueDigits: .three
-        )
+        var latency = Histogram<UInt64>.latencyNanoseconds()
         var updates = 0
         var matched = 0
         var unmatched = 0

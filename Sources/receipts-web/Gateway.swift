@@ -17,7 +17,7 @@ import ReceiptsWire
 actor Gateway {
     /// Pushes a browser may have unread before it is closed.
     static let sessionBuffer = 1024
-    /// Lines of a "Read By" page whose `readDetail` does not say how many (the page's pages).
+    /// Lines of a "Read By" page whose `readDetail` does not say how many.
     static let readDetailPageSize = 20
     /// The most lines one `readDetail` answers (a page reloading every line it shows asks for more
     /// than one page).
@@ -395,18 +395,19 @@ actor Gateway {
 
     /// Refuses an event receiptd did not take: an error for the browser.
     /// - Parameter event: The event, as the log names it.
-    private func require(_ outcome: EventOutcome, of event: String) throws {
-        if !accepted(outcome, event) { throw CommandError("receiptd refused it: \(outcome)") }
+    private func require(_ outcome: EventOutcome, of event: @autoclosure () -> String) throws {
+        if !accepted(outcome, event()) { throw CommandError("receiptd refused it: \(outcome)") }
     }
 
     /// Whether receiptd took the event (a duplicate was taken before); logs a refusal.
     @discardableResult
-    private func accepted(_ outcome: EventOutcome, _ event: String) -> Bool {
+    private func accepted(_ outcome: EventOutcome, _ event: @autoclosure () -> String) -> Bool {
         guard case .rejected(let rejection) = outcome else { return true }
         logger.warning(
             "receiptd refused an event",
             metadata: [
-                "web.event": "\(event)", "web.reason": "\(rejection.reason.name)", "web.detail": "\(rejection.detail)",
+                "web.event": "\(event())", "web.reason": "\(rejection.reason.name)",
+                "web.detail": "\(rejection.detail)",
             ]
         )
         return false

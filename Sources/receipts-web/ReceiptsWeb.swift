@@ -71,11 +71,10 @@ struct ReceiptsWeb: AsyncParsableCommand {
             : receiptdDataDir.map { Cluster.Worker(dataDirectory: $0) }
         var configuration = ReceiptsClient.Configuration(cluster: Cluster(workers: workers))
         configuration.subscriptionSettleMilliseconds = 300
-        let environment = ProcessInfo.processInfo.environment
         do {
-            configuration.curve = try CurveClientKeys.load(
-                serverPublicKeyFile: curveServerKeyFile ?? environment["RECEIPTD_CURVE_SERVER_PUBLIC_KEY_FILE"],
-                secretKeyFile: curveClientKeyFile ?? environment["RECEIPTD_CURVE_CLIENT_SECRET_KEY_FILE"]
+            configuration.curve = try CurveClientKeys.fromFlagsOrEnvironment(
+                serverPublicKeyFile: curveServerKeyFile,
+                clientSecretKeyFile: curveClientKeyFile
             )
         } catch {
             throw ValidationError("CURVE: \(error.message)")

@@ -61,6 +61,21 @@ struct ReadStateWireTests {
         throw IntegrationError("the publisher did not attach a subscriber within 100 attempts")
     }
 
+    /// ``attach(_:_:attempt:arrived:)`` by ``probe(_:)``'s reads in `conversation`, until
+    /// probe-b's read state arrives (`socket` follows probe-b's topic).
+    static func attachByReadState(
+        _ socket: ZMQSocket,
+        _ daemon: ReceiptdProcess,
+        probe conversation: String
+    ) async throws -> [Published] {
+        try await attach(
+            socket,
+            daemon,
+            attempt: probe(conversation),
+            arrived: on(Partitioning.userTopic(for: "probe-b"))
+        )
+    }
+
     /// A direct conversation of `probe-a` and `probe-b`, whose messages probe-b reads one by one:
     /// each attempt publishes a status on the conversation's topic and a read state on
     /// probe-b's.
@@ -128,12 +143,7 @@ struct ReadStateWireTests {
         ])
         let socket = try Self.subscriber(daemon, prefixes: [Partitioning.userTopicPrefix])
         defer { socket.close() }
-        var messages = try await Self.attach(
-            socket,
-            daemon,
-            attempt: Self.probe("rs-probe"),
-            arrived: Self.on(Partitioning.userTopic(for: "probe-b"))
-        )
+        var messages = try await Self.attachByReadState(socket, daemon, probe: "rs-probe")
         for kinds: [EventKind] in [
             [
                 .messageSent(conversation: group, message: "m1", sender: "ann", isSystem: false),
@@ -152,7 +162,10 @@ struct ReadStateWireTests {
         #expect(rest.done, "ann's read state arrived")
         messages += rest.messages
 
-        #expect(messages.allSatisfy { $0[0].starts(with: Array("u:".utf8)) }, "only user topics")
+        #expect(
+            messages.allSatisfy { $0[0].starts(with: Array(Partitioning.userTopicPrefix.utf8)) },
+            "only user topics"
+        )
         let updates = try Self.readStates(messages).filter { !$0.change.user.hasPrefix("probe-") }
         // The users' topics have a run of their own: the worker's, moved on when numbering
         // started (here when this socket's subscription arrived).
@@ -203,12 +216,7 @@ struct ReadStateWireTests {
         // A third subscriber follows every user, so that the worker does publish read states.
         let users = try Self.subscriber(daemon, prefixes: [Partitioning.userTopicPrefix])
         defer { users.close() }
-        _ = try await Self.attach(
-            users,
-            daemon,
-            attempt: Self.probe("rs-users-probe"),
-            arrived: Self.on(Partitioning.userTopic(for: "probe-b"))
-        )
+        _ = try await Self.attachByReadState(users, daemon, probe: "rs-users-probe")
         _ = try await daemon.client.send(
             .conversationUpserted(conversation: group, kind: .group, members: ["ann", twin, "0000:x"])
         )
@@ -237,7 +245,10 @@ struct ReadStateWireTests {
         received += rest.messages
         inPartition += restInPartition.messages
         for message in received + inPartition {
-            #expect(!message[0].starts(with: Array("u:".utf8)), "\(String(decoding: message[0], as: UTF8.self))")
+            #expect(
+                !message[0].starts(with: Array(Partitioning.userTopicPrefix.utf8)),
+                "\(String(decoding: message[0], as: UTF8.self))"
+            )
             #expect(throws: Never.self) { try StatusUpdate.decode(message[1]) }
         }
         #expect(inPartition.allSatisfy { $0[0].starts(with: Array("\(digits):".utf8)) })
@@ -262,12 +273,7 @@ struct ReadStateWireTests {
         let bobsTopic = Partitioning.userTopic(for: "bob")
         let devices = try Self.subscriber(daemon, prefixes: [bobsTopic, Partitioning.userTopic(for: "probe-b")])
         defer { devices.close() }
-        var messages = try await Self.attach(
-            devices,
-            daemon,
-            attempt: Self.probe("rs-probe"),
-            arrived: Self.on(Partitioning.userTopic(for: "probe-b"))
-        )
+        var messages = try await Self.attachByReadState(devices, daemon, probe: "rs-probe")
         try devices.unsubscribe(Partitioning.userTopic(for: "probe-b"))
 
         _ = try await daemon.client.send(.read(conversation: group, user: "bob", message: "m1"))
@@ -400,7 +406,10 @@ struct ReadStateWireTests {
         let rest = try Self.receive(socket, until: Self.status(of: "end", in: "rs-probe"))
         #expect(rest.done)
         messages += rest.messages
-        #expect(!messages.contains { $0[0].starts(with: Array("u:".utf8)) }, "no read state was published")
+        #expect(
+            !messages.contains { $0[0].starts(with: Array(Partitioning.userTopicPrefix.utf8)) },
+            "no read state was published"
+        )
         #expect(try await daemon.counter("receiptd.read_states.published") == 0)
         let bob = try await daemon.client.unreadCounts(for: "bob")
         #expect(bob.first { $0.conversation == group }?.readUpTo == 1, "the state is kept all the same")

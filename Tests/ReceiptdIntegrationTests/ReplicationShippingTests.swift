@@ -25,19 +25,23 @@ import ZeroMQ
         return batches
     }
 
-    @Test func everyEventThePrimaryAcknowledgedIsOnTheStandbyWhenItDies() async throws {
-        let primaryDirectory = try TemporaryDirectory.make(prefix: "rrp")
-        defer { try? FileManager.default.removeItem(atPath: primaryDirectory) }
-        let replicationEndpoint = "ipc://\(primaryDirectory)/replication.sock"
+    /// A primary and a standby of fixed roles (no etcd), the standby following the primary's
+    /// replication endpoint (in the primary's data directory); frames wait up to 5 s for it.
+    static func fixedRolePair() throws -> (primary: ReceiptdProcess, standby: ReceiptdProcess, replication: String) {
         let primary = try ReceiptdProcess(
-            dataDirectory: primaryDirectory,
             arguments: [
                 "--member", "alpha-0", "--replication-fixed-role", "primary", "--replication-timeout-ms", "5000",
             ]
         )
+        let replication = "ipc://\(primary.dataDirectory)/replication.sock"
         let standby = try ReceiptdProcess(
-            arguments: ["--member", "beta-0", "--replication-fixed-role", "standby=\(replicationEndpoint)"]
+            arguments: ["--member", "beta-0", "--replication-fixed-role", "standby=\(replication)"]
         )
+        return (primary, standby, replication)
+    }
+
+    @Test func everyEventThePrimaryAcknowledgedIsOnTheStandbyWhenItDies() async throws {
+        let (primary, standby, _) = try Self.fixedRolePair()
         var factory = EventFactory()
         let batches = Self.batches(&factory, count: 300)
         // Frames wait (they are not refused within the 5 s timeout) until the standby joined.
@@ -78,18 +82,7 @@ import ZeroMQ
     /// ordinal. Each is refused and counted; the standby's session goes on, and acknowledgements
     /// (which wait for it) with it.
     @Test func oddBytesOnTheReplicationEndpointAreCountedAndShippingGoesOn() async throws {
-        let primaryDirectory = try TemporaryDirectory.make(prefix: "rrp")
-        defer { try? FileManager.default.removeItem(atPath: primaryDirectory) }
-        let replicationEndpoint = "ipc://\(primaryDirectory)/replication.sock"
-        let primary = try ReceiptdProcess(
-            dataDirectory: primaryDirectory,
-            arguments: [
-                "--member", "alpha-0", "--replication-fixed-role", "primary", "--replication-timeout-ms", "5000",
-            ]
-        )
-        let standby = try ReceiptdProcess(
-            arguments: ["--member", "beta-0", "--replication-fixed-role", "standby=\(replicationEndpoint)"]
-        )
+        let (primary, standby, replicationEndpoint) = try Self.fixedRolePair()
         var factory = EventFactory()
         #expect(try primary.ingestPipelined(Self.batches(&factory, count: 10)).allSatisfy { $0.error == nil })
 

@@ -12,20 +12,27 @@ struct TransportBoundTests {
     /// The application limit; the transport bound is 2 MiB + 4 KiB.
     private static let maxFrameBytes = 1 << 20
 
-    /// Sends one message of `bytes` bytes on a new raw DEALER to `endpoint` and returns it, for
-    /// the caller to close once receiptd has closed the connection: closed at once, with a
-    /// linger, a loaded machine could discard the message before it was written (as on a fresh
-    /// CI machine, where the counter stayed 0).
+    /// Sends one message of `bytes` bytes on a new raw DEALER to `daemon`'s `endpoint` and
+    /// waits until receiptd has counted the connection it closed; only then closes the DEALER:
+    /// closed at once, with a linger, a loaded machine could discard the message before it was
+    /// written (as on a fresh CI machine, where the counter stayed 0).
     private static func sendOversized(
         _ bytes: Int,
         to endpoint: String,
+        label: String,
         in daemon: ReceiptdProcess
-    ) throws -> ZMQSocket {
+    ) async throws {
         let dealer = try ZMQSocket(context: daemon.context, type: .dealer)
+        defer { dealer.close() }
         try dealer.setLinger(milliseconds: 0)
         try dealer.connect(endpoint)
         _ = try dealer.send([[], [UInt8](repeating: 0x0a, count: bytes)])
-        return dealer
+        try await daemon.waitForCounter(
+            "receiptd.connections.closed",
+            label: label,
+            toReach: 1,
+            timeoutMilliseconds: 30_000
+        )
     }
 
     @Test("A frame over the transport bound closes its connection, counted and logged per endpoint")
@@ -39,22 +46,8 @@ struct TransportBoundTests {
         )
         #expect(refused.error?.code == .frameTooLarge)
 
-        let ingestDealer = try Self.sendOversized(3 << 20, to: daemon.ingestEndpoint, in: daemon)
-        defer { ingestDealer.close() }
-        try await daemon.waitForCounter(
-            "receiptd.connections.closed",
-            label: "ingest",
-            toReach: 1,
-            timeoutMilliseconds: 30_000
-        )
-        let queryDealer = try Self.sendOversized(transportBound + 65_536, to: daemon.queryEndpoint, in: daemon)
-        defer { queryDealer.close() }
-        try await daemon.waitForCounter(
-            "receiptd.connections.closed",
-            label: "query",
-            toReach: 1,
-            timeoutMilliseconds: 30_000
-        )
+        try await Self.sendOversized(3 << 20, to: daemon.ingestEndpoint, label: "ingest", in: daemon)
+        try await Self.sendOversized(transportBound + 65_536, to: daemon.queryEndpoint, label: "query", in: daemon)
 
         let log = daemon.standardError()
         for endpoint in ["ingest", "query"] {

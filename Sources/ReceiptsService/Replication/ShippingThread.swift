@@ -1,4 +1,3 @@
-import Glibc
 import Logging
 import ReceiptLog
 import ReceiptsWire
@@ -28,10 +27,8 @@ final class ShippingThread: @unchecked Sendable {
     /// Rung when the log's durable position moves.
     let doorbell: Doorbell
     private let stopping = Atomic<Bool>(false)
-    private let threads: ThreadStarter
-    /// The running thread, to join; nil before `start()`, after `stop()`, and when the thread
-    /// could not be started. Touched only by the owner's thread (`start`, `stop`).
-    private var thread: pthread_t?
+    /// Touched only by the owner's thread (`start`, `stop`).
+    private var thread: JoinableThread
 
     /// - Parameters:
     ///   - socket: The bound replication ROUTER (`ROUTER_MANDATORY` on); from `start()` to
@@ -50,7 +47,7 @@ final class ShippingThread: @unchecked Sendable {
         onFailure: @escaping @Sendable () -> Void,
         threads: ThreadStarter
     ) {
-        self.threads = threads
+        thread = JoinableThread(name: "receiptd-ship", threads: threads)
         self.counters = counters
         self.onFailure = onFailure
         self.socket = socket
@@ -64,23 +61,16 @@ final class ShippingThread: @unchecked Sendable {
     /// - Throws: `ServiceError` with code `system` if the thread cannot be started; the socket
     ///   then stays the caller's, and `stop()` has no thread to wait for.
     func start() throws(ServiceError) {
-        guard thread == nil else { return }
-        switch threads.start("receiptd-ship", { [self] in run() }) {
-        case .success(let started):
-            thread = started
-        case .failure(let failure):
-            throw ServiceError(.system, "cannot start the receiptd-ship thread", cause: failure)
-        }
+        try thread.start { [self] in run() }
     }
 
     /// Ends the thread; the socket is the caller's again. Returns at once if the thread is not
     /// running.
     func stop() {
-        guard let thread else { return }
-        self.thread = nil
-        stopping.store(true, ordering: .releasing)
-        doorbell.ring()
-        pthread_join(thread, nil)
+        thread.stop {
+            stopping.store(true, ordering: .releasing)
+            doorbell.ring()
+        }
     }
 
     private func run() {
