@@ -55,7 +55,7 @@ extension ReceiptsClient {
             conversation: conversation,
             message: message,
             pageSize: page.map { max($0.size, 1) } ?? 0,
-            cursor: page?.after?.token ?? ""
+            cursor: page?.after ?? ""
         )
         let reply = try await ask(query, conversation)
         guard case .readDetail(let detail) = reply else { throw unexpected(reply) }

@@ -17,11 +17,11 @@ public enum SubscriptionTopic: Hashable, Sendable, FilteredTopic {
         .prefix(Partitioning.hexPartition(partition) + ":")
     }
 
-    /// The prefixes given to the SUB sockets (a conversation's exact topic is matched again by
-    /// ``TopicIndex``).
+    /// The prefixes given to the SUB sockets: a conversation's whole topic frame (the NUL at its
+    /// end makes it exact; ``TopicIndex`` matches it again among a shared socket's topics).
     var filters: [String] {
         switch self {
-        case .conversation(let conversation): [Partitioning.topic(for: conversation)]
+        case .conversation(let conversation): [Partitioning.exactTopic(for: conversation)]
         case .prefix(let prefix): [prefix]
         case .everything: Partitioning.conversationTopicPrefixes
         }
@@ -39,10 +39,10 @@ public enum ReadStateTopic: Hashable, Sendable, FilteredTopic {
     /// One user's own read state in every conversation of theirs, on every worker.
     case user(String)
 
-    /// The user's topic (`Partitioning.userTopic(for:)`), taken exactly.
+    /// The user's whole topic frame (`Partitioning.exactUserTopic(for:)`), taken exactly.
     var filters: [String] {
         switch self {
-        case .user(let user): [Partitioning.userTopic(for: user)]
+        case .user(let user): [Partitioning.exactUserTopic(for: user)]
         }
     }
 

@@ -249,6 +249,12 @@ struct ConversationState: Sendable {
         case current(deliveredUpTo: UInt32, visibleReadUpTo: UInt32)
         /// A recipient whose membership since ended: the frozen watermarks apply.
         case former(deliveredUpTo: UInt32, visibleReadUpTo: UInt32, byDeletion: Bool)
+
+        /// A recipient in their current membership.
+        var isCurrent: Bool {
+            if case .current = self { return true }
+            return false
+        }
     }
 
     /// Whether `slot` received message `s` (sent by `sender`), and which watermarks apply.
@@ -336,6 +342,22 @@ struct ConversationState: Sendable {
             changes.add(s)
         }
         return moved
+    }
+
+    /// Whether `slot` is a current member who was a member before: they left (or were removed)
+    /// and joined again.
+    func isRejoined(_ slot: UInt32) -> Bool {
+        let member = members[Int(slot)]
+        return member.isMember && member.flags & MemberRecord.Flag.hasFormerMemberships != 0
+    }
+
+    /// Moves a rejoined member's own read watermark up to `target`, a message from before their
+    /// latest join. It adds no receipt: what others see of a message of an earlier membership
+    /// froze when they left, and they were no recipient of one sent while they were away. It
+    /// clears what it covers of their unread count, and the marked-unread flag, as any read does.
+    mutating func advanceOwnRead(slot: UInt32, to target: UInt32) {
+        if target > members[Int(slot)].readUpTo { members[Int(slot)].readUpTo = target }
+        members[Int(slot)].flags &= ~MemberRecord.Flag.markedUnread
     }
 
     /// Time of the first advance in the chain starting at `head` that covers `s`.

@@ -17,7 +17,7 @@ public enum Partitioning {
         return fnv1a(Array(conversation.utf8))
     }
 
-    private static func fnv1a<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt64 {
+    static func fnv1a<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {
             hash ^= UInt64(byte)
@@ -48,23 +48,53 @@ public enum Partitioning {
     /// - Parameter conversation: The conversation id.
     /// - Returns: The partition, `0...0xffff`.
     public static func partition(of conversation: String) -> UInt16 {
-        var hash = stableHash(conversation)
+        UInt16(truncatingIfNeeded: finalized(stableHash(conversation)) >> 48)
+    }
+
+    /// MurmurHash3's `fmix64`: every input bit reaches every output bit.
+    static func finalized(_ hash: UInt64) -> UInt64 {
+        var hash = hash
         hash ^= hash >> 33
         hash &*= 0xff51_afd7_ed55_8ccd
         hash ^= hash >> 33
         hash &*= 0xc4ce_b9fe_1a85_ec53
         hash ^= hash >> 33
-        return UInt16(truncatingIfNeeded: hash >> 48)
+        return hash
     }
 
     /// The PUB topic of a conversation: `"<4 hex digits>:<conversation>"`, where the digits are
     /// its `partition(of:)`, so a gateway following many conversations can subscribe by prefix
-    /// instead of by thousands of exact topics (libzmq #2258).
+    /// instead of by thousands of exact topics (libzmq #2258). The topic frame ends with one
+    /// more byte, `topicEnd` (see `exactTopic(for:)`).
     ///
     /// - Parameter conversation: The conversation id.
     /// - Returns: The topic string.
     public static func topic(for conversation: String) -> String {
         hexPartition(of: conversation) + ":" + conversation
+    }
+
+    /// The byte that ends every topic frame. Ids hold no NUL (the wire refuses one), so a
+    /// subscription to a whole frame, `exactTopic(for:)` or `exactUserTopic(for:)`, matches that
+    /// one conversation or user, while `topic(for:)` alone is a prefix that also matches every
+    /// id that extends it.
+    public static let topicEnd: UInt8 = 0
+
+    /// A conversation's whole topic frame, `topic(for:)` and the NUL `topicEnd`: as a SUB filter,
+    /// it follows that conversation and no other.
+    ///
+    /// - Parameter conversation: The conversation id.
+    /// - Returns: The frame as a string (its last character is U+0000).
+    public static func exactTopic(for conversation: String) -> String {
+        topic(for: conversation) + "\u{0}"
+    }
+
+    /// A user's whole read-state topic frame, `userTopic(for:)` and the NUL `topicEnd`: as a SUB
+    /// filter, it follows that user and no other.
+    ///
+    /// - Parameter user: The user id.
+    /// - Returns: The frame as a string (its last character is U+0000).
+    public static func exactUserTopic(for user: String) -> String {
+        userTopic(for: user) + "\u{0}"
     }
 
     /// The first bytes of every user's read-state topic; no conversation topic starts with them.
@@ -78,6 +108,7 @@ public enum Partitioning {
     /// the user id's `partition(of:)`. It starts with "u", which no conversation topic (4 hex
     /// digits first) does, so no conversation prefix matches it and no user prefix matches a
     /// conversation topic; a gateway follows a partition of users by the prefix `"u:<digits>:"`.
+    /// The topic frame ends with one more byte, `topicEnd` (see `exactUserTopic(for:)`).
     ///
     /// - Parameter user: The user id.
     /// - Returns: The topic string.

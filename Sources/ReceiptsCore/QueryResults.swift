@@ -50,15 +50,17 @@ public struct ReadDetail: Hashable, Sendable {
     public var delivered: [RecipientReceipt]
     /// Recipients who do not have it yet.
     public var notDelivered: [RecipientReceipt]
-    /// Paged: where the next page starts; nil when this page ends the sheet (and when unpaged).
-    public var nextCursor: ReadDetailCursor?
+    /// Paged: the opaque token of where the next page starts (pass it as
+    /// `ReadDetailPage.after` for the same message); nil when this page ends the sheet (and when
+    /// unpaged).
+    public var nextCursor: String?
 
     public init(
         status: MessageStatus,
         read: [RecipientReceipt],
         delivered: [RecipientReceipt],
         notDelivered: [RecipientReceipt],
-        nextCursor: ReadDetailCursor? = nil
+        nextCursor: String? = nil
     ) {
         self.status = status
         self.read = read
@@ -68,50 +70,14 @@ public struct ReadDetail: Hashable, Sendable {
     }
 }
 
-/// A place in the "Read by" sheet's one order (readers, most recent read first; then
-/// delivered; then not delivered; ties by user id): the last line of a page. The next page
-/// starts after it, so lines that move meanwhile are neither skipped twice nor shown twice
-/// where they stand still.
-public struct ReadDetailCursor: Hashable, Sendable, Comparable {
-    /// The list of the line.
-    public var state: RecipientState
-    /// Its read time in milliseconds (read lines; 0 for the others).
-    public var readAt: Int64
-    /// Its user.
-    public var user: String
-
-    public init(state: RecipientState, readAt: Int64, user: String) {
-        self.state = state
-        self.readAt = readAt
-        self.user = user
-    }
-
-    /// The cursor as the wire's opaque string: `"<state>/<read ms>/<user>"`.
-    public var token: String { "\(state.rawValue)/\(readAt)/\(user)" }
-
-    /// A cursor from its token, or nil if the string is not one.
-    public init?(token: String) {
-        let parts = token.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, let raw = UInt8(parts[0]), let state = RecipientState(rawValue: raw),
-            let readAt = Int64(parts[1]), !parts[2].isEmpty
-        else { return nil }
-        self.init(state: state, readAt: readAt, user: String(parts[2]))
-    }
-
-    /// The sheet's order: list, then the most recent read first, then user id.
-    public static func < (a: ReadDetailCursor, b: ReadDetailCursor) -> Bool {
-        (a.state.rawValue, b.readAt, a.user) < (b.state.rawValue, a.readAt, b.user)
-    }
-}
-
 /// Which part of a "Read by" sheet to answer.
 public struct ReadDetailPage: Hashable, Sendable {
     /// Lines per page (at least 1).
     public var size: Int
-    /// The last line of the previous page; nil for the first page.
-    public var after: ReadDetailCursor?
+    /// The previous page's `nextCursor` for this message; nil for the first page.
+    public var after: String?
 
-    public init(size: Int, after: ReadDetailCursor?) {
+    public init(size: Int, after: String?) {
         self.size = size
         self.after = after
     }

@@ -406,7 +406,17 @@ extension ReceiptEngine {
                 return hold(c, user: user, message: message, isRead: isRead, clientTime: clientTime, now: now)
             }
             let sender = conversations[ci].messages[Int(s - conversations[ci].base)].sender
-            switch slot.map({ standing(ci, of: $0, at: s, sender: sender) }) ?? .none {
+            let standing: ConversationState.Standing =
+                slot.map { self.standing(ci, of: $0, at: s, sender: sender) } ?? .none
+            if isRead, let slot, slot != sender, !standing.isCurrent, conversations[ci].isRejoined(slot) {
+                // A rejoined member reads history from before their return: their own watermark
+                // (their badge) moves, no receipt is added (README, "Leaving and rejoining").
+                let before = conversations[ci].members[Int(slot)].readState
+                conversations[ci].advanceOwnRead(slot: slot, to: s)
+                if conversations[ci].members[Int(slot)].readState != before { readStateChanged(c, slot: slot) }
+                return .accepted(held: false)
+            }
+            switch standing {
             case .current:
                 target = s
             case .former:

@@ -23,15 +23,43 @@ extension ReceiptEngine {
     /// (as seed 003 asks), while one who read stays, flagged `hasLeft` or `isUserDeleted`.
     /// A system message has no recipients: all three lists are empty.
     ///
-    /// Paged, the three lists are read as one (readers, then delivered, then not delivered) and
-    /// the page is its next `page.size` lines after `page.after`.
+    /// - Parameters:
+    ///   - conversation: The conversation id.
+    ///   - message: The message id.
+    /// - Returns: The detail, or nil if the conversation or (retained) message is unknown.
+    public func readDetail(conversation: String, message: String) -> ReadDetail? {
+        sheet(conversation: conversation, message: message, page: nil)
+    }
+
+    /// One page of the "Read by" sheet: the three lists read as one (readers, then delivered,
+    /// then not delivered), its next `page.size` lines after the place `page.after` names.
     ///
     /// - Parameters:
     ///   - conversation: The conversation id.
     ///   - message: The message id.
-    ///   - page: One page of the sheet; nil for all of it.
-    /// - Returns: The detail, or nil if the conversation or (retained) message is unknown.
-    public func readDetail(conversation: String, message: String, page: ReadDetailPage? = nil) -> ReadDetail? {
+    ///   - page: The page.
+    /// - Returns: The page, or nil if the conversation or (retained) message is unknown.
+    /// - Throws: `ReadDetailCursor.NotACursor` if `page.after` is not a `nextCursor` of this
+    ///   message's sheet.
+    public func readDetail(
+        conversation: String,
+        message: String,
+        page: ReadDetailPage
+    ) throws(ReadDetailCursor.NotACursor) -> ReadDetail? {
+        var after: ReadDetailCursor?
+        if let token = page.after {
+            after = ReadDetailCursor(token: token, conversation: conversation, message: message)
+            guard after != nil else { throw ReadDetailCursor.NotACursor(token: token) }
+        }
+        return sheet(conversation: conversation, message: message, page: (max(page.size, 1), after))
+    }
+
+    /// The whole sheet, or the page of `page.size` lines after `page.after`.
+    private func sheet(
+        conversation: String,
+        message: String,
+        page: (size: Int, after: ReadDetailCursor?)?
+    ) -> ReadDetail? {
         guard let (c, p) = locate(conversation: conversation, message: message) else { return nil }
         let state = conversations[c]
         let record = state.messages[p]
@@ -82,16 +110,19 @@ extension ReceiptEngine {
             delivered: delivered,
             notDelivered: notDelivered
         )
-        if let page { Self.cut(&detail, to: page) }
+        if let page {
+            let next = Self.cut(&detail, size: page.size, after: page.after)
+            detail.nextCursor = next?.token(conversation: conversation, message: message)
+        }
         return detail
     }
 
-    /// Keeps only one page of a whole sheet and sets its cursor to the next.
+    /// Keeps only one page of a whole sheet; returns where the next page starts (nil at the end).
     ///
     /// Each list is sorted in the sheet's order, so where the page starts in it is found by
     /// binary search, and only the lines kept are compared or copied.
-    private static func cut(_ detail: inout ReadDetail, to page: ReadDetailPage) {
-        var room = max(page.size, 1)
+    private static func cut(_ detail: inout ReadDetail, size: Int, after: ReadDetailCursor?) -> ReadDetailCursor? {
+        var room = size
         var last: ReadDetailCursor?
         var more = false
         func place(_ line: RecipientReceipt) -> ReadDetailCursor {
@@ -99,7 +130,7 @@ extension ReceiptEngine {
         }
         func keep(_ lines: [RecipientReceipt]) -> [RecipientReceipt] {
             var start = 0
-            if let after = page.after {
+            if let after {
                 var end = lines.count
                 while start < end {
                     let middle = (start + end) / 2
@@ -120,7 +151,7 @@ extension ReceiptEngine {
         detail.read = keep(detail.read)
         detail.delivered = keep(detail.delivered)
         detail.notDelivered = keep(detail.notDelivered)
-        detail.nextCursor = more ? last : nil
+        return more ? last : nil
     }
 
     /// The status of the sender's latest normal (non-system) message in a conversation, the one
@@ -177,6 +208,21 @@ extension ReceiptEngine {
             }
             return readState(Int(c), slot: slot)
         }
+    }
+
+    /// The user's read state in the first conversation of theirs that this worker serves (in
+    /// first-join order), to announce on their topic when a device starts following it.
+    ///
+    /// - Parameter user: The user.
+    /// - Returns: The state, or nil if this worker serves no conversation the user is a member of.
+    public func firstReadState(of user: String) -> UnreadCount? {
+        guard let u = userIndex(of: user) else { return nil }
+        for c in conversations(ofUser: u) where conversations[Int(c)].placement == .owned {
+            if let slot = conversations[Int(c)].slot(of: u), conversations[Int(c)].members[Int(slot)].isMember {
+                return readState(Int(c), slot: slot)
+            }
+        }
+        return nil
     }
 
     /// A conversation's members and its latest message statuses, for a subscriber (re)starting.

@@ -11,31 +11,55 @@ import ZeroMQ
 /// every 100 ms and before each batch); whether any user topic is followed at all is shared
 /// with the pipeline's thread through an atomic, so that while none is, the pipeline does not
 /// even hand read states over.
+///
+/// A subscriber that follows one user's topic (every one: the socket is `XPUB_VERBOSE`) is
+/// handed to the pipeline's thread as a new follower (``takeNewFollowers()``), which announces
+/// the user's state on the topic: libzmq has attached the subscriber before its subscription can
+/// be read here, so the announcement reaches it, and its number tells a device whose snapshot
+/// raced the subscription that it missed a change.
 final class FollowedTopicsSink: UpdateSink, @unchecked Sendable {
     private let socket: ZMQSocket
     /// Touched only by the publishing thread.
     private var subscriptions = UserTopicSubscriptions()
     private let anyUserFollowed = Atomic<Bool>(false)
+    private let newFollowers = Mutex<[String]>([])
+    private let wake: @Sendable () -> Void
 
-    /// - Parameter socket: The bound XPUB socket; from the publishing thread's start to its
-    ///   stop, nothing else may use it.
-    init(socket: ZMQSocket) {
+    /// - Parameters:
+    ///   - socket: The bound XPUB socket; from the publishing thread's start to its stop,
+    ///     nothing else may use it.
+    ///   - wake: Rings the pipeline's thread when a user's topic gained a subscriber.
+    init(socket: ZMQSocket, wake: @escaping @Sendable () -> Void) {
         self.socket = socket
+        self.wake = wake
     }
 
     var followsUserTopics: Bool { anyUserFollowed.load(ordering: .relaxed) }
 
     func refreshSubscriptions() {
         var changed = false
+        var followed: [String] = []
         while let took = try? socket.receiveMultipart(
             dontWait: true,
             { frames in
-                frames.count == 1 ? subscriptions.take(frames[0]) : false
+                guard frames.count == 1 else { return false }
+                if let user = UserTopicSubscriptions.user(subscribedBy: frames[0]) { followed.append(user) }
+                return subscriptions.take(frames[0])
             }
         ) {
             changed = changed || took
         }
         if changed { anyUserFollowed.store(subscriptions.count > 0, ordering: .relaxed) }
+        guard !followed.isEmpty else { return }
+        newFollowers.withLock { $0 += followed }
+        wake()
+    }
+
+    func takeNewFollowers() -> [String] {
+        newFollowers.withLock { taken in
+            defer { taken = [] }
+            return taken
+        }
     }
 
     func publish(topic: [UInt8], update: PublishedUpdate) {

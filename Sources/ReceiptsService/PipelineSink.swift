@@ -14,6 +14,9 @@ package protocol UpdateSink: AnyObject {
 
     /// Takes in the subscriptions that arrived since the last call (on the sink's own thread).
     func refreshSubscriptions()
+
+    /// The users whose topic some subscriber started to follow since the last call (any thread).
+    func takeNewFollowers() -> [String]
 }
 
 extension UpdateSink {
@@ -22,6 +25,9 @@ extension UpdateSink {
 
     /// A sink that cannot tell has nothing to take in.
     package func refreshSubscriptions() {}
+
+    /// A sink that cannot tell sees no new follower.
+    package func takeNewFollowers() -> [String] { [] }
 }
 
 /// Where a `ReceiptPipeline`'s output goes: updates and replies, in the order the

@@ -95,6 +95,9 @@ final class PublishingThread: UpdateSink, @unchecked Sendable {
     /// Whether the sink's subscribers follow any user topic (read on the pipeline's thread).
     var followsUserTopics: Bool { sink.followsUserTopics }
 
+    /// The users whose topic gained a subscriber (taken on the pipeline's thread).
+    func takeNewFollowers() -> [String] { sink.takeNewFollowers() }
+
     /// Updates queued and not yet taken by the thread (what the depth gauge shows).
     var queuedUpdates: Int {
         queue.withLock { $0.updates.count }

@@ -64,20 +64,28 @@ struct QueryHandler {
 
     /// The who-read-it sheet of one message, or one page of it.
     func readDetail(conversation: String, message: String, pageSize: Int, cursor: String) -> QueryReply {
-        var page: ReadDetailPage?
-        if pageSize > 0 {
-            let after = ReadDetailCursor(token: cursor)
-            guard cursor.isEmpty || after != nil else {
-                return .error(ErrorReply(code: .invalidArgument, message: "cursor \"\(cursor)\" is not a next_cursor"))
-            }
-            page = ReadDetailPage(size: pageSize, after: after)
-        } else if !cursor.isEmpty {
+        guard pageSize > 0 || cursor.isEmpty else {
             return .error(ErrorReply(code: .invalidArgument, message: "a cursor needs a page_size"))
         }
         return owned(conversation) {
-            guard let detail = engine.readDetail(conversation: conversation, message: message, page: page) else {
-                return notFound("message \(message) in conversation \(conversation)")
+            let detail: ReadDetail?
+            if pageSize == 0 {
+                detail = engine.readDetail(conversation: conversation, message: message)
+            } else {
+                let page = ReadDetailPage(size: pageSize, after: cursor.isEmpty ? nil : cursor)
+                do throws(ReadDetailCursor.NotACursor) {
+                    detail = try engine.readDetail(conversation: conversation, message: message, page: page)
+                } catch {
+                    return .error(
+                        ErrorReply(
+                            code: .invalidArgument,
+                            message: "cursor \"\(error.token)\" is not a next_cursor of message \(message) "
+                                + "in conversation \(conversation)"
+                        )
+                    )
+                }
             }
+            guard let detail else { return notFound("message \(message) in conversation \(conversation)") }
             return .readDetail(detail)
         }
     }

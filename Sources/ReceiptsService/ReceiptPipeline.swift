@@ -229,6 +229,7 @@ final class ReceiptPipeline {
         try stopIfLogFailed()
         sendHeldReplies()
         completeDurable(now: now)
+        announceToNewFollowers()
         finishCompactionIfDone(now: now)
         statusPublisher.flushDue(now: now)
         startCompactionIfDue(now: now)
@@ -259,6 +260,39 @@ final class ReceiptPipeline {
                     position: position,
                     changes: Publication(),
                     reply: PendingReply(endpoint: endpoint, frames: frames)
+                )
+            )
+        }
+    }
+
+    /// Publishes each user's current state (in the first conversation of theirs served here) on
+    /// their topic when a subscriber started to follow it, behind everything waiting for the log.
+    ///
+    /// A device subscribes and then takes its snapshot; when the snapshot is answered before the
+    /// subscription reaches the XPUB, a read in between is in neither the snapshot nor any
+    /// update the device gets. The announcement is numbered after that read (or in a new run, if
+    /// nothing was numbered meanwhile), so such a device sees a gap and takes a new snapshot;
+    /// one whose snapshot is newer sees a number it has, one whose snapshot is current sees the
+    /// state it holds.
+    private func announceToNewFollowers() {
+        let followers = sink.takeNewFollowers()
+        guard !followers.isEmpty, configuration.publishesReadStates, statusPublisher.numbersReadStates() else { return }
+        var announced: [ReadStateChange] = []
+        var seen = Set<String>()
+        let now = clock.now()
+        for user in followers where seen.insert(user).inserted {
+            guard let state = engine.firstReadState(of: user) else { continue }
+            announced.append(ReadStateChange(user: user, state: state, time: now))
+        }
+        guard !announced.isEmpty else { return }
+        if awaiting.isEmpty, signals.fatalError == nil, log.appendedPosition <= frontier.position {
+            statusPublisher.submit(readStates: announced)
+        } else {
+            awaiting.append(
+                AwaitingDurability(
+                    position: log.appendedPosition,
+                    changes: Publication(readStates: announced),
+                    reply: nil
                 )
             )
         }

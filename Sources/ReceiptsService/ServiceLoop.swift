@@ -66,14 +66,16 @@ final class ServiceLoop {
             context = try ZMQContext()
             ingest = try ZMQSocket(context: context, type: .router)
             ingestSubscriber = try ZMQSocket(context: context, type: .sub)
-            // XPUB: a PUB that also tells which topics its subscribers follow (FollowedTopicsSink).
+            // XPUB: a PUB that also tells which topics its subscribers follow (FollowedTopicsSink),
+            // each subscriber's (verbose), so that every device following a user is announced to.
             publisher = try ZMQSocket(context: context, type: .xpub)
+            try publisher.setXPubVerbose(true)
             queries = try ZMQSocket(context: context, type: .router)
         } catch {
             throw ServiceError(.transport, "cannot create ZeroMQ sockets", cause: error)
         }
         publishing = PublishingThread(
-            sink: FollowedTopicsSink(socket: publisher),
+            sink: FollowedTopicsSink(socket: publisher, wake: { [doorbell = control.doorbell] in doorbell.ring() }),
             limit: configuration.publishQueueLimit,
             counters: counters,
             logger: logger,

@@ -21,6 +21,8 @@ final class SocketSink: PipelineSink {
 
     var followsUserTopics: Bool { updates.followsUserTopics }
 
+    func takeNewFollowers() -> [String] { updates.takeNewFollowers() }
+
     func send(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) -> ReplyDelivery {
         let socket = endpoint == .ingest ? ingest : queries
         do {

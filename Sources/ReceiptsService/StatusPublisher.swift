@@ -81,7 +81,7 @@ package final class StatusPublisher {
     package func submit(readStates: [ReadStateChange]) {
         guard numbersUsers else { return }
         for change in readStates {
-            let entry = Self.next(in: &users, change.user) { Partitioning.userTopic(for: $0) }
+            let entry = Self.next(in: &users, change.user) { Partitioning.exactUserTopic(for: $0) }
             sink.publish(
                 topic: entry.topic,
                 update: .readState(
@@ -128,7 +128,7 @@ package final class StatusPublisher {
     }
 
     private func publish(_ status: MessageStatus) {
-        let entry = Self.next(in: &conversations, status.conversation) { Partitioning.topic(for: $0) }
+        let entry = Self.next(in: &conversations, status.conversation) { Partitioning.exactTopic(for: $0) }
         sink.publish(
             topic: entry.topic,
             update: .status(StatusUpdate(publisherRun: publisherRun, sequence: entry.sequence, status: status))

@@ -41,5 +41,26 @@ struct UserTopicSubscriptions {
         return false
     }
 
+    /// The user a subscription message subscribes to exactly: a whole topic frame
+    /// (`Partitioning.exactUserTopic(for:)`), or a user's topic without the NUL whose digits are
+    /// that user's (a gateway of an earlier release following one user). nil for anything else:
+    /// an unsubscription, a partition, every user, a conversation.
+    static func user(subscribedBy message: UnsafeRawBufferPointer) -> String? {
+        guard message.first == 1 else { return nil }
+        var topic = message.dropFirst()
+        let ended = topic.last == Partitioning.topicEnd
+        if ended { topic = topic.dropLast() }
+        let prefixLength = Partitioning.userTopicPrefix.utf8.count
+        // "u:", 4 hex digits, ":", at least one byte of id.
+        guard topic.count > prefixLength + 5, topic.starts(with: Partitioning.userTopicPrefix.utf8),
+            topic[topic.startIndex + prefixLength + 4] == UInt8(ascii: ":")
+        else { return nil }
+        let digits = topic[(topic.startIndex + prefixLength)..<(topic.startIndex + prefixLength + 4)]
+        guard let user = String(validating: topic[(topic.startIndex + prefixLength + 5)...], as: UTF8.self),
+            ended || Array(Partitioning.hexPartition(of: user).utf8).elementsEqual(digits)
+        else { return nil }
+        return user
+    }
+
     private static let userTopicFirstByte = Partitioning.userTopicPrefix.utf8.first!
 }

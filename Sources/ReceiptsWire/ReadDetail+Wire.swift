@@ -4,12 +4,13 @@ import ReceiptsCore
 extension ReadDetail {
     /// The sheet from the wire; an absent one reads as the proto3 default (no recipients).
     init(wire detail: Receipts__V1__ReadDetail?) {
+        let nextCursor = String(wire: detail?.next_cursor)
         self.init(
             status: MessageStatus(wire: detail?.status?.pointee),
             read: RecipientReceipt.array(wire: detail?.read, count: detail?.n_read ?? 0),
             delivered: RecipientReceipt.array(wire: detail?.delivered, count: detail?.n_delivered ?? 0),
             notDelivered: RecipientReceipt.array(wire: detail?.not_delivered, count: detail?.n_not_delivered ?? 0),
-            nextCursor: ReadDetailCursor(token: String(wire: detail?.next_cursor))
+            nextCursor: nextCursor.isEmpty ? nil : nextCursor
         )
     }
 
@@ -21,7 +22,7 @@ extension ReadDetail {
         (detail.pointee.n_not_delivered, detail.pointee.not_delivered) = arena.messages(notDelivered) {
             $0.build(in: &$1)
         }
-        detail.pointee.next_cursor = arena.cString(nextCursor?.token ?? "")
+        detail.pointee.next_cursor = arena.cString(nextCursor ?? "")
         return detail
     }
 }

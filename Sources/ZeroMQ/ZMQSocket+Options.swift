@@ -23,6 +23,12 @@ extension ZMQSocket {
         get throws(ZMQError) { try int32Option(ZMQ_RCVHWM, "ZMQ_RCVHWM") }
     }
 
+    /// Sets `ZMQ_XPUB_VERBOSE` on an XPUB: every subscriber's subscription is passed up, not
+    /// only the first one to a topic (unsubscriptions still come once, from the last).
+    public func setXPubVerbose(_ verbose: Bool) throws(ZMQError) {
+        try setInt32Option(ZMQ_XPUB_VERBOSE, verbose ? 1 : 0, "ZMQ_XPUB_VERBOSE")
+    }
+
     /// Sets `ZMQ_LINGER`: how long `close` keeps unsent messages (-1 forever, 0 discard at once).
     public func setLinger(milliseconds: Int32) throws(ZMQError) {
         try setInt32Option(ZMQ_LINGER, milliseconds, "ZMQ_LINGER")

@@ -301,7 +301,8 @@ static int gateway_open(struct gateway *gateway, const struct options *options) 
     if (set_int_option(gateway->updates, ZMQ_LINGER, 0, "zmq_setsockopt(SUB, LINGER)") != 0) {
         goto done;
     }
-    if (zmq_setsockopt(gateway->updates, ZMQ_SUBSCRIBE, topic, topic_length) != 0) {
+    /* The whole topic frame, its NUL included: this conversation only, not ids extending it. */
+    if (zmq_setsockopt(gateway->updates, ZMQ_SUBSCRIBE, topic, topic_length + 1) != 0) {
         zmq_failure("zmq_setsockopt(SUB, SUBSCRIBE)");
         goto done;
     }

@@ -107,7 +107,7 @@ enum Rendering {
                         "status": object(detail.status, displayText: nil),
                         "read": detail.read.map(object), "delivered": detail.delivered.map(object),
                         "notDelivered": detail.notDelivered.map(object),
-                        "nextCursor": detail.nextCursor?.token ?? "",
+                        "nextCursor": detail.nextCursor ?? "",
                     ])
                 )
             } else {
@@ -122,7 +122,7 @@ enum Rendering {
                         Swift.print("  \(name)\(when)\(receipt.hasLeft ? " (left)" : "")")
                     }
                 }
-                if let next = detail.nextCursor { Swift.print("Next page: --cursor '\(next.token)'") }
+                if let next = detail.nextCursor { Swift.print("Next page: --cursor '\(next)'") }
             }
         case .unreadCounts(let counts, _, _):
             for count in counts {

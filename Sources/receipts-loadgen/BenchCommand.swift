@@ -51,7 +51,8 @@ struct BenchCommand: ParsableCommand {
             workers, the load split by owner; replication = ingest and latency with --replication-ack local and \
             standby beside one unreplicated worker; failover = SIGKILLs of a replicated primary (with etcd); \
             groups = reads applied in groups of 10 to 10,000 members, in process; readstate = batched ingest \
-            with and without read-state updates on users' topics; pipelining = batched ingest with 2 frames \
+            with and without read-state updates on users' topics; devicesync = a read on one device to its read \
+            state on another, idle and at 50k events/s; pipelining = batched ingest with 2 frames \
             of 500 events in flight per gateway, beside the wire limit and --baseline-receiptd.
             """
     )
@@ -60,7 +61,7 @@ struct BenchCommand: ParsableCommand {
     /// The names `--only` takes.
     static let sections = [
         "ingest", "batched", "single", "client", "curve", "metrics", "workers", "latency", "disk", "redis", "memory",
-        "restart", "storage", "replication", "failover", "groups", "readstate", "pipelining",
+        "restart", "storage", "replication", "failover", "groups", "readstate", "devicesync", "pipelining",
     ]
 
     @Option(
@@ -131,6 +132,7 @@ struct BenchCommand: ParsableCommand {
         if wanted("failover") { try bench.failover(kills: smoke ? 2 : failoverKills) }
         if wanted("groups") { try bench.groups() }
         if wanted("readstate") { try bench.readStateCost() }
+        if wanted("devicesync") { try bench.deviceSync() }
         if wanted("pipelining") {
             try bench.ingestLittlePipelining(baseline: baselineReceiptd.map { URL(fileURLWithPath: $0) })
         }

@@ -219,7 +219,7 @@ actor Gateway {
             case .markUnread(let conversation):
                 try await markUnread(conversation, as: user)
             case .readDetail(let conversation, let message, let after, let size, let request):
-                let page = try readDetailPage(after: after, size: size)
+                let page = readDetailPage(after: after, size: size)
                 try await showReadDetail(of: message, in: conversation, page: page, request: request, as: user, to: id)
             case .deleteAccount:
                 try await deleteAccount(of: user)
@@ -333,17 +333,10 @@ actor Gateway {
     }
 
     /// The page of a `readDetail`: `size` lines (``readDetailPageSize`` if left out, at most
-    /// ``readDetailMaxLines``) after the cursor `after`.
-    /// - Throws: `CommandError` if `after` is not a cursor receiptd gave.
-    private func readDetailPage(after: String?, size: Int?) throws -> ReadDetailPage {
-        let cursor = try after.map { token in
-            guard let cursor = ReadDetailCursor(token: token) else { throw CommandError("not a Read By cursor") }
-            return cursor
-        }
-        return ReadDetailPage(
-            size: min(max(size ?? Self.readDetailPageSize, 1), Self.readDetailMaxLines),
-            after: cursor
-        )
+    /// ``readDetailMaxLines``) after the cursor `after` (receiptd refuses one it did not give
+    /// for that message).
+    private func readDetailPage(after: String?, size: Int?) -> ReadDetailPage {
+        ReadDetailPage(size: min(max(size ?? Self.readDetailPageSize, 1), Self.readDetailMaxLines), after: after)
     }
 
     /// `readDetail`: a page of the "Read By" sheet of one of the user's own messages, for the
@@ -366,7 +359,7 @@ actor Gateway {
             read: detail.read.map(row),
             delivered: detail.delivered.map(row),
             notDelivered: detail.notDelivered.map(row),
-            next: detail.nextCursor?.token
+            next: detail.nextCursor
         )
         push(.readDetail(view, request: request), to: id)
     }

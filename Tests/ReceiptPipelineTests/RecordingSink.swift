@@ -34,11 +34,11 @@ final class RecordingSink: PipelineSink {
         switch update {
         case .status(let status)
         where decoded == update
-            && topic == Array(Partitioning.topic(for: status.status.conversation).utf8):
+            && topic == Array(Partitioning.exactTopic(for: status.status.conversation).utf8):
             outputs.append(.update(status, durable: durablePosition))
         case .readState(let readState)
         where decoded == update
-            && topic == Array(Partitioning.userTopic(for: readState.change.user).utf8):
+            && topic == Array(Partitioning.exactUserTopic(for: readState.change.user).utf8):
             outputs.append(.readState(readState, durable: durablePosition))
         default:
             malformedUpdates += 1

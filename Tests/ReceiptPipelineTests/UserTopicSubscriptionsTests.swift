@@ -9,8 +9,9 @@ struct UserTopicSubscriptionsTests {
         [kind] + Array(prefix.utf8)
     }
 
+    /// A user's topic frame, as the worker publishes it.
     static func topic(_ user: String) -> [UInt8] {
-        Array(Partitioning.userTopic(for: user).utf8)
+        Array(Partitioning.exactUserTopic(for: user).utf8)
     }
 
     @discardableResult
@@ -33,6 +34,11 @@ struct UserTopicSubscriptionsTests {
         #expect(Self.take(&set, 1, "u:"))
         #expect(set.follows(Self.topic("dana")) && set.follows(Self.topic("anyone")))
         #expect(set.count == 2)
+        // A subscription to a whole frame follows that user only.
+        var exact = UserTopicSubscriptions()
+        #expect(Self.take(&exact, 1, Partitioning.exactUserTopic(for: "dan")))
+        #expect(exact.follows(Self.topic("dan")))
+        #expect(!exact.follows(Array(Partitioning.userTopic(for: "dan").utf8) + Array("a\u{0}".utf8)))
     }
 
     @Test func everythingFollowsUsersButConversationPrefixesAndOddMessagesAreIgnored() {

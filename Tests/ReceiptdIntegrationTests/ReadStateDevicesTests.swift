@@ -93,7 +93,17 @@ import Testing
             #expect(try await Self.eventually(view) { $0.keys.sorted() == conversations.sorted() })
         }
 
-        let publishedBefore = try await Self.readStatesPublished(writer)
+        // Each worker announced dana's state when the devices' subscriptions arrived (once for
+        // both if they came together): at least 2 updates, at most 4, then no more.
+        let announced = ContinuousClock.now + .seconds(10)
+        var publishedBefore = try await Self.readStatesPublished(writer)
+        while ContinuousClock.now < announced {
+            try await Task.sleep(for: .milliseconds(500))
+            let now = try await Self.readStatesPublished(writer)
+            if now == publishedBefore && now >= 2 { break }
+            publishedBefore = now
+        }
+        #expect((2...4).contains(publishedBefore))
         for conversation in conversations {
             for index in 1...5 {
                 _ = try await writer.send(

@@ -91,16 +91,21 @@ struct ReadStateWireTests {
         }
     }
 
-    /// A message's topic is `topic`.
+    /// A message's topic frame is `topic` and the NUL that ends every frame.
     static func on(_ topic: String) -> (Published) -> Bool {
-        { $0[0] == Array(topic.utf8) }
+        { $0[0] == frame(topic) }
+    }
+
+    /// The topic frame of `topic` (`Partitioning.topic(for:)` or `userTopic(for:)`).
+    static func frame(_ topic: String) -> [UInt8] {
+        Array(topic.utf8) + [Partitioning.topicEnd]
     }
 
     /// A message is a status of message `message` of `conversation`: the last one a test sends
     /// shows that everything published before it has arrived (PUB keeps the order).
     static func status(of message: String, in conversation: String) -> (Published) throws -> Bool {
         { published in
-            guard published[0] == Array(Partitioning.topic(for: conversation).utf8) else { return false }
+            guard published[0] == frame(Partitioning.topic(for: conversation)) else { return false }
             return try StatusUpdate.decode(published[1]).status.message == message
         }
     }
@@ -109,7 +114,7 @@ struct ReadStateWireTests {
     static func readStates(_ messages: [Published]) throws -> [ReadStateUpdate] {
         try messages.map { message in
             let update = try ReadStateUpdate.decode(message[1])
-            #expect(message[0] == Array(Partitioning.userTopic(for: update.change.user).utf8))
+            #expect(message[0] == frame(Partitioning.userTopic(for: update.change.user)))
             return update
         }
     }
@@ -258,6 +263,127 @@ struct ReadStateWireTests {
         #expect(usersRest.done, "the read states went out on the users' topics")
     }
 
+    /// An id that extends `id` and shares its partition digits, so that `id`'s topic is a prefix
+    /// of its topic.
+    static func longer(than id: String) throws -> String {
+        let digits = Partitioning.hexPartition(of: id)
+        return try #require(
+            (0..<2_000_000).lazy.map { "\(id)-\($0)" }.first { Partitioning.hexPartition(of: $0) == digits }
+        )
+    }
+
+    @Test("A subscription to a whole topic frame gets that one user or conversation; a topic as a prefix still works")
+    func exactTopicsAreExact() async throws {
+        let daemon = try ReceiptdProcess()
+        let (user, group) = ("px56283", "xc")
+        let (longerUser, longerGroup) = (try Self.longer(than: user), try Self.longer(than: group))
+        _ = try await daemon.client.send([
+            .conversationUpserted(conversation: group, kind: .group, members: ["ann", user, longerUser]),
+            .conversationUpserted(conversation: longerGroup, kind: .group, members: ["ann", user, longerUser]),
+        ])
+        // A gateway in another language: the whole frame, NUL included, as the filter.
+        let exact = try Self.subscriber(
+            daemon,
+            prefixes: [
+                Partitioning.exactUserTopic(for: user), Partitioning.exactTopic(for: group),
+                Partitioning.exactUserTopic(for: "probe-b"),
+            ]
+        )
+        defer { exact.close() }
+        // A gateway of an earlier release: the topic without the NUL, a prefix of the frame.
+        let legacy = try Self.subscriber(
+            daemon,
+            prefixes: [
+                Partitioning.userTopic(for: user), Partitioning.topic(for: group),
+                Partitioning.userTopic(for: "probe-b"),
+            ]
+        )
+        defer { legacy.close() }
+        _ = try await Self.attachByReadState(exact, daemon, probe: "xc-probe")
+        _ = try await Self.attachByReadState(legacy, daemon, probe: "xc-probe")
+        _ = try await daemon.client.send([
+            .messageSent(conversation: longerGroup, message: "l1", sender: "ann", isSystem: false),
+            .read(conversation: longerGroup, user: longerUser, message: "l1"),
+            .read(conversation: longerGroup, user: user, message: "l1"),
+            .messageSent(conversation: group, message: "m1", sender: "ann", isSystem: false),
+            .read(conversation: group, user: longerUser, message: "m1"),
+            .read(conversation: group, user: user, message: "m1"),
+        ])
+        _ = try await daemon.client.send(
+            .messageSent(conversation: group, message: "end", sender: "ann", isSystem: false)
+        )
+        let ours = [Self.frame(Partitioning.userTopic(for: user)), Self.frame(Partitioning.topic(for: group))]
+        let theirs = [
+            Self.frame(Partitioning.userTopic(for: longerUser)), Self.frame(Partitioning.topic(for: longerGroup)),
+        ]
+        let probes = Self.frame(Partitioning.userTopic(for: "probe-b"))
+
+        let exactly = try Self.receive(exact, until: Self.status(of: "end", in: group))
+        #expect(exactly.done, "the last status arrived")
+        let exactTopics = Set(exactly.messages.map { $0[0] }.filter { $0 != probes })
+        #expect(exactTopics == Set(ours), "\(exactTopics.map { String(decoding: $0, as: UTF8.self) })")
+        // Every frame decodes by its topic, and each update names the id of its topic.
+        for message in exactly.messages where message[0] != probes {
+            let update = try message[0].withUnsafeBytes { topic in
+                try message[1].withUnsafeBytes { try PublishedUpdate.decode(topic: topic, body: $0) }
+            }
+            switch update {
+            case .status(let status): #expect(status.status.conversation == group)
+            case .readState(let readState): #expect(readState.change.user == user)
+            }
+        }
+
+        let byPrefix = try Self.receive(legacy, until: Self.status(of: "end", in: group))
+        #expect(byPrefix.done, "the last status arrived by prefix too")
+        let prefixTopics = Set(byPrefix.messages.map { $0[0] }.filter { $0 != probes })
+        #expect(prefixTopics == Set(ours + theirs), "a topic as a prefix matches the longer ids as it always did")
+    }
+
+    @Test(
+        "A device whose snapshot was answered before its subscription arrived is told it missed a read",
+        arguments: [false, true]
+    )
+    func aSnapshotThatRacedItsSubscriptionIsRepaired(othersFollowUsers: Bool) async throws {
+        let daemon = try ReceiptdProcess()
+        let group = "rs-race"
+        _ = try await daemon.client.send([
+            .conversationUpserted(conversation: group, kind: .group, members: ["ann", "dana"]),
+            .messageSent(conversation: group, message: "m1", sender: "ann", isSystem: false),
+            .messageSent(conversation: group, message: "m2", sender: "ann", isSystem: false),
+        ])
+        // Another gateway follows every user (the read below is then numbered), or nobody does
+        // (it is numbered nowhere).
+        let others = try Self.subscriber(daemon, prefixes: othersFollowUsers ? [Partitioning.userTopicPrefix] : [])
+        defer { others.close() }
+        if othersFollowUsers { _ = try await Self.attachByReadState(others, daemon, probe: "rs-race-probe") }
+        // The device: a raw XSUB, so that the test decides when its subscription reaches the worker.
+        let device = try ZMQSocket(context: daemon.context, type: .xsub)
+        defer { device.close() }
+        try device.connect(daemon.publishEndpoint)
+        let requester = try Self.requester(daemon)
+        defer { requester.close() }
+        let query = Query.unreadCounts(user: "dana", conversations: []).encode()
+        guard case .unreadCounts(let counts, let run, let sequence) = try Self.ask(requester, query) else {
+            Issue.record("no unread counts")
+            return
+        }
+        #expect(counts == [UnreadCount(conversation: group, unread: 2, isMarkedUnread: false, readUpTo: 0)])
+        // dana reads on another device after the snapshot, before the subscription arrives.
+        _ = try await daemon.client.send(.read(conversation: group, user: "dana", message: "m2"))
+        #expect(try device.send([[1] + Array(Partitioning.exactUserTopic(for: "dana").utf8)], dontWait: false))
+        // Nothing else happens, and yet the device learns that its snapshot is behind.
+        let arrived = try Self.receive(device, timeoutMilliseconds: 5000) { _ in true }
+        let update = try #require(try Self.readStates(arrived.messages).first, "an update on dana's topic")
+        #expect(update.publisherRun != run || update.sequence > sequence + 1, "a new run or a gap")
+        // The snapshot it takes then has the read and continues at the update.
+        guard case .unreadCounts(let repaired, let newRun, let newSequence) = try Self.ask(requester, query) else {
+            Issue.record("no unread counts")
+            return
+        }
+        #expect(repaired == [UnreadCount(conversation: group, unread: 0, isMarkedUnread: false, readUpTo: 2)])
+        #expect(newRun == update.publisherRun && newSequence == update.sequence)
+    }
+
     @Test("A private read reaches the reader's topic while the conversation's topic shows no read")
     func privateReadOnTheReadersTopicOnly() async throws {
         let daemon = try ReceiptdProcess()
@@ -277,10 +403,13 @@ struct ReadStateWireTests {
         try devices.unsubscribe(Partitioning.userTopic(for: "probe-b"))
 
         _ = try await daemon.client.send(.read(conversation: group, user: "bob", message: "m1"))
-        let bobs = try Self.receive(devices, until: Self.on(bobsTopic))
+        let bobs = try Self.receive(devices) { message in
+            try Self.on(bobsTopic)(message) && ReadStateUpdate.decode(message[1]).change.state.readUpTo == 1
+        }
         #expect(bobs.done, "bob's devices learn of the read")
         messages += bobs.messages
-        let update = try #require(try Self.readStates(messages.filter(Self.on(bobsTopic))).first)
+        // The last: the first may be the announcement of bob's state when the subscription arrived.
+        let update = try #require(try Self.readStates(messages.filter(Self.on(bobsTopic))).last)
         #expect(
             update.change
                 == ReadStateChange(
@@ -310,6 +439,9 @@ struct ReadStateWireTests {
         _ = try await daemon.client.send([
             .conversationUpserted(conversation: group, kind: .group, members: ["s"] + recipients),
             .messageSent(conversation: group, message: "m1", sender: "s", isSystem: false),
+            .messageSent(conversation: group, message: "m2", sender: "s", isSystem: false),
+            .conversationUpserted(conversation: "rs-sheet-2", kind: .group, members: ["s"] + recipients),
+            .messageSent(conversation: "rs-sheet-2", message: "m1", sender: "s", isSystem: false),
         ])
         var kinds: [EventKind] = []
         for (i, user) in recipients.enumerated() {
@@ -324,10 +456,16 @@ struct ReadStateWireTests {
 
         let requester = try Self.requester(daemon)
         defer { requester.close() }
-        func sheet(pageSize: Int, cursor: String) throws -> QueryReply {
+        func sheet(
+            pageSize: Int,
+            cursor: String,
+            message: String = "m1",
+            conversation: String = group
+        ) throws -> QueryReply {
             try Self.ask(
                 requester,
-                Query.readDetail(conversation: group, message: "m1", pageSize: pageSize, cursor: cursor).encode()
+                Query.readDetail(conversation: conversation, message: message, pageSize: pageSize, cursor: cursor)
+                    .encode()
             )
         }
         guard case .readDetail(let whole) = try sheet(pageSize: 0, cursor: "") else {
@@ -366,12 +504,50 @@ struct ReadStateWireTests {
             #expect(lines.count == 7)
             #expect(page.status == whole.status)
             shown += lines
-            cursor = page.nextCursor?.token ?? ""
+            cursor = page.nextCursor ?? ""
             pages += 1
         } while !cursor.isEmpty && pages < 20
         #expect(pages == 7)
         #expect(shown == wholeLines)
         #expect(Set(shown.map(\.user)) == Set(recipients))
+
+        // A next_cursor is good for the sheet it came from only (the proto's INVALID_ARGUMENT):
+        // not for another message or conversation, not cut, doubled, changed or made up, and not
+        // in the plain "<list>/<read ms>/<user>" form of earlier releases.
+        guard case .readDetail(let first) = try sheet(pageSize: 7, cursor: ""), let token = first.nextCursor else {
+            Issue.record("no first page with a cursor")
+            return
+        }
+        guard case .readDetail = try sheet(pageSize: 7, cursor: token) else {
+            Issue.record("the cursor of m1's first page was refused on m1")
+            return
+        }
+        let lastReader = first.read.last?.user ?? ""
+        let changed = String(token.dropLast()) + (token.last == "A" ? "B" : "A")
+        let refused: [(message: String, conversation: String, cursor: String)] = [
+            ("m2", group, token),
+            ("m1", "rs-sheet-2", token),
+            ("m1", group, String(token.dropLast())),
+            ("m1", group, String(token.dropFirst())),
+            ("m1", group, token + token),
+            ("m1", group, changed),
+            ("m1", group, "1/9999999999999/zzz"),
+            ("m1", group, "1/\(first.read.last?.readAt?.milliseconds ?? 0)/\(lastReader)"),
+        ]
+        for (message, conversation, cursor) in refused {
+            guard
+                case .error(let error) = try sheet(
+                    pageSize: 7,
+                    cursor: cursor,
+                    message: message,
+                    conversation: conversation
+                )
+            else {
+                Issue.record("cursor \(cursor) was answered for \(message) in \(conversation)")
+                continue
+            }
+            #expect(error.code == .invalidArgument, "\(cursor) for \(message) in \(conversation): \(error)")
+        }
     }
 
     @Test(

@@ -22,8 +22,8 @@ final class Subscriber {
     init(context: ZMQContext, endpoint: String, conversation: String, probe: String) throws {
         // A raw socket: it tests the wire contract itself (exact sequences, gaps, the Clone pattern).
         socket = try ZMQSocket(context: context, type: .sub)
-        topic = Array(Partitioning.topic(for: conversation).utf8)
-        probeTopic = Array(Partitioning.topic(for: probe).utf8)
+        topic = Array(Partitioning.exactTopic(for: conversation).utf8)
+        probeTopic = Array(Partitioning.exactTopic(for: probe).utf8)
         try socket.subscribe(topic)
         try socket.subscribe(probeTopic)
         try socket.connect(endpoint)

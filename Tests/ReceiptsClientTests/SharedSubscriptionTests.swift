@@ -61,7 +61,7 @@ struct SharedSubscriptionTests {
         let deadline = ContinuousClock.now + .seconds(20)
         while !received(), ContinuousClock.now < deadline {
             _ = try publisher.send(
-                [Array(Partitioning.topic(for: conversation).utf8), update(sequence, in: conversation).encode()]
+                [Array(Partitioning.exactTopic(for: conversation).utf8), update(sequence, in: conversation).encode()]
             )
             sequence += 1
             try await Task.sleep(for: .milliseconds(20))

@@ -24,7 +24,7 @@ struct TopicIndexTests {
     @Test func aConversationAndAPrefixWithTheSameFilterShareIt() {
         var index = TopicIndex()
         let conversation = SubscriptionTopic.conversation("c1")
-        let prefix = SubscriptionTopic.prefix(Partitioning.topic(for: "c1"))
+        let prefix = SubscriptionTopic.prefix(Partitioning.exactTopic(for: "c1"))
         #expect(!index.add(1, conversation).isEmpty)
         #expect(index.add(2, prefix).isEmpty)
         #expect(index.remove(1, conversation).isEmpty)
@@ -38,12 +38,15 @@ struct TopicIndexTests {
         _ = index.add(3, SubscriptionTopic.prefix(Partitioning.topic(for: "c1")))
         _ = index.add(4, SubscriptionTopic.everything)
         _ = index.add(5, SubscriptionTopic.conversation("c2"))
-        let c1 = Partitioning.topic(for: "c1")
+        let c1 = Partitioning.exactTopic(for: "c1")
         #expect(Self.subscribers(index, c1) == [1, 2, 3, 4])
-        #expect(Self.subscribers(index, c1 + "0") == [3, 4], "c10 is not c1, but starts with its topic")
-        #expect(Self.subscribers(index, Partitioning.topic(for: "c2")) == [4, 5])
         #expect(
-            Self.subscribers(index, Partitioning.userTopic(for: "c1")).isEmpty,
+            Self.subscribers(index, Partitioning.topic(for: "c1") + "0\u{0}") == [3, 4],
+            "a frame of c10 with c1's digits is not c1's, but starts with its topic"
+        )
+        #expect(Self.subscribers(index, Partitioning.exactTopic(for: "c2")) == [4, 5])
+        #expect(
+            Self.subscribers(index, Partitioning.exactUserTopic(for: "c1")).isEmpty,
             "everything means every conversation"
         )
         _ = index.remove(4, SubscriptionTopic.everything)
@@ -53,10 +56,10 @@ struct TopicIndexTests {
     @Test func everythingIsTheSixteenConversationPrefixesAndAUserTopicIsExact() {
         var index = TopicIndex()
         #expect(index.add(1, SubscriptionTopic.everything).count == 16)
-        #expect(index.add(2, ReadStateTopic.user("dana")) == [Partitioning.userTopic(for: "dana")])
-        #expect(Self.subscribers(index, Partitioning.userTopic(for: "dana")) == [2])
-        #expect(Self.subscribers(index, Partitioning.userTopic(for: "dana") + "x").isEmpty)
+        #expect(index.add(2, ReadStateTopic.user("dana")) == [Partitioning.exactUserTopic(for: "dana")])
+        #expect(Self.subscribers(index, Partitioning.exactUserTopic(for: "dana")) == [2])
+        #expect(Self.subscribers(index, Partitioning.userTopic(for: "dana") + "x\u{0}").isEmpty)
         #expect(index.remove(1, SubscriptionTopic.everything).count == 16)
-        #expect(Array(index.filters) == [Partitioning.userTopic(for: "dana")])
+        #expect(Array(index.filters) == [Partitioning.exactUserTopic(for: "dana")])
     }
 }

@@ -311,13 +311,13 @@ struct ReadStateTests {
         _ message: String,
         size: Int,
         between: (inout EngineHarness, Int) -> Void = { _, _ in }
-    ) -> [ReadDetail] {
+    ) throws -> [ReadDetail] {
         var pages: [ReadDetail] = []
-        var after: ReadDetailCursor?
+        var after: String?
         repeat {
             if !pages.isEmpty { between(&h, pages.count) }
             guard
-                let page = h.engine.readDetail(
+                let page = try h.engine.readDetail(
                     conversation: conversation,
                     message: message,
                     page: ReadDetailPage(size: size, after: after)
@@ -330,7 +330,7 @@ struct ReadStateTests {
     }
 
     @Test(arguments: [1, 2, 3, 5, 100])
-    func pagesOfASmallSheetMakeUpTheWholeSheet(size: Int) {
+    func pagesOfASmallSheetMakeUpTheWholeSheet(size: Int) throws {
         var h = EngineHarness()
         h.group("g", ["A", "B", "C", "D", "E", "F"])
         h.send("g", "m1", from: "A")
@@ -339,7 +339,7 @@ struct ReadStateTests {
         h.read("g", "B", "m1")
         h.accept(.read(conversation: "g", user: "E", message: "m1"), after: 0)
         let whole = h.detail("g", "m1")
-        let pages = Self.pages(&h, "g", "m1", size: size)
+        let pages = try Self.pages(&h, "g", "m1", size: size)
         #expect(pages.flatMap(Self.lines) == Self.lines(whole))
         #expect(pages.dropLast().allSatisfy { Self.lines($0).count == size })
         #expect(pages.last?.nextCursor == nil)
@@ -347,13 +347,20 @@ struct ReadStateTests {
         // Readers most recent first (B and E at one time: by user id), then delivered, then not.
         #expect(Self.lines(whole).map(\.user) == ["B", "E", "D", "F", "C"])
         // A cursor past the last line answers an empty last page.
-        let past = ReadDetailCursor(state: .notDelivered, readAt: 0, user: "zzz")
-        let empty = h.engine.readDetail(conversation: "g", message: "m1", page: ReadDetailPage(size: size, after: past))
+        let past = ReadDetailCursor(state: .notDelivered, readAt: 0, user: "zzz").token(
+            conversation: "g",
+            message: "m1"
+        )
+        let empty = try h.engine.readDetail(
+            conversation: "g",
+            message: "m1",
+            page: ReadDetailPage(size: size, after: past)
+        )
         #expect(empty.map(Self.lines) == [])
         #expect(empty?.nextCursor == nil)
     }
 
-    @Test func pagingWhileReadsArriveShowsEveryLineThatStoodStillOnce() {
+    @Test func pagingWhileReadsArriveShowsEveryLineThatStoodStillOnce() throws {
         var h = EngineHarness()
         let members = (0..<400).map { Self.member($0) }
         h.group("g", members)
@@ -365,7 +372,7 @@ struct ReadStateTests {
         // with an old client time, so that their line lands among the readers already paged.
         var nextReader = 151
         var nextDelivery = 301
-        let pages = Self.pages(&h, "g", "m1", size: 37) { h, page in
+        let pages = try Self.pages(&h, "g", "m1", size: 37) { h, page in
             h.read("g", members[nextReader], "m1")
             h.read("g", members[nextReader + 1], "m1", clientTime: h.now - 100_000 + Int64(page) * 1000)
             nextReader += 2
@@ -427,7 +434,7 @@ struct ReadStateTests {
         }
     }
 
-    @Test func aGroupOfTenThousandMembersStaysExact() {
+    @Test func aGroupOfTenThousandMembersStaysExact() throws {
         let count = 10_000
         let messages = 10
         var h = EngineHarness()
@@ -481,7 +488,7 @@ struct ReadStateTests {
         // m1: nearly all read; m9: all three lists are long. Paged through, 333 lines a page.
         for k in [1, 9] {
             let whole = Self.lines(h.detail("big", "m\(k)"))
-            let pages = Self.pages(&h, "big", "m\(k)", size: 333)
+            let pages = try Self.pages(&h, "big", "m\(k)", size: 333)
             let shown = pages.flatMap(Self.lines)
             #expect(pages.count == (recipients + 332) / 333)
             #expect(pages.dropLast().allSatisfy { Self.lines($0).count == 333 && $0.nextCursor != nil })

@@ -167,12 +167,13 @@ struct ReadStateUpdateTests {
 
     @Test func aSheetCarriesItsNextCursor() throws {
         var random = SeededGenerator(seed: 233)
-        let cursors: [ReadDetailCursor?] = [
+        let cursors: [String?] = [
             nil,
-            ReadDetailCursor(state: .read, readAt: 1_700_000_000_000, user: "bob"),
-            ReadDetailCursor(state: .read, readAt: -3, user: "a/b/"),
-            ReadDetailCursor(state: .delivered, readAt: 0, user: "🙂 é"),
-            ReadDetailCursor(state: .notDelivered, readAt: 0, user: "x"),
+            ReadDetailCursor(state: .read, readAt: 1_700_000_000_000, user: "bob").token(
+                conversation: "c",
+                message: "m"
+            ),
+            ReadDetailCursor(state: .delivered, readAt: 0, user: "🙂 é").token(conversation: "c", message: "m"),
         ]
         for cursor in cursors {
             let reply = QueryReply.readDetail(
@@ -186,6 +187,7 @@ struct ReadStateUpdateTests {
             )
             #expect(try QueryReply.decode(reply.encode()) == reply)
         }
+        // The token is carried as it is: the client never reads it.
         let frame = ProtoWriter.build { reply in
             reply.message(field: 2) { $0.string(field: 5, "2/0/zed") }
         }
@@ -193,26 +195,6 @@ struct ReadStateUpdateTests {
             Issue.record("expected a read detail")
             return
         }
-        #expect(detail.nextCursor == ReadDetailCursor(state: .delivered, readAt: 0, user: "zed"))
-    }
-
-    @Test(arguments: [
-        "", "9/1/u", "0/1/u", "1/x/u", "1/5/", "1/5", "1", "/5/u", "1//u", "256/1/u", "1/99999999999999999999/u",
-        "read/5/u",
-    ])
-    func aStringThatIsNoTokenIsNoCursor(token: String) {
-        #expect(ReadDetailCursor(token: token) == nil)
-    }
-
-    @Test(arguments: [
-        ("1/5/a/b", ReadDetailCursor(state: .read, readAt: 5, user: "a/b")),
-        ("1/1700000000000/u00001", ReadDetailCursor(state: .read, readAt: 1_700_000_000_000, user: "u00001")),
-        ("2/0/🙂", ReadDetailCursor(state: .delivered, readAt: 0, user: "🙂")),
-        ("3/0//", ReadDetailCursor(state: .notDelivered, readAt: 0, user: "/")),
-        ("1/-7/u", ReadDetailCursor(state: .read, readAt: -7, user: "u")),
-    ])
-    func aTokenIsTheCursorItWasMadeFrom(token: String, cursor: ReadDetailCursor) {
-        #expect(ReadDetailCursor(token: token) == cursor)
-        #expect(cursor.token == token)
+        #expect(detail.nextCursor == "2/0/zed")
     }
 }

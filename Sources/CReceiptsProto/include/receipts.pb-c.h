@@ -707,8 +707,9 @@ struct  Receipts__V1__IngestReply
 
 /*
  * A message's status changed. Published with topic frame
- * "<partition>:<conversation_id>", partition being 4 lowercase hex digits of the
- * conversation's stable hash, so that subscribers may follow one partition by prefix.
+ * "<partition>:<conversation_id>" and a NUL byte, partition being 4 lowercase hex digits of
+ * the conversation's stable hash, so that subscribers may follow one partition by prefix, or
+ * one conversation exactly by the whole frame.
  */
 struct  Receipts__V1__StatusUpdate
 {
@@ -739,7 +740,8 @@ struct  Receipts__V1__StatusUpdate
 
 /*
  * A user's own read state in one conversation changed: pushed to all of the user's devices.
- * Published with topic frame "u:<partition>:<user_id>", partition being 4 lowercase hex digits
+ * Published with topic frame "u:<partition>:<user_id>" and a NUL byte (subscribe to the whole
+ * frame to follow one user exactly), partition being 4 lowercase hex digits
  * of the user's stable hash (as for conversations), so that a gateway may follow a partition of
  * users by prefix ("u:03fa:"), or all users ("u:"). The topic begins with "u", which no
  * conversation topic does, so neither kind of prefix ever matches the other kind.
@@ -749,7 +751,10 @@ struct  Receipts__V1__StatusUpdate
  * the user's own, carries and nothing else ever shows (Matrix's m.read.private).
  * Only what some subscriber follows is sent (the worker's PUB is an XPUB and reads the
  * subscriptions): a gateway subscribes to a user's topic (or a prefix of users), then asks for
- * the user's UnreadCounts, and continues after the sequence they carry.
+ * the user's UnreadCounts, and continues after the sequence they carry. When a subscriber starts
+ * to follow one user's topic, the worker also announces the user's state there (in the first of
+ * their conversations it serves): numbered after anything a snapshot answered before the
+ * subscription arrived could have missed, so that such a device sees a gap and snapshots again.
  * New messages publish nothing here: one update per member per message would be 10,000 updates
  * for one message of a 10,000-member group. A device learns of new (and deleted) messages from
  * its gateway's conversation traffic and counts them itself, from the `read_up_to_sequence`
@@ -946,7 +951,8 @@ struct  Receipts__V1__ReadDetailQuery
   uint32_t page_size;
   /*
    * Empty: the first page. Else a `next_cursor` from an earlier reply for this message, as it
-   * was (opaque; one that is not is answered ERROR_CODE_INVALID_ARGUMENT).
+   * was (an opaque token bound to the message; any other string, including a cursor of another
+   * message, is answered ERROR_CODE_INVALID_ARGUMENT).
    */
   char *cursor;
 };
@@ -1395,7 +1401,10 @@ struct  Receipts__V1__UnreadCount
    */
   char *conversation_id;
   /*
-   * Messages from others after the user's read watermark (deleted and system messages do not count).
+   * Messages from others after the user's read watermark of which the user is a recipient: sent
+   * while they were a member, in each of their memberships (a member who joins starts at 0;
+   * one who left and rejoined keeps what they had not read before leaving). Deleted and system
+   * messages do not count.
    */
   uint32_t unread;
   /*

@@ -56,6 +56,10 @@ uint16_t receipts_routing_partition(const char *conversation, size_t length);
  * capacity is 0) and returns the topic's length without the NUL, so a return value >= capacity
  * means the buffer was too small. A buffer of length + RECEIPTS_ROUTING_PARTITION_PREFIX_LENGTH
  * + 1 bytes always fits.
+ *
+ * The topic frame receiptd publishes is the topic and its NUL: subscribe with the returned
+ * length + 1 bytes to follow this conversation exactly (ids hold no NUL), or with the returned
+ * length for the topic as a prefix, which also matches ids that extend it.
  */
 size_t receipts_routing_topic(const char *conversation, size_t length, char *buffer, size_t capacity);
 
