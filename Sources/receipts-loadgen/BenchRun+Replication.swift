@@ -154,39 +154,104 @@ extension BenchRun {
     /// Failover time: a replicated ordinal's primary is SIGKILLed `kills` times; each time, the
     /// time from the kill to the first acknowledgement by the new primary, then the killed member
     /// is started again (it rejoins as a standby) and caught up before the next kill.
+    ///
+    /// The probe that finds the new primary is a read, sent from the moment of the kill, of a
+    /// message acknowledged just before it; a raw SUB on the reader's whole topic frame at both
+    /// members (another device of the reader's) times the read state's arrival from the kill too.
     mutating func failover(kills: Int) throws {
         let ordinal = try replicatedOrdinal(ack: "standby")
         defer { for member in ordinal.members { member.terminate() } }
-        var seconds: [Double] = []
+        let device = try ZMQSocket(context: context, type: .sub)
+        defer { device.close() }
+        try device.subscribe(Partitioning.exactUserTopic(for: DeviceSyncProbe.reader))
+        for member in ordinal.members { try device.connect(member.publishEndpoint) }
+        let conversation = DeviceSyncProbe.conversation
         var sequence: UInt64 = 0
-        for _ in 0..<kills {
+        try waitForAcknowledgement(
+            ordinal.members[0],
+            of: .conversationUpserted(
+                conversation: conversation,
+                kind: .direct,
+                members: [DeviceSyncProbe.sender, DeviceSyncProbe.reader]
+            ),
+            sequence: &sequence,
+            seconds: 10
+        )
+        var seconds: [Double] = []
+        var syncSeconds: [Double] = []
+        for kill in 1...kills {
             let roles = try ordinal.members.map { try health($0).role }
             guard let primaryIndex = roles.firstIndex(of: "primary") else {
                 throw LoadgenError(.process, "no primary among the members: \(roles)")
             }
+            let message = "f\(kill)"
+            try waitForAcknowledgement(
+                ordinal.members[primaryIndex],
+                of: .messageSent(
+                    conversation: conversation,
+                    message: message,
+                    sender: DeviceSyncProbe.sender,
+                    isSystem: false
+                ),
+                sequence: &sequence,
+                seconds: 10
+            )
             let survivor = ordinal.members[1 - primaryIndex]
             ordinal.members[primaryIndex].kill9()
             let killed = Monotonic.now()
-            try waitForAcknowledgement(survivor, sequence: &sequence, seconds: 30)
+            try waitForAcknowledgement(
+                survivor,
+                of: .read(conversation: conversation, user: DeviceSyncProbe.reader, message: message),
+                sequence: &sequence,
+                seconds: 30
+            )
             seconds.append(Monotonic.seconds(from: killed, to: Monotonic.now()))
+            try waitForReadState(on: device, upTo: UInt64(kill), seconds: 10)
+            syncSeconds.append(Monotonic.seconds(from: killed, to: Monotonic.now()))
             try ordinal.members[primaryIndex].start()
             try waitUntilInSync(ordinal, primary: 1 - primaryIndex)
         }
-        let sorted = seconds.sorted()
+        func cell(_ values: [Double]) -> String {
+            let sorted = values.sorted()
+            return ResultTable.seconds(sorted[(sorted.count - 1) / 2]) + " / " + ResultTable.seconds(sorted.last ?? 0)
+        }
         table.add(
             "failover: SIGKILL of the primary → first acknowledgement by the new one, \(kills) kills: p50 / max",
-            ours: ResultTable.seconds(sorted[(sorted.count - 1) / 2]) + " / " + ResultTable.seconds(sorted.last ?? 0),
+            ours: cell(seconds),
             baseline: "lease TTL 2 s",
             target: "<= 5 s"
+        )
+        table.add(
+            "device sync across a failover: a read sent from the primary's SIGKILL → its read state on another "
+                + "device, \(kills) kills: p50 / max",
+            ours: cell(syncSeconds),
+            baseline: "the failover row",
+            target: "—"
         )
         table.note(
             "Failover: two members and a real etcd on this machine, --lease-ttl-s 2, --replication-ack standby; the "
                 + "clock runs from the SIGKILL to the first acknowledged frame at the survivor's ingest endpoint "
-                + "(probed with a one-event frame every 100 ms); the killed member is then started again, rejoins as "
-                + "a standby and catches up before the next kill. It covers the lease's expiry (up to the TTL after "
-                + "the last keepalive), etcd's expiry check, the watch, the campaign transaction, the restart of the "
-                + "survivor's loop as primary (recovery of its log) and the new term's first record."
+                + "(a one-event frame, a read of a message acknowledged before the kill, sent every 100 ms); the "
+                + "killed member is then started again, rejoins as a standby and catches up before the next kill. It "
+                + "covers the lease's expiry (up to the TTL after the last keepalive), etcd's expiry check, the watch, "
+                + "the campaign transaction, the restart of the survivor's loop as primary (recovery of its log) and "
+                + "the new term's first record. The device-sync row times the same read from the kill to its read "
+                + "state at a raw SUB connected to both members (the new primary's PUB is bound anew: the SUB "
+                + "reconnects, and the worker announces the reader's state when its subscription arrives)."
         )
+    }
+
+    /// Receives read states of `DeviceSyncProbe.reader` on `device` until one reads up to
+    /// `sequence` or beyond.
+    /// - Throws: `LoadgenError` if none does within `seconds`.
+    private func waitForReadState(on device: ZMQSocket, upTo sequence: UInt64, seconds: Double) throws {
+        let deadline = Monotonic.now() + UInt64(seconds * 1e9)
+        try device.setReceiveTimeout(milliseconds: 100)
+        while Monotonic.now() < deadline {
+            guard let frames = try device.receiveMultipart(), frames.count == 2 else { continue }
+            if try ReadStateUpdate.decode(frames[1]).change.state.readUpTo >= sequence { return }
+        }
+        throw LoadgenError(.timeout, "the read state up to \(sequence) did not reach the other device in \(seconds) s")
     }
 
     /// `member`'s health answer (a primary's or a standby's), within 5 s.
@@ -195,22 +260,25 @@ extension BenchRun {
         return try BlockingWait.run(seconds: 5) { try await client.health(worker: 0) }
     }
 
-    /// Sends one-event frames to `member`'s ingest endpoint until one is acknowledged without an
-    /// error (a standby answers NOT_PRIMARY, a member between roles may not answer).
-    private func waitForAcknowledgement(_ member: DaemonProcess, sequence: inout UInt64, seconds: Double) throws {
+    /// Sends `kind` in one-event frames to `member`'s ingest endpoint, every 100 ms with the same
+    /// event id, until one is acknowledged without an error (a standby answers NOT_PRIMARY, a
+    /// member between roles may not answer).
+    private func waitForAcknowledgement(
+        _ member: DaemonProcess,
+        of kind: EventKind,
+        sequence: inout UInt64,
+        seconds: Double
+    ) throws {
         let deadline = Monotonic.now() + UInt64(seconds * 1e9)
+        sequence += 1
+        let event = Event(id: EventID(source: "failover-probe", sequence: sequence), kind: kind)
         while Monotonic.now() < deadline {
             let socket = try ZMQSocket(context: context, type: .dealer)
             defer { socket.close() }
             try socket.setLinger(milliseconds: 0)
             try socket.connect(member.ingestEndpoint)
             try socket.setReceiveTimeout(milliseconds: 100)
-            sequence += 1
-            let probe = Event(
-                id: EventID(source: "failover-probe", sequence: sequence),
-                kind: .memberJoined(conversation: "failover", user: "u\(sequence)")
-            )
-            _ = try socket.send([[], EventBatchCodec.encode([probe])])
+            _ = try socket.send([[], EventBatchCodec.encode([event])])
             if let reply = try socket.receiveMultipart(), let body = reply.last,
                 let decoded = try? IngestReply.decode(body), decoded.error == nil
             {
