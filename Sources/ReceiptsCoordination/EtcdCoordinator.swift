@@ -66,12 +66,12 @@ public final class EtcdCoordinator: Coordinator {
         leaseFilePath: String? = nil,
         logger: Logger
     ) throws(CoordinationError) {
-        guard !endpoints.isEmpty else { throw CoordinationError("etcd: no endpoint given") }
+        guard !endpoints.isEmpty else { throw CoordinationError(.invalidUse, "etcd: no endpoint given") }
         for endpoint in endpoints where !endpoint.hasPrefix("http://") && !endpoint.hasPrefix("https://") {
-            throw CoordinationError("etcd: the endpoint \"\(endpoint)\" is not an http:// or https:// URL")
+            throw CoordinationError(.invalidUse, "etcd: the endpoint \"\(endpoint)\" is not an http:// or https:// URL")
         }
         guard leaseTTLSeconds >= 1 else {
-            throw CoordinationError("etcd: a lease TTL of \(leaseTTLSeconds) s is below 1 s")
+            throw CoordinationError(.invalidUse, "etcd: a lease TTL of \(leaseTTLSeconds) s is below 1 s")
         }
         self.keys = OrdinalKeys(prefix: prefix, ordinal: ordinal)
         self.member = member
@@ -98,7 +98,10 @@ public final class EtcdCoordinator: Coordinator {
     public func start() async throws(CoordinationError) {
         try state.withLock { state throws(CoordinationError) in
             guard state.phase == .idle else {
-                throw CoordinationError("etcd start: the coordinator of \(member) was started or closed before")
+                throw CoordinationError(
+                    .invalidUse,
+                    "etcd start: the coordinator of \(member) was started or closed before"
+                )
             }
             state.phase = .starting
         }
@@ -122,7 +125,9 @@ public final class EtcdCoordinator: Coordinator {
             state.renewal = Task { await self.renewUntilCancelled() }
             return true
         }
-        if !started { throw CoordinationError("etcd start: the coordinator of \(member) was closed while starting") }
+        if !started {
+            throw CoordinationError(.invalidUse, "etcd start: the coordinator of \(member) was closed while starting")
+        }
     }
 
     /// The ordinal's keys as they are now (one range read).
@@ -153,7 +158,7 @@ public final class EtcdCoordinator: Coordinator {
         over state: OrdinalState
     ) async throws(CoordinationError) -> CampaignOutcome {
         let lease = self.state.withLock { $0.lease }
-        guard lease != 0 else { throw CoordinationError("etcd campaign: \(member) holds no lease") }
+        guard lease != 0 else { throw CoordinationError(.noLease, "etcd campaign: \(member) holds no lease") }
         let transaction = EtcdMessages.TxnRequest(
             compare: [
                 .init(key: keys.primary, target: .create, equals: 0),
@@ -170,7 +175,7 @@ public final class EtcdCoordinator: Coordinator {
         let answer: EtcdMessages.TxnResponse
         do {
             answer = try await gateway.call("campaign", "/v3/kv/txn", transaction, timeout: callTimeout)
-        } catch  where Self.isLeaseGone(error) {
+        } catch  where error.code == .leaseNotFound {
             // Revoked on etcd before a keepalive said so (etcd back after a pause): the member
             // holds no lease, and the next renewal round grants one.
             self.state.withLock { if $0.lease == lease { $0.lease = 0 } }
@@ -321,7 +326,10 @@ public final class EtcdCoordinator: Coordinator {
             timeout: callTimeout
         )
         guard answer.id != 0, answer.ttl > 0 else {
-            throw CoordinationError("etcd lease grant: granted no lease (\(answer.error ?? "no error given"))")
+            throw CoordinationError(
+                .refused,
+                "etcd lease grant: granted no lease (\(answer.error ?? "no error given"))"
+            )
         }
         deadline.store(LeaseDeadline.after(sentAt: sentAt, ttlSeconds: answer.ttl), ordering: .releasing)
         state.withLock { $0.lease = answer.id }
@@ -344,14 +352,9 @@ public final class EtcdCoordinator: Coordinator {
                 EtcdMessages.LeaseRequest(id: .init(lease)),
                 timeout: .seconds(1)
             )
-        } catch  where Self.isLeaseGone(error) {
+        } catch  where error.code == .leaseNotFound {
             // Already expired or revoked: what revoking wanted.
         }
-    }
-
-    /// Whether etcd refused a call because the lease it names is gone (expired or revoked).
-    private static func isLeaseGone(_ error: CoordinationError) -> Bool {
-        error.message.contains("requested lease not found")
     }
 
     /// The renewal rounds, every TTL/3, until `close()` cancels them. A lease found gone is
@@ -434,6 +437,7 @@ public final class EtcdCoordinator: Coordinator {
                     (message: EtcdMessages.WatchResponse) throws(CoordinationError) in
                     if message.canceled {
                         throw CoordinationError(
+                            .refused,
                             "etcd watch: cancelled by etcd (\(message.cancelReason ?? "no reason"))"
                         )
                     }

@@ -75,10 +75,10 @@ final class EtcdGateway: Sendable {
         do {
             messages = try framing.append(bytes)
         } catch {
-            throw CoordinationError("\(name): \(endpoint)\(path) answered a malformed stream: \(error)")
+            throw CoordinationError(.malformed, "\(name): \(endpoint)\(path) answered a malformed stream: \(error)")
         }
         guard let first = messages.first else {
-            throw CoordinationError("\(name): \(endpoint)\(path) answered no message")
+            throw CoordinationError(.malformed, "\(name): \(endpoint)\(path) answered no message")
         }
         return try Self.result(of: first, as: Result.self, name: name, at: endpoint + path)
     }
@@ -113,7 +113,7 @@ final class EtcdGateway: Sendable {
                 do {
                     messages = try framing.append(chunk.readableBytesView)
                 } catch {
-                    throw CoordinationError("\(name): \(url) answered a malformed stream: \(error)")
+                    throw CoordinationError(.malformed, "\(name): \(url) answered a malformed stream: \(error)")
                 }
                 for message in messages {
                     try await receive(try Self.result(of: message, as: Result.self, name: name, at: url))
@@ -124,7 +124,7 @@ final class EtcdGateway: Sendable {
         } catch {
             throw failure(name, url, error)
         }
-        throw CoordinationError("\(name): \(url) ended the stream")
+        throw CoordinationError(.unavailable, "\(name): \(url) ended the stream")
     }
 
     /// Shuts the HTTP client down; calls in flight fail.
@@ -163,7 +163,7 @@ final class EtcdGateway: Sendable {
     /// A call that got no answer: the next call goes to the next endpoint.
     private func failure(_ name: String, _ url: String, _ error: any Error) -> CoordinationError {
         if endpoints.count > 1 { preferred.add(1, ordering: .relaxed) }
-        return CoordinationError("\(name): no answer from \(url)", cause: error)
+        return CoordinationError(.unavailable, "\(name): no answer from \(url)", cause: error)
     }
 
     private static func request(_ url: String, _ body: some Encodable) throws(CoordinationError) -> HTTPClientRequest {
@@ -173,7 +173,7 @@ final class EtcdGateway: Sendable {
         do {
             request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(body)))
         } catch {
-            throw CoordinationError("cannot encode the request to \(url)", cause: error)
+            throw CoordinationError(.invalidUse, "cannot encode the request to \(url)", cause: error)
         }
         return request
     }
@@ -187,10 +187,12 @@ final class EtcdGateway: Sendable {
     )
         -> CoordinationError
     {
-        let detail =
-            (try? JSONDecoder().decode(EtcdMessages.ErrorBody.self, from: Data(body)))?.description
-            ?? String(decoding: body.prefix(300), as: UTF8.self)
-        return CoordinationError("\(name): \(url) answered HTTP \(status): \(detail)")
+        let decoded = try? JSONDecoder().decode(EtcdMessages.ErrorBody.self, from: Data(body))
+        let detail = decoded?.description ?? String(decoding: body.prefix(300), as: UTF8.self)
+        return CoordinationError(
+            EtcdMessages.code(grpcCode: decoded?.code, message: decoded?.message ?? decoded?.error),
+            "\(name): \(url) answered HTTP \(status): \(detail)"
+        )
     }
 
     /// The `result` of one stream message, or its `error` as a `CoordinationError`.
@@ -202,10 +204,13 @@ final class EtcdGateway: Sendable {
     ) throws(CoordinationError) -> Result {
         let decoded = try decode(EtcdMessages.StreamMessage<Result>.self, message, name: name, at: url)
         if let error = decoded.error {
-            throw CoordinationError("\(name): \(url) answered an error in its stream: \(error.description)")
+            throw CoordinationError(
+                EtcdMessages.code(grpcCode: error.grpcCode, message: error.message),
+                "\(name): \(url) answered an error in its stream: \(error.description)"
+            )
         }
         guard let result = decoded.result else {
-            throw CoordinationError("\(name): \(url) answered a stream message without a result")
+            throw CoordinationError(.malformed, "\(name): \(url) answered a stream message without a result")
         }
         return result
     }
@@ -220,7 +225,7 @@ final class EtcdGateway: Sendable {
             return try JSONDecoder().decode(type, from: Data(bytes))
         } catch {
             let text = String(decoding: bytes.prefix(300), as: UTF8.self)
-            throw CoordinationError("\(name): \(url) answered what is not a \(type): \(text)", cause: error)
+            throw CoordinationError(.malformed, "\(name): \(url) answered what is not a \(type): \(text)", cause: error)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsService
 
 /// The bodies of the six etcd 3.4 JSON gateway calls receiptd makes (deploy/REPLICATION.md,
 /// section 3.1): protobuf's JSON mapping of `rpc.proto`, reduced to the fields used.
@@ -324,6 +325,17 @@ package enum EtcdMessages {
     }
 
     /// A failed unary call's body: `{"error": "...", "message": "...", "code": N}` (gRPC's code).
+    /// The `CoordinationError.Code` of an error etcd answered: its gRPC code, and for NotFound
+    /// (5) the one message etcd gives a lease that is gone (`rpctypes.ErrLeaseNotFound`), the one
+    /// place this is told apart.
+    static func code(grpcCode: Int?, message: String?) -> CoordinationError.Code {
+        switch grpcCode {
+        case 5 where message?.contains("requested lease not found") == true: .leaseNotFound
+        case 4, 14: .unavailable  // DeadlineExceeded, Unavailable
+        default: .refused
+        }
+    }
+
     package struct ErrorBody: Decodable, Sendable, Equatable {
         package var error: String?
         package var message: String?

@@ -29,9 +29,12 @@ extension ReceiptPipeline {
         }
         if let refusal = Self.replicationRefusal(frontier.ingestRefusal) {
             // Not an invalid frame: counted on its own, never logged per frame (the shipping
-            // thread logs the change once).
+            // thread logs the change once). Answered at once, as REPLICATION.md 5.3 promises:
+            // nothing of it was applied, and queued behind a frame that waits for a standby to
+            // return it would wait as long (on every connection), ahead of the connection's
+            // earlier replies as a gateway limit's refusal is.
             counters.increment(.replicationRefusals)
-            reply(envelope.reply(IngestReply(results: [], error: refusal).encode()), on: .ingest)
+            send(envelope.reply(IngestReply(results: [], error: refusal).encode()), on: .ingest)
             return
         }
         guard body.count == 1, let frame = body.first else {

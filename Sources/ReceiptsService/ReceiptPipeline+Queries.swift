@@ -10,7 +10,12 @@ extension ReceiptPipeline {
     func receiveQuery(_ frames: [UnsafeRawBufferPointer], role: ClientRole?) {
         counters.increment(hot.queryFrames)
         guard let (envelope, body) = RequestEnvelope.split(frames) else { return }
-        if let answer = answer(body: body, envelope: envelope, role: role) {
+        guard let answer = answer(body: body, envelope: envelope, role: role) else { return }
+        if case .health = answer {
+            // Health shows no receipt state, only the worker's: answered at once, so that an
+            // operator sees a primary that waits for a standby instead of waiting with it.
+            send(envelope.reply(answer.encode()), on: .queries)
+        } else {
             // The answer may reflect batches not yet durable: it waits for them.
             reply(envelope.reply(answer.encode()), on: .queries)
         }

@@ -1,7 +1,8 @@
 import Glibc
 
-/// A plain HTTP/1.0 GET on a loopback port over a socket of its own, for probing etcd's `/health`
-/// and receiptd's `/metrics` from the tests and the load generator.
+/// A plain HTTP/1.0 request on a loopback port over a socket of its own, for probing etcd's
+/// `/health` and receiptd's `/metrics` from the tests and the load generator, and for the tests'
+/// calls of etcd's JSON gateway.
 ///
 /// Not Foundation's `URLSession`: on Linux it stops the process with a fatal error ("Transfer
 /// completed, but there's no response") when a server closes a connection without answering,
@@ -18,6 +19,23 @@ package enum LoopbackHTTP {
     /// - Returns: The response, or nil when nothing listens, the connection closes without an
     ///   answer, or the answer is not HTTP.
     package static func get(port: Int, path: String, timeoutMilliseconds: Int = 1000) -> Response? {
+        request("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", port: port, timeoutMilliseconds)
+    }
+
+    /// POSTs `body` (JSON) to `path` on `127.0.0.1:port`, waiting at most `timeoutMilliseconds`
+    /// for each step.
+    ///
+    /// - Returns: The response, or nil as for `get(port:path:timeoutMilliseconds:)`.
+    package static func post(port: Int, path: String, body: String, timeoutMilliseconds: Int = 3000) -> Response? {
+        request(
+            "POST \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)",
+            port: port,
+            timeoutMilliseconds
+        )
+    }
+
+    private static func request(_ text: String, port: Int, _ timeoutMilliseconds: Int) -> Response? {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -35,7 +53,7 @@ package enum LoopbackHTTP {
             }
         }
         guard connected else { return nil }
-        let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+        let request = Array(text.utf8)
         guard
             request.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) })
                 == request.count

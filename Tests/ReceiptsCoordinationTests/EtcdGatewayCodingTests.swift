@@ -162,8 +162,27 @@ struct EtcdGatewayCodingTests {
         #expect(error.message.contains("http://127.0.0.1:2379/v3/lease/revoke"))
         #expect(error.message.contains("HTTP 404"))
         #expect(error.message.contains("requested lease not found (gRPC code 5)"))
+        #expect(error.code == .leaseNotFound)
         let html = EtcdGateway.httpError("range", "http://h/v3/kv/range", 502, Array("<html>".utf8))
         #expect(html.message.contains("HTTP 502: <html>"))
+        #expect(html.code == .refused)
+    }
+
+    /// Decisions read the code, never the message: etcd's lease-gone refusal is recognised in
+    /// one place, by its gRPC code and its message together.
+    @Test(
+        arguments: [
+            (5, "etcdserver: requested lease not found", CoordinationError.Code.leaseNotFound),
+            (5, "etcdserver: key not found", .refused),
+            (nil, "etcdserver: requested lease not found", .refused),
+            (14, "etcdserver: no leader", .unavailable),
+            (4, "context deadline exceeded", .unavailable),
+            (9, "etcdserver: mvcc: required revision has been compacted", .refused),
+            (3, nil, .refused),
+        ] as [(Int?, String?, CoordinationError.Code)]
+    )
+    func etcdsErrorsCarryACode(grpcCode: Int?, message: String?, code: CoordinationError.Code) {
+        #expect(EtcdMessages.code(grpcCode: grpcCode, message: message) == code)
     }
 
     @Test func aStreamMessageIsItsResultOrItsError() throws {
@@ -181,6 +200,7 @@ struct EtcdGatewayCodingTests {
             try EtcdGateway.result(of: Array(failed.utf8), as: EtcdMessages.WatchResponse.self, name: "watch", at: "u")
         } throws: { error in
             (error as? CoordinationError)?.message.contains("etcdserver: no leader (gRPC code 14, HTTP 503)") == true
+                && (error as? CoordinationError)?.code == .unavailable
         }
         #expect(throws: CoordinationError.self) {
             try EtcdGateway.result(of: Array("{}".utf8), as: EtcdMessages.WatchResponse.self, name: "watch", at: "u")

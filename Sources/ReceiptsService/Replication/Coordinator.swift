@@ -185,12 +185,38 @@ public enum CampaignOutcome: Sendable, Equatable {
 
 /// The coordination service could not be reached, or answered something unexpected.
 public struct CoordinationError: Error, CustomStringConvertible {
+    /// What kind of failure it is, for the code that decides what to do next (never the message).
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Kind: String, Sendable {
+            case unavailable, leaseNotFound, noLease, refused, malformed, invalidUse
+        }
+        private let kind: Kind
+
+        /// No answer: the service, or the way to it, is down or too slow.
+        public static let unavailable = Code(kind: .unavailable)
+        /// The lease a call names is gone: it expired or was revoked on the service.
+        public static let leaseNotFound = Code(kind: .leaseNotFound)
+        /// This member holds no lease to make the call with.
+        public static let noLease = Code(kind: .noLease)
+        /// The service answered with an error of another kind.
+        public static let refused = Code(kind: .refused)
+        /// An answer, or a stored record, that cannot be read.
+        public static let malformed = Code(kind: .malformed)
+        /// A setting or a call this coordinator cannot take (a bad endpoint, started twice).
+        public static let invalidUse = Code(kind: .invalidUse)
+
+        public var description: String { kind.rawValue }
+    }
+
+    /// What kind of failure it is.
+    public var code: Code
     /// What failed, for an operator.
     public var message: String
     /// The underlying error.
     public var cause: (any Error)?
 
-    public init(_ message: String, cause: (any Error)? = nil) {
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
+        self.code = code
         self.message = message
         self.cause = cause
     }

@@ -103,7 +103,7 @@ public final class InMemoryCoordinator: Coordinator {
         }
 
         fileprivate static func unavailable(_ call: String) -> CoordinationError {
-            CoordinationError("\(call): the in-memory coordination service is unavailable")
+            CoordinationError(.unavailable, "\(call): the in-memory coordination service is unavailable")
         }
     }
 
@@ -146,7 +146,7 @@ public final class InMemoryCoordinator: Coordinator {
     public func start() async throws(CoordinationError) {
         try store.withContents("start") { contents throws(CoordinationError) in
             guard contents.renewers[id] == nil else {
-                throw CoordinationError("start: the coordinator of \(member) was started before")
+                throw CoordinationError(.invalidUse, "start: the coordinator of \(member) was started before")
             }
             let interval = UInt64(max(leaseTTLSeconds, 1)) * 1_000_000_000 / 3
             var renewer = Contents.Renewer(member: member, ttlSeconds: leaseTTLSeconds, interval: interval)
@@ -174,7 +174,7 @@ public final class InMemoryCoordinator: Coordinator {
     ) async throws(CoordinationError) -> CampaignOutcome {
         try store.withContents("campaign") { contents throws(CoordinationError) -> CampaignOutcome in
             guard let lease = contents.renewers[id]?.lease, contents.leases[lease] != nil else {
-                throw CoordinationError("campaign: \(member) holds no lease")
+                throw CoordinationError(.noLease, "campaign: \(member) holds no lease")
             }
             guard contents.keys[keys.primary] == nil,
                 contents.keys[keys.term]?.modRevision ?? 0 == state.termRevision,

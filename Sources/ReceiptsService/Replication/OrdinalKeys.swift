@@ -79,6 +79,7 @@ package struct OrdinalKeys: Sendable, Equatable {
             case term:
                 guard let text = String(validating: stored.value, as: UTF8.self), let value = UInt64(text) else {
                     throw CoordinationError(
+                        .malformed,
                         "the key \(stored.key) does not hold a decimal term: \(describe(stored.value))"
                     )
                 }
@@ -108,6 +109,7 @@ package struct OrdinalKeys: Sendable, Equatable {
             return try JSONDecoder().decode(type, from: Data(stored.value))
         } catch {
             throw CoordinationError(
+                .malformed,
                 "the key \(stored.key) does not hold a \(type) document: \(describe(stored.value))",
                 cause: error
             )

@@ -65,6 +65,41 @@ import Testing
         #expect(replies.last?.error == nil)
     }
 
+    /// Issue 29: once a frame waits for a standby that went away, new frames on other
+    /// connections are refused at once and health is answered at once (both waited behind it).
+    @Test func aFrameWaitingForALostStandbyHoldsNoRefusalAndNoHealthAnswer() async throws {
+        let pair = try Self.gatedPair()
+        try pair.start()
+        try await pair.catchUp()
+        // Frame A is applied and durable here; the standby never confirms it.
+        pair.primary.ingest(ShippingTests.conversation, peer: "gateway-a")
+        try await pair.primary.waitUntilDurable()
+        pair.now += pair.settings.timeoutMilliseconds + 1
+        pair.shipper.ship(now: pair.now) { _ in false }
+        try pair.primary.pipeline.advance(now: ServiceClock.monotonicMilliseconds())
+        #expect(Self.ingestReplies(pair.primary) == 0, "frame A waits for a standby")
+
+        let before = pair.primary.sink.outputs.count
+        pair.primary.ingest(ShippingTests.traffic(1)[0], peer: "gateway-b")
+        pair.primary.send(.health)
+        let answered = pair.primary.sink.outputs.dropFirst(before).compactMap { output -> (String, [UInt8])? in
+            guard case .reply(let endpoint, let body, _) = output else { return nil }
+            return ("\(endpoint)", body)
+        }
+        #expect(answered.map(\.0) == ["ingest", "queries"], "both answered at once, without an advance")
+        if let refusal = answered.first, refusal.0 == "ingest" {
+            #expect(try IngestReply.decode(refusal.1).error?.code == .unavailable)
+        }
+        if let health = answered.last, health.0 == "queries", case .health(let state) = try QueryReply.decode(health.1)
+        {
+            #expect(state.state == "serving")
+        } else {
+            Issue.record("no health answer")
+        }
+        #expect(pair.primary.counter("receiptd.replication.refused_frames") == 1)
+        #expect(Self.ingestReplies(pair.primary) == 1, "frame A still waits")
+    }
+
     @Test func underLocalFallbackThePrimaryAcknowledgesAlone() async throws {
         let pair = try Self.gatedPair(fallback: .local)
         pair.shipper.ship(now: 1_001) { _ in true }
