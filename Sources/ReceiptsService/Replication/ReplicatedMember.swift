@@ -14,28 +14,15 @@ import Synchronization
 ///
 /// Runs on the worker's thread. A task watches the ordinal's keys and asks the running loop to
 /// end (`ServiceControl.requestLeave`) when they no longer match its role; every change of role
-/// closes the log and opens it again, so each role starts from what recovery builds.
+/// closes the log and opens it again, so each role starts from what recovery builds. What to do
+/// next, and whether keys match the role, is decided by `MemberMachine`, a value with no I/O.
 final class ReplicatedMember: Sendable {
-    /// The role the member is in, as the watcher compares it with the ordinal's keys.
-    private enum Role: Equatable {
-        /// Waiting for a primary to follow, or for eligibility.
-        case waiting
-        /// Following this primary.
-        case standby(PrimaryRecord)
-        /// Primary, with the primary key created at this revision.
-        case primary(guardRevision: Int64)
-    }
-
-    /// How long a member waits before it campaigns again, after a campaign whose outcome is
-    /// unknown or while it holds no lease.
-    static let campaignRetryMilliseconds: Int32 = 100
-
     private let configuration: ServiceConfiguration
     private let settings: ReplicationSettings
     private let coordinator: any Coordinator
     private let logger: Logger
     private let control: ServiceControl
-    private let role = Mutex(Role.waiting)
+    private let machine: Mutex<MemberMachine>
     private let metrics: ReplicationMetrics
     /// The ordinal's keys as last seen by the watcher.
     private let latest = Mutex<OrdinalState?>(nil)
@@ -54,6 +41,20 @@ final class ReplicatedMember: Sendable {
         self.coordinator = coordinator
         self.logger = logger
         self.control = control
+        machine = Mutex(
+            MemberMachine(
+                member: PrimaryRecord(
+                    member: settings.member,
+                    term: 0,
+                    replication: settings.endpoint,
+                    ingest: configuration.ingestEndpoint,
+                    query: configuration.queryEndpoint,
+                    publish: configuration.publishEndpoint
+                ),
+                mayStartOrdinal: settings.mayStartOrdinal,
+                acknowledgement: settings.acknowledgement
+            )
+        )
     }
 
     /// Takes roles until `stop()`; the first role ready calls `onReady`.
@@ -90,26 +91,39 @@ final class ReplicatedMember: Sendable {
                     continue
                 }
             }
-            if let primary = state.primary {
-                if primary.member == settings.member {
-                    // A key this member holds from an earlier run or term: hand it back and start over.
-                    _ = try? Blocking.run { () async throws(CoordinationError) in
-                        try await coordinator.resign(guardRevision: state.primaryRevision)
-                    }
-                    latest.withLock { $0 = nil }
-                    continue
-                }
-                try follow(primary, onReady: readyOnce)
-                continue
+            // Read only while no primary is named: the quiet period starts when it is first seen so.
+            let unnamed = state.primary == nil
+            let ownLastTerm =
+                unnamed ? ((try? TermsFile.read(directory: configuration.dataDirectory)) ?? nil)?.last : nil
+            let quiet =
+                unnamed ? quietPeriod.remaining(after: state.handOver, term: state.term, member: settings.member) : nil
+            let action = machine.withLock {
+                $0.next(
+                    state: state,
+                    ownLastTerm: ownLastTerm,
+                    holdsLease: coordinator.lease != 0,
+                    quietMilliseconds: quiet
+                )
             }
-            let quiet = quietPeriod.remaining(after: state.handOver, term: state.term, member: settings.member)
-            guard isEligible(state), quiet == nil else {
+            switch action {
+            case .resign(let guardRevision):
+                // A key this member holds from an earlier run or term: hand it back and start over.
+                _ = try? Blocking.run { () async throws(CoordinationError) in
+                    try await coordinator.resign(guardRevision: guardRevision)
+                }
+                latest.withLock { $0 = nil }
+            case .follow(let primary):
+                try follow(primary, onReady: readyOnce)
+            case .stayWaiting(let milliseconds):
                 setRole(.waiting)
                 readyOnce()
-                control.waitForWake(milliseconds: Int32(min(quiet ?? 1000, 1000)))
-                continue
+                control.waitForWake(milliseconds: Int32(milliseconds))
+            case .awaitLease(let milliseconds):
+                // Without a lease no campaign can win: wait, quietly, for the coordinator's next grant.
+                control.waitForWake(milliseconds: Int32(milliseconds))
+            case .campaign(let record, let inSync):
+                try campaign(record, inSync: inSync, over: state, onReady: readyOnce)
             }
-            try campaign(over: state, onReady: readyOnce)
         }
     }
 
@@ -132,28 +146,15 @@ final class ReplicatedMember: Sendable {
         try loop.run(onReady: onReady)
     }
 
-    /// Campaigns for the next term; on winning, serves as primary until deposed or stopped.
-    private func campaign(over state: OrdinalState, onReady: () -> Void) throws(ServiceError) {
-        // Without a lease no campaign can win: wait, quietly, for the coordinator's next grant.
-        guard coordinator.lease != 0 else {
-            control.waitForWake(milliseconds: Self.campaignRetryMilliseconds)
-            return
-        }
-        let ownTerms = (try? TermsFile.read(directory: configuration.dataDirectory)) ?? nil
-        let term = max(state.term, ownTerms?.last.term ?? 0) + 1
-        let record = PrimaryRecord(
-            member: settings.member,
-            term: term,
-            replication: settings.endpoint,
-            ingest: configuration.ingestEndpoint,
-            query: configuration.queryEndpoint,
-            publish: configuration.publishEndpoint
-        )
-        let inSync = InSyncRecord(
-            term: term,
-            standbys: (state.inSync?.standbys ?? []).filter { $0 != settings.member },
-            ack: settings.acknowledgement.rawValue
-        )
+    /// Campaigns for `record`'s term over `state`; on winning, serves as primary until deposed
+    /// or stopped.
+    private func campaign(
+        _ record: PrimaryRecord,
+        inSync: InSyncRecord,
+        over state: OrdinalState,
+        onReady: () -> Void
+    ) throws(ServiceError) {
+        let term = record.term
         let coordinator = self.coordinator
         control.role = .candidate
         metrics.record(role: .candidate, term: state.term)
@@ -172,7 +173,7 @@ final class ReplicatedMember: Sendable {
             // Not at once: a member whose lease is gone (etcd back after a pause, say) fails
             // every campaign until the coordinator's next grant, and retried in a loop it
             // logged hundreds of these a second.
-            control.waitForWake(milliseconds: Self.campaignRetryMilliseconds)
+            control.waitForWake(milliseconds: Int32(MemberMachine.campaignRetryMilliseconds))
             return
         }
         switch outcome {
@@ -186,7 +187,7 @@ final class ReplicatedMember: Sendable {
             logger.notice("won the campaign; serving as primary", metadata: ["replication.term": "\(term)"])
             // The keys seen so far name no primary: the watcher brings the ones that name this member.
             latest.withLock { $0 = nil }
-            setRole(.primary(guardRevision: guardRevision))
+            setRole(.primary(term: term, guardRevision: guardRevision))
             metrics.record(role: .primary, term: term)
             let loop = try ServiceLoop(
                 configuration: configuration,
@@ -225,24 +226,11 @@ final class ReplicatedMember: Sendable {
         }
     }
 
-    /// Section 6.1: in the recorded in-sync set of the latest term, or the writer of the latest
-    /// term, or a member of the first member set for an ordinal's first term.
-    private func isEligible(_ state: OrdinalState) -> Bool {
-        if let inSync = state.inSync, inSync.term == state.term, inSync.standbys.contains(settings.member) {
-            return true
-        }
-        let ownTerms = (try? TermsFile.read(directory: configuration.dataDirectory)) ?? nil
-        if state.term > 0, let last = ownTerms?.last, last.term == state.term, last.member == settings.member {
-            return true
-        }
-        return state.term == 0 && settings.mayStartOrdinal
-    }
-
     /// Takes a new role: a leave asked for the old one is void; keys already seen that do not
     /// match the new one ask for the next change at once.
-    private func setRole(_ new: Role) {
+    private func setRole(_ new: MemberMachine.Role) {
         control.clearLeave()
-        role.withLock { $0 = new }
+        machine.withLock { $0.take(new) }
         switch new {
         case .waiting:
             control.role = .waiting
@@ -259,14 +247,7 @@ final class ReplicatedMember: Sendable {
 
     /// Whether the keys agree with the role the member is in.
     private func matches(_ state: OrdinalState) -> Bool {
-        switch role.withLock({ $0 }) {
-        case .waiting:
-            return state.primary == nil
-        case .standby(let primary):
-            return state.primary == primary
-        case .primary(let guardRevision):
-            return state.primary?.member == settings.member && state.primaryRevision == guardRevision
-        }
+        machine.withLock { $0.matches(state) }
     }
 
     /// Follows the ordinal's keys: stores each state and asks the loop to leave when the role
