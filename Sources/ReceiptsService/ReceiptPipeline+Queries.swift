@@ -3,6 +3,14 @@ import ReceiptsCore
 import ReceiptsWire
 
 extension ReceiptPipeline {
+    /// The role a serving pipeline reports in `Health`: none unreplicated; `deposed` while its
+    /// lease lapsed (it answers ingest `NOT_PRIMARY` then, and health must not say otherwise);
+    /// else `primary`. (A standby answers from its own loop.)
+    var servingRole: String {
+        guard configuration.replication != nil else { return "" }
+        return frontier.ingestRefusal == .leaseExpired ? "deposed" : MemberRole.primary.rawValue
+    }
+
     /// Takes one query message (ROUTER: envelope, then one `Query` frame), borrowed for the
     /// duration of the call.
     /// - Parameter role: The client key's role, with CURVE on (the ZAP handler set it as the
@@ -69,7 +77,7 @@ extension ReceiptPipeline {
                     workerCount: engine.topology.workerCount,
                     uptimeMilliseconds: UInt64(ServiceClock.monotonicMilliseconds() - startedMonotonic),
                     publisherRun: statusPublisher.publisherRun,
-                    role: configuration.replication == nil ? "" : "primary",
+                    role: servingRole,
                     term: terms.last.term,
                     member: configuration.replication?.member ?? "",
                     applied: log.appendedPosition.offset

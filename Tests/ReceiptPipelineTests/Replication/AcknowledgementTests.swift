@@ -100,6 +100,36 @@ import Testing
         #expect(Self.ingestReplies(pair.primary) == 1, "frame A still waits")
     }
 
+    /// Issue 29: health said "primary" while the member answered ingest NOT_PRIMARY (its lease
+    /// lapsed); it says what ingest says now.
+    @Test func aPrimaryWhoseLeaseLapsedSaysDeposedInHealth() async throws {
+        let gate = ReplicationGate(position: 0, wake: {})
+        let fixture = try PipelineFixture(gate: gate) {
+            $0.replication = ReplicationSettings(member: "receiptd-0", role: .primary, endpoint: "inproc://r")
+        }
+        func role() async throws -> String {
+            guard case .health(let health) = try await fixture.ask(.health) else {
+                throw PipelineTestError("no health answer")
+            }
+            return health.role
+        }
+        #expect(try await role() == "primary")
+        gate.update(replicatedPosition: 0, refusal: .leaseExpired)
+        #expect(try await role() == "deposed")
+        fixture.ingest(ShippingTests.conversation)
+        guard case .reply(.ingest, let body, _)? = fixture.sink.outputs.last else {
+            throw PipelineTestError("no reply to the refused frame")
+        }
+        #expect(try IngestReply.decode(body).error?.code == .notPrimary)
+        gate.update(replicatedPosition: 0, refusal: .none)
+        #expect(try await role() == "primary")
+        // Unreplicated, a worker names no role.
+        guard case .health(let unreplicated) = try await PipelineFixture().ask(.health) else {
+            throw PipelineTestError("no health answer")
+        }
+        #expect(unreplicated.role == "")
+    }
+
     @Test func underLocalFallbackThePrimaryAcknowledgesAlone() async throws {
         let pair = try Self.gatedPair(fallback: .local)
         pair.shipper.ship(now: 1_001) { _ in true }
