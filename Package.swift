@@ -150,10 +150,11 @@ let package = Package(
         ),
 
         // What the integration tests and the load generator share: the one receiptd launcher (its
-        // environment cleared), the sync/async bridge, SplitMix64 and ScriptedWorker.
+        // environment cleared), the sync/async bridge, SplitMix64, ScriptedWorker, a real etcd on
+        // loopback and the in-memory coordinator that stands for one in process.
         .target(
             name: "ReceiptsTestKit",
-            dependencies: ["ReceiptsClient", "ReceiptsCore", "ReceiptsWire", "ZeroMQ"],
+            dependencies: ["ReceiptsClient", "ReceiptsCore", "ReceiptsService", "ReceiptsWire", "ZeroMQ"],
             swiftSettings: swiftSettings
         ),
 

@@ -3,8 +3,9 @@
 /// that expires on the service's clock when its holder stops renewing it.
 ///
 /// One coordinator serves one member of one ordinal. `EtcdCoordinator` (`ReceiptsCoordination`)
-/// talks to etcd; `InMemoryCoordinator` is the same semantics in one process, for the in-process
-/// tests. The same conformance tests run against both.
+/// talks to etcd; `InMemoryCoordinator` (`ReceiptsTestKit`, not shipped in the daemon) is the
+/// same semantics in one process, for the in-process tests. The same conformance tests run
+/// against both.
 public protocol Coordinator: Sendable {
     /// Grants this member's lease (revoking a lease a previous run of this member left, if the
     /// implementation keeps one) and keeps it alive until `close()`. Call once, first.

@@ -1,3 +1,4 @@
+package import ReceiptsService
 import Synchronization
 
 /// A `Coordinator` whose service is an in-process `Store`: the semantics of `EtcdCoordinator`
@@ -9,28 +10,28 @@ import Synchronization
 /// TTL/3 of that clock (while the store is available and its renewals are not stopped), and a
 /// lease not renewed for its TTL expires, deleting the keys attached to it. `leaseDeadline` is on
 /// that clock too (`Store.now` stands for `CLOCK_MONOTONIC`).
-public final class InMemoryCoordinator: Coordinator {
+package final class InMemoryCoordinator: Coordinator {
     /// The shared "coordination service": keys with etcd's revisions, leases, watches, and a
     /// switch that makes it unreachable.
-    public final class Store: Sendable {
+    package final class Store: Sendable {
         private let contents: Mutex<Contents>
 
         /// An empty store (revision 1, as a new etcd) whose clock reads `now` nanoseconds.
-        public init(now: UInt64 = 1_000_000_000) {
+        package init(now: UInt64 = 1_000_000_000) {
             contents = Mutex(Contents(now: now))
         }
 
         /// The store's clock, in nanoseconds.
-        public var now: UInt64 { contents.withLock { $0.now } }
+        package var now: UInt64 { contents.withLock { $0.now } }
 
         /// The store's revision: one more for every write.
-        public var revision: Int64 { contents.withLock { $0.revision } }
+        package var revision: Int64 { contents.withLock { $0.revision } }
 
         /// Whether the members can reach the service. While false every call throws
         /// `CoordinationError` and no lease is renewed, but the service itself goes on: leases
         /// still expire as the clock advances (a partition of every member from it). Setting it
         /// to false ends every open `changes()` stream with a `CoordinationError`.
-        public var isAvailable: Bool {
+        package var isAvailable: Bool {
             get { contents.withLock { $0.isAvailable } }
             set {
                 let ended = contents.withLock { contents -> [Watcher] in
@@ -46,12 +47,12 @@ public final class InMemoryCoordinator: Coordinator {
         /// Moves the clock forward by `nanoseconds`, renewing the leases of the coordinators that
         /// renew (every TTL/3, in order) and expiring the leases that were not renewed for their
         /// TTL, as the time passes.
-        public func advance(by nanoseconds: UInt64) {
+        package func advance(by nanoseconds: UInt64) {
             contents.withLock { $0.advance(to: $0.now + nanoseconds) }
         }
 
         /// Moves the clock forward by `duration` (see `advance(by:)` with nanoseconds).
-        public func advance(by duration: Duration) {
+        package func advance(by duration: Duration) {
             let (seconds, attoseconds) = duration.components
             advance(by: UInt64(max(seconds, 0)) * 1_000_000_000 + UInt64(max(attoseconds, 0) / 1_000_000_000))
         }
@@ -60,7 +61,7 @@ public final class InMemoryCoordinator: Coordinator {
         /// if the service had expired it early; its coordinator, if it renews, grants itself a new
         /// lease at its next renewal, as `EtcdCoordinator` does when a keepalive finds its lease
         /// gone. Its `leaseDeadline` is not moved.
-        public func expireLease(of member: String) {
+        package func expireLease(of member: String) {
             contents.withLock { contents in
                 for (_, renewer) in contents.renewers where renewer.member == member {
                     contents.revoke(lease: renewer.lease)
@@ -70,7 +71,7 @@ public final class InMemoryCoordinator: Coordinator {
 
         /// Stops renewing `member`'s lease, as if its process froze: the lease expires its TTL
         /// after the last renewal unless ``resumeRenewals(of:)`` comes first.
-        public func stopRenewals(of member: String) {
+        package func stopRenewals(of member: String) {
             contents.withLock { contents in
                 for (id, renewer) in contents.renewers where renewer.member == member {
                     contents.renewers[id]?.renewing = false
@@ -79,7 +80,7 @@ public final class InMemoryCoordinator: Coordinator {
         }
 
         /// Renews `member`'s lease again, from a renewal period after now.
-        public func resumeRenewals(of member: String) {
+        package func resumeRenewals(of member: String) {
             contents.withLock { contents in
                 for (id, renewer) in contents.renewers where renewer.member == member {
                     contents.renewers[id]?.renewing = true
@@ -122,7 +123,7 @@ public final class InMemoryCoordinator: Coordinator {
     ///   - ordinal: The worker index.
     ///   - member: This member's name.
     ///   - leaseTTLSeconds: The lease's TTL on the store's clock.
-    public init(
+    package init(
         store: Store,
         prefix: String = "/receiptd/default",
         ordinal: Int,
@@ -143,7 +144,7 @@ public final class InMemoryCoordinator: Coordinator {
     ///
     /// - Throws: `CoordinationError` when the store is unavailable or this coordinator was started
     ///   before.
-    public func start() async throws(CoordinationError) {
+    package func start() async throws(CoordinationError) {
         try store.withContents("start") { contents throws(CoordinationError) in
             guard contents.renewers[id] == nil else {
                 throw CoordinationError(.invalidUse, "start: the coordinator of \(member) was started before")
@@ -159,7 +160,7 @@ public final class InMemoryCoordinator: Coordinator {
     /// The ordinal's keys as they are now.
     ///
     /// - Throws: `CoordinationError` when the store is unavailable.
-    public func state() async throws(CoordinationError) -> OrdinalState {
+    package func state() async throws(CoordinationError) -> OrdinalState {
         try store.withContents("state") { contents throws(CoordinationError) in try contents.state(of: keys) }
     }
 
@@ -167,7 +168,7 @@ public final class InMemoryCoordinator: Coordinator {
     ///
     /// - Throws: `CoordinationError` when the store is unavailable or this member holds no lease
     ///   (not started, closed, or its lease expired and was not granted again yet).
-    public func campaign(
+    package func campaign(
         _ primary: PrimaryRecord,
         inSync: InSyncRecord,
         over state: OrdinalState
@@ -195,7 +196,7 @@ public final class InMemoryCoordinator: Coordinator {
     ///
     /// - Returns: Whether it was written.
     /// - Throws: `CoordinationError` when the store is unavailable.
-    public func recordInSync(_ record: InSyncRecord, guardRevision: Int64) async throws(CoordinationError) -> Bool {
+    package func recordInSync(_ record: InSyncRecord, guardRevision: Int64) async throws(CoordinationError) -> Bool {
         try store.withContents("recordInSync") { contents throws(CoordinationError) -> Bool in
             guard contents.keys[keys.primary]?.createRevision == guardRevision else { return false }
             _ = contents.write([(keys.inSync, OrdinalKeys.value(record), 0)])
@@ -206,7 +207,7 @@ public final class InMemoryCoordinator: Coordinator {
     /// Deletes the primary key while it is the one created at `guardRevision`.
     ///
     /// - Throws: `CoordinationError` when the store is unavailable.
-    public func resign(guardRevision: Int64) async throws(CoordinationError) {
+    package func resign(guardRevision: Int64) async throws(CoordinationError) {
         try store.withContents("resign") { contents throws(CoordinationError) in
             guard contents.keys[keys.primary]?.createRevision == guardRevision else { return }
             contents.delete([keys.primary])
@@ -218,7 +219,7 @@ public final class InMemoryCoordinator: Coordinator {
     ///
     /// - Returns: Whether it was written.
     /// - Throws: `CoordinationError` when the store is unavailable.
-    public func handOver(_ record: HandOverRecord, guardRevision: Int64) async throws(CoordinationError) -> Bool {
+    package func handOver(_ record: HandOverRecord, guardRevision: Int64) async throws(CoordinationError) -> Bool {
         try store.withContents("handOver") { contents throws(CoordinationError) -> Bool in
             guard contents.keys[keys.primary]?.createRevision == guardRevision else { return false }
             contents.write([(keys.handOver, OrdinalKeys.value(record), 0)], deleting: [keys.primary])
@@ -228,7 +229,7 @@ public final class InMemoryCoordinator: Coordinator {
 
     /// The ordinal's state now, then after every write that touches its keys. It throws when the
     /// store is or becomes unavailable, and ends at `close()`.
-    public func changes() -> AsyncThrowingStream<OrdinalState, any Error> {
+    package func changes() -> AsyncThrowingStream<OrdinalState, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: OrdinalState.self, throwing: (any Error).self)
         let registered: Result<Int, CoordinationError> = store.withContentsIgnoringAvailability { contents in
             guard contents.isAvailable else { return .failure(Store.unavailable("changes")) }
@@ -257,17 +258,17 @@ public final class InMemoryCoordinator: Coordinator {
     }
 
     /// This member's lease deadline on the store's clock; 0 before `start()`.
-    public var leaseDeadline: UInt64 {
+    package var leaseDeadline: UInt64 {
         store.withContentsIgnoringAvailability { $0.renewers[id]?.deadline ?? 0 }
     }
 
-    public var lease: Int64 {
+    package var lease: Int64 {
         store.withContentsIgnoringAvailability { $0.renewers[id]?.lease ?? 0 }
     }
 
     /// Stops renewing, revokes the lease if the store is available (else it expires after its
     /// TTL, as an unreachable etcd's would), and ends this coordinator's `changes()` streams.
-    public func close() async {
+    package func close() async {
         let ended = store.withContentsIgnoringAvailability { contents -> [Watcher] in
             if let renewer = contents.renewers[id] {
                 contents.renewers[id]?.closed = true
