@@ -78,6 +78,7 @@ public enum Partitioning {
     /// one conversation or user, while `topic(for:)` alone is a prefix that also matches every
     /// id that extends it.
     public static let topicEnd: UInt8 = 0
+    private static let topicEndCharacter = String(UnicodeScalar(topicEnd))
 
     /// A conversation's whole topic frame, `topic(for:)` and the NUL `topicEnd`: as a SUB filter,
     /// it follows that conversation and no other.
@@ -85,7 +86,7 @@ public enum Partitioning {
     /// - Parameter conversation: The conversation id.
     /// - Returns: The frame as a string (its last character is U+0000).
     public static func exactTopic(for conversation: String) -> String {
-        topic(for: conversation) + "\u{0}"
+        topic(for: conversation) + topicEndCharacter
     }
 
     /// A user's whole read-state topic frame, `userTopic(for:)` and the NUL `topicEnd`: as a SUB
@@ -94,7 +95,7 @@ public enum Partitioning {
     /// - Parameter user: The user id.
     /// - Returns: The frame as a string (its last character is U+0000).
     public static func exactUserTopic(for user: String) -> String {
-        userTopic(for: user) + "\u{0}"
+        userTopic(for: user) + topicEndCharacter
     }
 
     /// The first bytes of every user's read-state topic; no conversation topic starts with them.

@@ -71,13 +71,12 @@ public struct ReadDetailCursor: Hashable, Sendable, Comparable {
     ///   - conversation: The conversation id the query names.
     ///   - message: The message id the query names.
     public init?(token: String, conversation: String, message: String) {
-        guard !token.isEmpty, token.utf8.allSatisfy(Self.isBase64URL) else { return nil }
-        var standard = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        if standard.utf8.count % 4 == 1 { return nil }
-        standard += String(repeating: "=", count: (4 - standard.utf8.count % 4) % 4)
-        guard let data = Data(base64Encoded: standard) else { return nil }
+        let standard = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        let padded = standard + String(repeating: "=", count: (4 - standard.utf8.count % 4) % 4)
+        guard let data = Data(base64Encoded: padded) else { return nil }
         let bytes = [UInt8](data)
-        // Only the one spelling `token(conversation:message:)` makes (no stray low bits).
+        // Only the one spelling `token(conversation:message:)` makes: no "+", "/" or "=", no
+        // stray low bits in the last character.
         guard Self.base64URL(bytes) == token, bytes.count > Self.headerSize + Self.checkSize, bytes[0] == Self.version,
             let state = RecipientState(rawValue: bytes[1])
         else { return nil }
@@ -88,15 +87,6 @@ public struct ReadDetailCursor: Hashable, Sendable, Comparable {
         else { return nil }
         let readAt = body[2..<Self.headerSize].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         self.init(state: state, readAt: Int64(bitPattern: readAt), user: user)
-    }
-
-    private static func isBase64URL(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-            true
-        default: false
-        }
     }
 
     /// FNV-1a 64 over the conversation id, a 0, the message id, a 0 and the cursor's bytes, then

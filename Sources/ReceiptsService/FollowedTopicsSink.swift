@@ -23,6 +23,9 @@ final class FollowedTopicsSink: UpdateSink, @unchecked Sendable {
     private var subscriptions = UserTopicSubscriptions()
     private let anyUserFollowed = Atomic<Bool>(false)
     private let newFollowers = Mutex<[String]>([])
+    /// Whether `newFollowers` may hold any: the pipeline asks at every turn of its loop, and a
+    /// load is all that costs while none came.
+    private let hasNewFollowers = Atomic<Bool>(false)
     private let wake: @Sendable () -> Void
 
     /// - Parameters:
@@ -52,11 +55,15 @@ final class FollowedTopicsSink: UpdateSink, @unchecked Sendable {
         if changed { anyUserFollowed.store(subscriptions.count > 0, ordering: .relaxed) }
         guard !followed.isEmpty else { return }
         newFollowers.withLock { $0 += followed }
+        hasNewFollowers.store(true, ordering: .releasing)
         wake()
     }
 
     func takeNewFollowers() -> [String] {
-        newFollowers.withLock { taken in
+        guard hasNewFollowers.load(ordering: .acquiring) else { return [] }
+        // Cleared before taking: a follower added after the take sets it again.
+        hasNewFollowers.store(false, ordering: .relaxed)
+        return newFollowers.withLock { taken in
             defer { taken = [] }
             return taken
         }

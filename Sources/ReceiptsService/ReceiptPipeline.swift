@@ -247,17 +247,22 @@ final class ReceiptPipeline {
 
     // MARK: - Durability
 
+    /// Whether what was appended so far is durable and nothing waits for the log (after a log
+    /// failure, never): what depends on it may go out at once instead of queueing behind.
+    private var isEverythingDurable: Bool {
+        awaiting.isEmpty && signals.fatalError == nil && log.appendedPosition <= frontier.position
+    }
+
     /// Queues a reply to go out once everything appended so far is durable (at once if it is).
     ///
     /// After a log failure nothing goes out: the engine may hold a batch whose append failed.
     func reply(_ frames: [[UInt8]], on endpoint: ReplyEndpoint) {
-        let position = log.appendedPosition
-        if awaiting.isEmpty, signals.fatalError == nil, position <= frontier.position {
+        if isEverythingDurable {
             send(frames, on: endpoint)
         } else {
             awaiting.append(
                 AwaitingDurability(
-                    position: position,
+                    position: log.appendedPosition,
                     changes: Publication(),
                     reply: PendingReply(endpoint: endpoint, frames: frames)
                 )
@@ -285,7 +290,7 @@ final class ReceiptPipeline {
             announced.append(ReadStateChange(user: user, state: state, time: now))
         }
         guard !announced.isEmpty else { return }
-        if awaiting.isEmpty, signals.fatalError == nil, log.appendedPosition <= frontier.position {
+        if isEverythingDurable {
             statusPublisher.submit(readStates: announced)
         } else {
             awaiting.append(

@@ -48,16 +48,11 @@ struct UserTopicSubscriptions {
     static func user(subscribedBy message: UnsafeRawBufferPointer) -> String? {
         guard message.first == 1 else { return nil }
         var topic = message.dropFirst()
-        let ended = topic.last == Partitioning.topicEnd
-        if ended { topic = topic.dropLast() }
-        let prefixLength = Partitioning.userTopicPrefix.utf8.count
-        // "u:", 4 hex digits, ":", at least one byte of id.
-        guard topic.count > prefixLength + 5, topic.starts(with: Partitioning.userTopicPrefix.utf8),
-            topic[topic.startIndex + prefixLength + 4] == UInt8(ascii: ":")
-        else { return nil }
-        let digits = topic[(topic.startIndex + prefixLength)..<(topic.startIndex + prefixLength + 4)]
-        guard let user = String(validating: topic[(topic.startIndex + prefixLength + 5)...], as: UTF8.self),
-            ended || Array(Partitioning.hexPartition(of: user).utf8).elementsEqual(digits)
+        if topic.last == Partitioning.topicEnd { topic = topic.dropLast() }
+        // "u:", 4 hex digits and ":" come before the id; the topic must be that id's own.
+        let idStart = Partitioning.userTopicPrefix.utf8.count + 5
+        guard topic.count > idStart, let user = String(validating: topic.dropFirst(idStart), as: UTF8.self),
+            Partitioning.userTopic(for: user).utf8.elementsEqual(topic)
         else { return nil }
         return user
     }

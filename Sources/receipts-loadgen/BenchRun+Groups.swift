@@ -124,8 +124,7 @@ extension BenchRun {
             body()
             if round >= 10 || rounds < 20 { times.append(seconds(ContinuousClock.now - started) * 1e6) }
         }
-        times.sort()
-        return times[(times.count - 1) * 99 / 100]
+        return ResultTable.percentile(times, 99)
     }
 
     /// Batched durable ingest (the batched ingest row's frames) with read-state updates and no
@@ -211,12 +210,9 @@ extension BenchRun {
             )
         }
         func cell(_ latencies: [Double]) -> String {
-            let sorted = latencies.sorted()
-            guard !sorted.isEmpty else { return "no rounds" }
-            return [0.5, 0.99].map {
-                ResultTable.microseconds(sorted[min(sorted.count - 1, Int(Double(sorted.count) * $0))])
-            }
-            .joined(separator: " / ")
+            guard !latencies.isEmpty else { return "no rounds" }
+            return [50, 99].map { ResultTable.microseconds(ResultTable.percentile(latencies, $0)) }
+                .joined(separator: " / ")
         }
         table.add(
             "device sync: a read on one device to its read state on another, at 50k events/s (p50 / p99)",

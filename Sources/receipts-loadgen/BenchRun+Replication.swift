@@ -212,8 +212,7 @@ extension BenchRun {
             try waitUntilInSync(ordinal, primary: 1 - primaryIndex)
         }
         func cell(_ values: [Double]) -> String {
-            let sorted = values.sorted()
-            return ResultTable.seconds(sorted[(sorted.count - 1) / 2]) + " / " + ResultTable.seconds(sorted.last ?? 0)
+            ResultTable.seconds(ResultTable.median(values)) + " / " + ResultTable.seconds(values.max() ?? 0)
         }
         table.add(
             "failover: SIGKILL of the primary → first acknowledgement by the new one, \(kills) kills: p50 / max",

@@ -87,7 +87,12 @@ struct ResultTable {
 
     /// The median of repeated measurements (the lower middle for an even count).
     static func median(_ values: [Double]) -> Double {
+        percentile(values, 50)
+    }
+
+    /// The value `percent` of the way up the sorted values (the lower one between two), 0 for none.
+    static func percentile(_ values: [Double], _ percent: Int) -> Double {
         let sorted = values.sorted()
-        return sorted.isEmpty ? 0 : sorted[(sorted.count - 1) / 2]
+        return sorted.isEmpty ? 0 : sorted[(sorted.count - 1) * percent / 100]
     }
 }

@@ -55,4 +55,25 @@ struct UserTopicSubscriptionsTests {
         #expect(Self.take(&set, 0, ""))
         #expect(!set.follows(Self.topic("dana")) && set.count == 0)
     }
+
+    /// Which subscriptions name one user (the worker announces that user's state to them).
+    @Test func aSubscriptionNamesOneUserOnlyWhenItIsThatUsersWholeTopic() {
+        let digits = Partitioning.hexPartition(of: "dana")
+        let other = digits == "0000" ? "0001" : "0000"
+        let table: [(UInt8, String, String?)] = [
+            (1, Partitioning.exactUserTopic(for: "dana"), "dana"),
+            (1, Partitioning.userTopic(for: "dana"), "dana"),
+            (1, Partitioning.exactUserTopic(for: "a:b"), "a:b"),
+            (0, Partitioning.exactUserTopic(for: "dana"), nil),
+            (1, "u:\(other):dana", nil),
+            (1, "u:\(digits):", nil),
+            (1, "u:", nil),
+            (1, "", nil),
+            (1, Partitioning.exactTopic(for: "dana"), nil),
+        ]
+        for (kind, prefix, user) in table {
+            let named = Self.message(kind, prefix).withUnsafeBytes { UserTopicSubscriptions.user(subscribedBy: $0) }
+            #expect(named == user, "\(kind) \(prefix)")
+        }
+    }
 }
