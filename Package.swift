@@ -223,6 +223,12 @@ let package = Package(
             dependencies: ["ReceiptsCoordination", "ReceiptsService", "ReceiptsTestKit"],
             swiftSettings: swiftSettings
         ),
+        // The deterministic simulation of a replicated ordinal (ClusterSimulationTests).
+        .testTarget(
+            name: "ReceiptsSimulationTests",
+            dependencies: ["ReceiptsService", "ReceiptsTestKit"],
+            swiftSettings: swiftSettings
+        ),
         // Starts the built receiptd binary and talks to it over real sockets.
         .testTarget(
             name: "ReceiptdIntegrationTests",

@@ -266,6 +266,13 @@ package final class InMemoryCoordinator: Coordinator {
         store.withContentsIgnoringAvailability { $0.renewers[id]?.lease ?? 0 }
     }
 
+    /// The process died: its lease is no longer renewed (and so expires after its TTL, taking
+    /// the keys attached to it), and nothing of it is revoked; a restarted member starts a new
+    /// coordinator.
+    package func abandon() {
+        store.withContentsIgnoringAvailability { $0.renewers[id]?.closed = true }
+    }
+
     /// Stops renewing, revokes the lease if the store is available (else it expires after its
     /// TTL, as an unreachable etcd's would), and ends this coordinator's `changes()` streams.
     package func close() async {

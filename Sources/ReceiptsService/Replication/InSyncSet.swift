@@ -2,8 +2,10 @@
 /// ISR): every acknowledged record is durable on every member, so any member holds everything
 /// acknowledged.
 ///
-/// - **Joining.** A standby that has received everything acknowledged so far (`appended ≥ A`)
-///   starts gating at `A₀ = A`: the frontier holds at `A₀` until the standby confirms it durable,
+/// - **Joining.** A standby that has received everything acknowledged so far (`appended ≥ A₀`,
+///   where `A₀` is `A` or, if larger, everything the primary recovered at its term's start, which
+///   earlier terms may have acknowledged) starts gating at `A₀`: the frontier holds at `A₀` until
+///   the standby confirms it durable,
 ///   then it is a member and its durable position counts. Only then is it proposed for the
 ///   recorded set (which makes it eligible for promotion): gating before recording.
 /// - **Leaving.** A member silent for the timeout while it lacks records the primary holds
@@ -40,6 +42,10 @@ struct InSyncSet {
     private(set) var recorded: Set<String>?
     /// The last position allowed.
     private var replicated: UInt64
+    /// The position the set started from: everything the primary recovered, which may have been
+    /// acknowledged in an earlier term. A joiner must hold it even while the acknowledged
+    /// position is held back to 0 by recorded standbys that have not confirmed yet.
+    private let recovered: UInt64
     /// When a member or joiner was last heard (monotonic milliseconds).
     private var lastHeard: Int64
 
@@ -61,6 +67,7 @@ struct InSyncSet {
         self.recorded = recorded
         for member in recorded ?? [] { members[member] = 0 }
         replicated = position
+        recovered = position
         lastHeard = now
     }
 
@@ -90,11 +97,12 @@ struct InSyncSet {
             guard let standby = progress[member] else { return false }
             return now - standby.lastHeard <= timeoutMilliseconds
         }
+        let joinAt = max(acknowledged, recovered)
         for standby in standbys
         where members[standby.member] == nil && joining[standby.member] == nil && isHeard(standby.member)
-            && standby.appended >= acknowledged
+            && standby.appended >= joinAt
         {
-            joining[standby.member] = acknowledged
+            joining[standby.member] = joinAt
         }
         for (member, target) in joining {
             if let standby = progress[member], standby.durable >= target {
@@ -106,7 +114,9 @@ struct InSyncSet {
             }
         }
         var leaving: Set<String> = []
-        for member in members.keys {
+        // In name order, so that which of two silent members leaves under `stall` does not
+        // depend on the dictionary's hashing (and one seed of the simulation gives one run).
+        for member in members.keys.sorted() {
             if let standby = progress[member] {
                 // Within a session a standby's durable position only grows; a new session's is
                 // what the standby holds now (it may have cut its log back), taken as given.

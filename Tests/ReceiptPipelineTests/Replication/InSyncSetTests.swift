@@ -48,6 +48,33 @@ import Testing
         #expect(verdict == InSyncSet.Verdict(replicatedPosition: .max, stalled: false, unsynced: true))
     }
 
+    /// Found by the cluster simulation (seed 64): a new primary's recorded standbys gate from 0,
+    /// so its acknowledged position is 0 until they confirm; a lagging standby that follows then
+    /// must not join at 0, or it is recorded in sync (and may be promoted) without the records
+    /// acknowledged in earlier terms. It joins at the position the set started from: everything
+    /// the primary recovered.
+    @Test func aStandbyJoiningANewPrimaryMustHoldWhatThePrimaryRecovered() {
+        var set = InSyncSet(
+            position: 267,
+            acknowledgement: .standby,
+            fallback: .stall,
+            timeoutMilliseconds: 1000,
+            recorded: ["c"],
+            now: 0
+        )
+        #expect(set.update(standbys: [], acknowledged: 267, primaryDurable: 267, now: 0).replicatedPosition == 0)
+        // c is silent; b, which lacks records of the earlier term, follows.
+        let lagging = [Self.standby("b", appended: 72, durable: 72, heard: 1500)]
+        let verdict = set.update(standbys: lagging, acknowledged: 0, primaryDurable: 267, now: 1500)
+        #expect(set.members["b"] == nil && set.joining["b"] == nil, "b joined without what was acknowledged")
+        #expect(set.wanted == ["c"], "c stays: no standby may replace it without the recovered records")
+        #expect(verdict.replicatedPosition == 0)
+        // Once b holds everything recovered, it joins there, and counts once it confirms it.
+        let caughtUp = [Self.standby("b", appended: 300, durable: 267, heard: 1600)]
+        _ = set.update(standbys: caughtUp, acknowledged: 0, primaryDurable: 300, now: 1600)
+        #expect(set.members["b"] == 267)
+    }
+
     @Test func aStandbyJoinsAtTheAcknowledgedPositionAndCountsOnceItConfirmsIt() {
         var set = InSyncSet(position: 0, acknowledgement: .standby, fallback: .local, timeoutMilliseconds: 1000, now: 0)
         // Behind what was acknowledged: not close enough to join.

@@ -1,0 +1,407 @@
+import ReceiptsTestKit
+
+@testable import ReceiptsService
+
+/// A deterministic simulation of one replicated ordinal: 2 or 3 `SimulatedMember`s, a real
+/// `InMemoryCoordinator.Store` on virtual time, a network that drops, delays, reorders and
+/// duplicates, gateways that re-send unacknowledged events with the same ids and follow
+/// `NOT_PRIMARY`, and faults chosen by one seed: crashes (of the process, or of the machine,
+/// which loses unsynced writes), pauses longer than a lease, partitions from the other members
+/// and from the coordinator, and the coordinator unavailable for a while.
+///
+/// After every acknowledgement it checks that one member acknowledges in a term and none after a
+/// later term began; at the end, after the faults heal, that every acknowledged event is in the
+/// final primary's log exactly once, and that every standby of the recorded in-sync set holds a
+/// prefix of that log with every acknowledged event.
+final class ClusterSimulation {
+    /// One gateway: its events not yet acknowledged (with when each was last sent) and the
+    /// member it takes for the primary.
+    struct Gateway {
+        var name: String
+        var unacknowledged: [UInt64: Int64?] = [:]
+        var acknowledged: Set<UInt64> = []
+        var primary: String?
+        var lastSent: Int64 = -1_000
+    }
+
+    /// What a member suffers now.
+    enum Condition: Equatable {
+        case up
+        case paused(until: Int64)
+        case down(until: Int64)
+    }
+
+    static let tickMilliseconds: Int64 = 10
+    static let faultMilliseconds: Int64 = 20_000
+    static let healMilliseconds: Int64 = 30_000
+
+    let seed: UInt64
+    let bug: PlantedBug?
+    private var random: SplitMix64
+    private let store = InMemoryCoordinator.Store(now: 1_000_000_000)
+    /// Reads the keys for the gateways and the checks; never started, so it holds no lease.
+    private let observer: InMemoryCoordinator
+    private(set) var members: [SimulatedMember] = []
+    private var conditions: [String: Condition] = [:]
+    private var gateways: [Gateway] = []
+    private var inFlight: [Envelope] = []
+    private var sequence: UInt64 = 0
+    private var nextEvent: UInt64 = 1
+    /// Members cut off from the other members, and from the coordinator, until a time.
+    private var isolated: [String: Int64] = [:]
+    private var cutFromCoordinator: [String: Int64] = [:]
+    private var coordinatorDownUntil: Int64 = 0
+    /// The network's faults, chosen per seed.
+    private let dropChance: Double
+    private let duplicateChance: Double
+    private let maximumDelay: Int64
+    /// Who acknowledged in each term, and when each term was won.
+    private var ackers: [UInt64: String] = [:]
+    private var wins: [UInt64: Int64] = [:]
+    /// Who first acknowledged each event, in which term and when, for a failure's report.
+    private var firstAcknowledgement: [UInt64: String] = [:]
+    private(set) var failure: SimulationFailure?
+    /// The simulation's events, for a failure's report and the replay.
+    private(set) var trace: [String] = []
+    private let keepsWholeTrace: Bool
+    /// Counts for the report.
+    private(set) var acknowledgedEvents = 0
+    private(set) var faults = 0
+
+    /// The keys as last read, and the store's revision then: they are read again only after a
+    /// write (decoding them is most of a turn's cost).
+    private var keysRead: (revision: Int64, state: OrdinalState)?
+
+    /// The ordinal's keys now, as a member or gateway reads them; nil while the coordinator is
+    /// unavailable.
+    func keys() async -> OrdinalState? {
+        guard store.isAvailable else { return nil }
+        let revision = store.revision
+        if let keysRead, keysRead.revision == revision { return keysRead.state }
+        guard let state = try? await observer.state() else { return nil }
+        keysRead = (revision, state)
+        return state
+    }
+
+    /// Now, in milliseconds on the store's clock.
+    var now: Int64 { Int64(store.now / 1_000_000) }
+
+    init(seed: UInt64, bug: PlantedBug? = nil, keepsWholeTrace: Bool = false) {
+        self.seed = seed
+        self.bug = bug
+        self.keepsWholeTrace = keepsWholeTrace
+        random = SplitMix64(seed: seed)
+        observer = InMemoryCoordinator(store: store, ordinal: 0, member: "observer")
+        let count = Int.random(in: 2...3, using: &random)
+        dropChance = Double.random(in: 0...0.05, using: &random)
+        duplicateChance = Double.random(in: 0...0.03, using: &random)
+        maximumDelay = Int64.random(in: 2...40, using: &random)
+        for index in 0..<count {
+            let name = "m\(index)"
+            members.append(SimulatedMember(name: name, index: index, bug: bug, store: store))
+            conditions[name] = .up
+        }
+        gateways = (0..<Int.random(in: 1...2, using: &random)).map { Gateway(name: "g\($0)") }
+    }
+
+    /// Runs the faults, then the healing, and checks the end. Returns the failure found, if any.
+    func run() async -> SimulationFailure? {
+        note("\(members.count) members, \(gateways.count) gateways, drop \(dropChance), delay ≤ \(maximumDelay) ms")
+        let faultsEnd = now + Self.faultMilliseconds
+        while now < faultsEnd, failure == nil {
+            injectFault()
+            produceEvents()
+            await tick()
+        }
+        heal()
+        let healEnd = now + Self.healMilliseconds
+        while now < healEnd, failure == nil, await !isSettled() {
+            await tick()
+        }
+        if failure == nil { await checkEnd() }
+        return failure
+    }
+
+    // MARK: - Time
+
+    private func tick() async {
+        store.advance(by: UInt64(Self.tickMilliseconds) * 1_000_000)
+        let now = self.now
+        store.isAvailable = now >= coordinatorDownUntil
+        for (name, condition) in conditions.sorted(by: { $0.key < $1.key }) {
+            switch condition {
+            case .paused(let until) where until <= now:
+                conditions[name] = .up
+                updateRenewals(of: name)
+                note("\(name) resumes")
+            case .down(let until) where until <= now:
+                conditions[name] = .up
+                member(name)?.restart(store: store)
+                note("\(name) restarts with \(member(name)?.log.count ?? 0) records")
+            default:
+                break
+            }
+        }
+        for (name, until) in cutFromCoordinator.sorted(by: { $0.key < $1.key }) where until <= now {
+            cutFromCoordinator[name] = nil
+            updateRenewals(of: name)
+        }
+        for (name, until) in isolated where until <= now { isolated[name] = nil }
+        deliver()
+        for member in members where conditions[member.name] == .up {
+            if Bool.random(using: &random) { member.sync() }
+            await member.turn(now: now, reachesCoordinator: cutFromCoordinator[member.name] == nil, world: self)
+            if failure != nil { return }
+        }
+        await sendFromGateways()
+    }
+
+    /// Whether every event was acknowledged and every member that runs follows or leads.
+    private func isSettled() async -> Bool {
+        guard gateways.allSatisfy({ $0.unacknowledged.isEmpty }), let primary = await finalPrimary() else {
+            return false
+        }
+        return members.allSatisfy { member in
+            member === primary || member.log == primary.log
+        }
+    }
+
+    // MARK: - Network
+
+    /// Sends `message`; the network may drop, delay or duplicate it.
+    func send(from: String, to: String, _ message: SimulatedMessage) {
+        guard isolated[from] == nil, isolated[to] == nil else { return }
+        guard !Double.random(in: 0..<1, using: &random).isLess(than: dropChance) else { return }
+        let copies = Double.random(in: 0..<1, using: &random) < duplicateChance ? 2 : 1
+        for _ in 0..<copies {
+            sequence += 1
+            let delay = Int64.random(in: 1...maximumDelay, using: &random)
+            inFlight.append(Envelope(from: from, to: to, deliverAt: now + delay, sequence: sequence, message: message))
+        }
+    }
+
+    /// Hands out what is due: to a member that runs, to a gateway; a paused member's messages wait,
+    /// a stopped one's are lost.
+    private func deliver() {
+        let now = self.now
+        var due: [Envelope] = []
+        var later: [Envelope] = []
+        for envelope in inFlight {
+            if envelope.deliverAt > now {
+                later.append(envelope)
+            } else if case .paused = conditions[envelope.to] {
+                later.append(envelope)
+            } else {
+                due.append(envelope)
+            }
+        }
+        inFlight = later
+        due.sort { ($0.deliverAt, $0.sequence) < ($1.deliverAt, $1.sequence) }
+        for envelope in due {
+            if let index = gateways.firstIndex(where: { $0.name == envelope.to }) {
+                receive(envelope.message, gateway: index)
+            } else if let member = member(envelope.to), conditions[envelope.to] == .up {
+                member.receive(envelope.message, from: envelope.from, now: now, world: self)
+            }
+            if failure != nil { return }
+        }
+    }
+
+    // MARK: - Gateways
+
+    private func produceEvents() {
+        for index in gateways.indices where Double.random(in: 0..<1, using: &random) < 0.15 {
+            gateways[index].unacknowledged[nextEvent] = .some(nil)
+            nextEvent += 1
+        }
+    }
+
+    /// Each gateway sends its unacknowledged events (new ones at once, the others again after
+    /// 200 ms) to the member it takes for the primary, reading the keys when it has none.
+    private func sendFromGateways() async {
+        for index in gateways.indices {
+            var gateway = gateways[index]
+            defer { gateways[index] = gateway }
+            if gateway.primary == nil {
+                gateway.primary = await keys()?.primary?.member
+            }
+            guard let primary = gateway.primary else { continue }
+            let due = gateway.unacknowledged.filter { _, sent in sent.map { now - $0 >= 200 } ?? true }
+                .keys.sorted().prefix(8)
+            guard !due.isEmpty else { continue }
+            for event in due { gateway.unacknowledged[event] = now }
+            send(from: gateway.name, to: primary, .ingest(events: Array(due)))
+        }
+    }
+
+    private func receive(_ message: SimulatedMessage, gateway index: Int) {
+        switch message {
+        case .acknowledged(let events):
+            for event in events where gateways[index].unacknowledged.removeValue(forKey: event) != nil {
+                gateways[index].acknowledged.insert(event)
+            }
+        case .notPrimary:
+            gateways[index].primary = nil
+        case .unavailable:
+            break
+        default:
+            break
+        }
+    }
+
+    // MARK: - Faults
+
+    private func injectFault() {
+        guard Double.random(in: 0..<1, using: &random) < 0.01 else { return }
+        faults += 1
+        let now = self.now
+        let target = members[Int.random(in: 0..<members.count, using: &random)]
+        let name = target.name
+        guard conditions[name] == .up else { return }
+        switch Int.random(in: 0..<6, using: &random) {
+        case 0, 1:
+            let losing = Bool.random(using: &random)
+            target.crash(losingUnsynced: losing)
+            let until = now + Int64.random(in: 100...5_000, using: &random)
+            conditions[name] = .down(until: until)
+            note("\(name) crashes\(losing ? " with its machine (unsynced writes lost)" : "") until \(until)")
+        case 2:
+            let until = now + Int64.random(in: 500...6_000, using: &random)
+            conditions[name] = .paused(until: until)
+            updateRenewals(of: name)
+            note("\(name) pauses until \(until)")
+        case 3:
+            let until = now + Int64.random(in: 200...5_000, using: &random)
+            isolated[name] = until
+            note("\(name) is cut off from the other members until \(until)")
+        case 4:
+            let until = now + Int64.random(in: 200...5_000, using: &random)
+            cutFromCoordinator[name] = until
+            updateRenewals(of: name)
+            note("\(name) is cut off from the coordinator until \(until)")
+        default:
+            coordinatorDownUntil = now + Int64.random(in: 200...4_000, using: &random)
+            note("the coordinator is unavailable until \(coordinatorDownUntil)")
+        }
+    }
+
+    /// A member's lease is renewed while it runs and reaches the coordinator (a dead process's
+    /// coordinator is abandoned and renews nothing).
+    private func updateRenewals(of name: String) {
+        if conditions[name] == .up, cutFromCoordinator[name] == nil {
+            store.resumeRenewals(of: name)
+        } else {
+            store.stopRenewals(of: name)
+        }
+    }
+
+    /// Ends every fault: members start or resume, partitions heal, the coordinator returns.
+    private func heal() {
+        let now = self.now
+        for (name, condition) in conditions.sorted(by: { $0.key < $1.key }) where condition != .up {
+            switch condition {
+            case .paused: conditions[name] = .paused(until: now)
+            case .down: conditions[name] = .down(until: now)
+            case .up: break
+            }
+        }
+        for name in cutFromCoordinator.keys.sorted() { cutFromCoordinator[name] = now }
+        isolated.removeAll()
+        coordinatorDownUntil = 0
+        note("every fault heals")
+    }
+
+    // MARK: - What members report
+
+    func note(_ line: String) {
+        trace.append("\(now) \(line)")
+        if !keepsWholeTrace, trace.count > 200 { trace.removeFirst(100) }
+    }
+
+    /// A member won the campaign for `term`.
+    func won(term: UInt64, by member: String) {
+        wins[term] = now
+        note("\(member) wins term \(term)")
+    }
+
+    /// Records the in-sync set through `coordinator`, guarded by the primary key's revision.
+    func record(_ inSync: InSyncRecord, by coordinator: InMemoryCoordinator, guardRevision: Int64) async -> Bool {
+        let recorded = (try? await coordinator.recordInSync(inSync, guardRevision: guardRevision)) ?? false
+        if recorded { note("term \(inSync.term) records in-sync \(inSync.standbys)") }
+        return recorded
+    }
+
+    /// A member acknowledges `events` in `term`: one member a term, and none once a later term began.
+    func acknowledge(_ events: [UInt64], member: String, term: UInt64) {
+        acknowledgedEvents += events.count
+        if let acker = ackers[term], acker != member {
+            fail("\(member) acknowledged in term \(term), which \(acker) acknowledged in")
+        }
+        ackers[term] = member
+        for event in events where firstAcknowledgement[event] == nil {
+            firstAcknowledgement[event] = "by \(member) in term \(term) at \(now)"
+        }
+        if let later = wins.filter({ $0.key > term && $0.value <= now }).keys.min() {
+            fail("\(member) acknowledged \(events) in term \(term) after term \(later) began at \(wins[later] ?? 0)")
+        }
+    }
+
+    private func fail(_ invariant: String) {
+        guard failure == nil else { return }
+        failure = SimulationFailure(seed: seed, time: now, invariant: invariant, trace: trace)
+    }
+
+    // MARK: - The end
+
+    private func member(_ name: String) -> SimulatedMember? {
+        members.first { $0.name == name }
+    }
+
+    /// The member the keys name primary, if it serves as one.
+    private func finalPrimary() async -> SimulatedMember? {
+        guard let name = await keys()?.primary?.member, let member = member(name),
+            conditions[name] == .up, case .primary = member.serving
+        else {
+            return nil
+        }
+        return member
+    }
+
+    private func checkEnd() async {
+        guard let primary = await finalPrimary() else {
+            return fail("no primary serves \(Self.healMilliseconds) ms after the faults healed")
+        }
+        let acknowledged = gateways.reduce(into: Set<UInt64>()) { $0.formUnion($1.acknowledged) }
+        if let waiting = gateways.first(where: { !$0.unacknowledged.isEmpty }) {
+            return fail("\(waiting.name) still waits for \(waiting.unacknowledged.keys.sorted().prefix(10))")
+        }
+        var seen: [UInt64: Int] = [:]
+        for event in primary.log.compactMap(\.event) { seen[event, default: 0] += 1 }
+        if let twice = seen.first(where: { $0.value > 1 }) {
+            return fail("event \(twice.key) is in \(primary.name)'s log \(twice.value) times")
+        }
+        if let lost = acknowledged.sorted().first(where: { seen[$0] == nil }) {
+            return fail(
+                "acknowledged event \(lost) (\(firstAcknowledgement[lost] ?? "?")) is not in the final primary "
+                    + "\(primary.name)'s log"
+            )
+        }
+        let inSync = await keys()?.inSync?.standbys ?? []
+        for name in inSync {
+            guard let standby = member(name) else { continue }
+            if !primary.log.starts(with: standby.log) {
+                let at =
+                    zip(standby.log, primary.log).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+                    ?? min(standby.log.count, primary.log.count)
+                return fail(
+                    "in-sync standby \(name)'s log is not a prefix of \(primary.name)'s: at \(at), "
+                        + "\(standby.log[at...].prefix(4)) against \(primary.log[at...].prefix(4))"
+                )
+            }
+            let held = Set(standby.log.prefix(Int(standby.durable)).compactMap(\.event))
+            if let missing = acknowledged.sorted().first(where: { !held.contains($0) }) {
+                return fail("in-sync standby \(name) does not hold acknowledged event \(missing) durably")
+            }
+        }
+    }
+}

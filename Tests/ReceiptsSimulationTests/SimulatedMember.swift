@@ -1,0 +1,535 @@
+import ReceiptsTestKit
+
+@testable import ReceiptsService
+
+/// One member of a simulated ordinal: the real `MemberMachine` decides its role against a real
+/// `InMemoryCoordinator` on the simulation's clock; as primary, the real `InSyncSet` and lease
+/// deadline decide what it may acknowledge. Its log and the replication protocol are a model:
+/// a list of `SimulatedEntry` and the messages of `SimulatedMessage`, with the rules of
+/// deploy/REPLICATION.md (ship durable records, confirm durable positions, cut back to the
+/// primary's history on rejoin, fence by term).
+final class SimulatedMember {
+    /// The primary's side of one standby's session.
+    struct Session {
+        var id: UInt64
+        /// Where the next record to ship starts.
+        var next: UInt64
+        var appended: UInt64 = 0
+        var durable: UInt64 = 0
+        var lastHeard: Int64
+        var lastSent: Int64
+    }
+
+    /// What a primary keeps for its term.
+    struct Primary {
+        var term: UInt64
+        var guardRevision: Int64
+        /// The lease the primary key is attached to.
+        var lease: Int64
+        var inSync: InSyncSet
+        var sessions: [String: Session] = [:]
+        /// What the in-sync set allows (`ReplicationGate`); it stays where it stood while the
+        /// lease is not certainly alive.
+        var gate: UInt64
+        /// The acknowledged position `A`: durable here and allowed by the gate.
+        var acknowledged: UInt64 = 0
+        /// The last verdict said no standby was heard for the timeout: new ingest is refused.
+        var stalled = false
+        /// Frames waiting for their events to be acknowledged: the gateway and the position the
+        /// frame's last event ends at.
+        var waiting: [(gateway: String, events: [UInt64], position: UInt64)] = []
+    }
+
+    /// What a standby keeps for the primary it follows.
+    struct Standby {
+        var primary: PrimaryRecord
+        var session: UInt64
+        var accepted = false
+        var lastHeard: Int64
+        var lastAck: (appended: UInt64, durable: UInt64, at: Int64) = (0, 0, 0)
+    }
+
+    /// The role the member serves in, with what it keeps for it.
+    enum Serving {
+        case none
+        case primary(Primary)
+        case standby(Standby)
+    }
+
+    static let timeoutMilliseconds: Int64 = 1000
+    static let heartbeatMilliseconds: Int64 = 100
+    static let shippingWindow: UInt64 = 32
+
+    let name: String
+    /// This member as a primary record names it (the term is its campaign's).
+    let record: PrimaryRecord
+    let bug: PlantedBug?
+    private(set) var coordinator: InMemoryCoordinator
+    private(set) var machine: MemberMachine
+    private(set) var log: [SimulatedEntry] = []
+    /// Where each event's record ends in `log`.
+    private var positions: [UInt64: UInt64] = [:]
+    /// How much of `log` is synced: a crash of the machine keeps no more.
+    private(set) var durable: UInt64 = 0
+    private(set) var serving = Serving.none
+    /// The highest term seen, which fences sessions of older ones (a follower's `knownTerm`).
+    private var knownTerm: UInt64 = 0
+    /// The keys as last read.
+    private var lastState: OrdinalState?
+    /// The last session id used: each member's ids are its own range.
+    private var nextSession: UInt64
+    /// Whether this process's coordinator has started (its first lease granted).
+    private var coordinatorStarted = false
+
+    /// A member of the ordinal's first member set (so it may start the ordinal), not yet started.
+    init(name: String, index: Int, bug: PlantedBug?, store: InMemoryCoordinator.Store) {
+        self.name = name
+        self.bug = bug
+        record = PrimaryRecord(
+            member: name,
+            term: 0,
+            replication: "sim://\(name)/replication",
+            ingest: "sim://\(name)/ingest",
+            query: "sim://\(name)/query",
+            publish: "sim://\(name)/publish"
+        )
+        coordinator = InMemoryCoordinator(store: store, ordinal: 0, member: name)
+        machine = MemberMachine(member: record, mayStartOrdinal: true, acknowledgement: .standby)
+        nextSession = UInt64(index + 1) << 32
+    }
+
+    // MARK: - Life
+
+    /// Starts the process again: a new coordinator (started at its first turn) and a new
+    /// machine, on the log it has.
+    func restart(store: InMemoryCoordinator.Store) {
+        coordinator = InMemoryCoordinator(store: store, ordinal: 0, member: name)
+        machine = MemberMachine(member: record, mayStartOrdinal: true, acknowledgement: .standby)
+        serving = .none
+        lastState = nil
+        knownTerm = history.last?.term ?? 0
+        coordinatorStarted = false
+    }
+
+    /// The process dies. A crash of the machine loses what was not synced; a crash of the
+    /// process only, nothing written.
+    func crash(losingUnsynced: Bool) {
+        coordinator.abandon()
+        serving = .none
+        if losingUnsynced { truncate(to: durable) }
+    }
+
+    /// Makes everything appended durable (an fsync that completed).
+    func sync() {
+        durable = UInt64(log.count)
+    }
+
+    // MARK: - The log
+
+    /// The log's term history: each `termStarted` record's term and position.
+    var history: [TermStartPoint] {
+        log.enumerated().compactMap { index, entry in
+            if case .termStart = entry.kind { return TermStartPoint(term: entry.term, start: UInt64(index)) }
+            return nil
+        }
+    }
+
+    /// The last term this member's own log says it wrote, as `MemberMachine` reads its
+    /// `terms` file.
+    private var ownLastTerm: TermHistory.Entry? {
+        for (index, entry) in log.enumerated().reversed() {
+            if case .termStart(let member) = entry.kind {
+                return TermHistory.Entry(term: entry.term, start: UInt64(index), member: member)
+            }
+        }
+        return nil
+    }
+
+    private func truncate(to position: UInt64) {
+        for entry in log[Int(position)...] {
+            if let event = entry.event { positions[event] = nil }
+        }
+        log.removeLast(log.count - Int(position))
+        durable = min(durable, position)
+    }
+
+    private func append(_ entry: SimulatedEntry) {
+        log.append(entry)
+        if let event = entry.event, positions[event] == nil { positions[event] = UInt64(log.count) }
+    }
+
+    /// Where the record of `event` ends in the log, if it holds it.
+    private func position(of event: UInt64) -> UInt64? {
+        positions[event]
+    }
+
+    // MARK: - One turn
+
+    /// One turn of the member's loop at `now` (milliseconds; the store's clock): reads the keys
+    /// (unless it is cut off from the coordinator), leaves a role they no longer match, takes
+    /// the next one, and serves.
+    func turn(now: Int64, reachesCoordinator: Bool, world: ClusterSimulation) async {
+        if !coordinatorStarted {
+            // A process that cannot reach the coordinator at its start tries again.
+            guard reachesCoordinator, (try? await coordinator.start()) != nil else { return }
+            coordinatorStarted = true
+        }
+        if reachesCoordinator, let state = await world.keys() {
+            lastState = state
+            knownTerm = max(knownTerm, state.term)
+        }
+        guard let state = lastState else { return }
+        switch serving {
+        case .none:
+            await decide(state, now: now, reachesCoordinator: reachesCoordinator, world: world)
+        case .primary, .standby:
+            guard machine.matches(state) else {
+                world.note(
+                    "\(name) leaves its role (keys: primary \(state.primary?.member ?? "none") term \(state.term))"
+                )
+                serving = .none
+                await decide(state, now: now, reachesCoordinator: reachesCoordinator, world: world)
+                return
+            }
+        }
+        switch serving {
+        case .none: break
+        case .primary(var primary):
+            await servePrimary(&primary, now: now, reachesCoordinator: reachesCoordinator, world: world)
+            if case .primary = serving { serving = .primary(primary) }
+        case .standby(var standby):
+            serveStandby(&standby, now: now, world: world)
+            if case .standby = serving { serving = .standby(standby) }
+        }
+    }
+
+    /// What `MemberMachine` decides with the keys, carried out.
+    private func decide(_ state: OrdinalState, now: Int64, reachesCoordinator: Bool, world: ClusterSimulation) async {
+        var action = machine.next(
+            state: state,
+            ownLastTerm: state.primary == nil ? ownLastTerm : nil,
+            holdsLease: coordinator.lease != 0,
+            quietMilliseconds: nil
+        )
+        if bug == .campaignWithoutInSyncCheck, case .stayWaiting = action, state.primary == nil,
+            coordinator.lease != 0
+        {
+            // What the machine would do without its eligibility check.
+            let term = max(state.term, ownLastTerm?.term ?? 0) + 1
+            var won = record
+            won.term = term
+            let standbys = (state.inSync?.standbys ?? []).filter { $0 != name }
+            action = .campaign(won, InSyncRecord(term: term, standbys: standbys, ack: "standby"))
+        }
+        switch action {
+        case .resign(let guardRevision):
+            guard reachesCoordinator else { return }
+            try? await coordinator.resign(guardRevision: guardRevision)
+            lastState = nil
+        case .follow(let primary):
+            machine.take(.standby(primary))
+            knownTerm = max(knownTerm, primary.term)
+            var standby = Standby(primary: primary, session: 0, lastHeard: now)
+            openSession(&standby, now: now, world: world)
+            serving = .standby(standby)
+            world.note("\(name) follows \(primary.member) in term \(primary.term)")
+        case .stayWaiting:
+            machine.take(.waiting)
+        case .awaitLease:
+            break
+        case .campaign(let won, let inSync):
+            guard reachesCoordinator else { return }
+            // The lease the primary key is attached to; a lease granted later bounds nothing.
+            let lease = coordinator.lease
+            guard case .won(let guardRevision)? = try? await coordinator.campaign(won, inSync: inSync, over: state)
+            else {
+                lastState = nil
+                return
+            }
+            promote(
+                term: won.term,
+                guardRevision: guardRevision,
+                lease: lease,
+                recorded: Set(inSync.standbys),
+                now: now
+            )
+            world.won(term: won.term, by: name)
+        }
+    }
+
+    // MARK: - Primary
+
+    /// Serves `term`, as `ServiceLoop` starts a primary: the `termStarted` record is appended
+    /// and made durable (a new role reopens the log, so all of it is durable), the gate starts
+    /// at the durable end, and the in-sync set's first verdict comes before anything is served:
+    /// the recorded standbys gate from position 0 until they confirm.
+    private func promote(term: UInt64, guardRevision: Int64, lease: Int64, recorded: Set<String>, now: Int64) {
+        machine.take(.primary(term: term, guardRevision: guardRevision))
+        knownTerm = term
+        if bug != .promoteWithoutWritingTerm {
+            append(SimulatedEntry(term: term, kind: .termStart(member: name)))
+        }
+        sync()
+        var inSync = InSyncSet(
+            position: durable,
+            acknowledgement: .standby,
+            fallback: .stall,
+            timeoutMilliseconds: Self.timeoutMilliseconds,
+            recorded: recorded,
+            now: now
+        )
+        let verdict = inSync.update(standbys: [], acknowledged: durable, primaryDurable: durable, now: now)
+        let gate = verdict.replicatedPosition
+        serving = .primary(
+            Primary(
+                term: term,
+                guardRevision: guardRevision,
+                lease: lease,
+                inSync: inSync,
+                gate: gate,
+                acknowledged: min(durable, gate)
+            )
+        )
+    }
+
+    private func servePrimary(
+        _ primary: inout Primary,
+        now: Int64,
+        reachesCoordinator: Bool,
+        world: ClusterSimulation
+    ) async {
+        for (member, session) in primary.sessions where now - session.lastHeard > Self.timeoutMilliseconds {
+            primary.sessions[member] = nil
+        }
+        let progress = primary.sessions.sorted { $0.key < $1.key }.map { member, session in
+            Shipper.Progress(
+                member: member,
+                session: session.id,
+                appended: session.appended,
+                durable: session.durable,
+                applied: session.durable,
+                lastHeard: session.lastHeard
+            )
+        }
+        let verdict = primary.inSync.update(
+            standbys: progress,
+            acknowledged: primary.acknowledged,
+            primaryDurable: durable,
+            now: now
+        )
+        if reachesCoordinator, primary.inSync.wanted != primary.inSync.recorded {
+            let wanted = primary.inSync.wanted
+            let inSync = InSyncRecord(term: primary.term, standbys: wanted.sorted(), ack: "standby")
+            if await world.record(inSync, by: coordinator, guardRevision: primary.guardRevision) {
+                primary.inSync.confirmRecorded(wanted)
+            }
+        }
+        primary.stalled = verdict.stalled
+        let leaseAlive = isLeaseAlive(primary, now: now)
+        if leaseAlive || bug == .acknowledgeAfterLeaseDeadline {
+            primary.gate = bug == .acknowledgeBeforeStandbyConfirms ? .max : verdict.replicatedPosition
+        }
+        primary.acknowledged = min(durable, primary.gate)
+        let acknowledged = primary.acknowledged
+        let (ready, waiting) = (
+            primary.waiting.filter { $0.position <= acknowledged },
+            primary.waiting.filter { $0.position > acknowledged }
+        )
+        primary.waiting = waiting
+        for frame in ready {
+            world.acknowledge(frame.events, member: name, term: primary.term)
+            world.send(from: name, to: frame.gateway, .acknowledged(events: frame.events))
+        }
+        ship(&primary, now: now, world: world)
+    }
+
+    /// Whether the lease of the primary's key is certainly alive (section 7.3).
+    private func isLeaseAlive(_ primary: Primary, now: Int64) -> Bool {
+        coordinator.lease == primary.lease && UInt64(now) * 1_000_000 <= coordinator.leaseDeadline
+    }
+
+    /// Ships each accepted session its durable records within the window, or a heartbeat.
+    private func ship(_ primary: inout Primary, now: Int64, world: ClusterSimulation) {
+        for (member, var session) in primary.sessions.sorted(by: { $0.key < $1.key }) {
+            let end = min(durable, session.appended + Self.shippingWindow)
+            if session.next < end {
+                let entries = Array(log[Int(session.next)..<Int(end)])
+                world.send(
+                    from: name,
+                    to: member,
+                    .records(
+                        session: session.id,
+                        term: primary.term,
+                        start: session.next,
+                        entries: entries,
+                        acknowledged: primary.acknowledged
+                    )
+                )
+                session.next = end
+                session.lastSent = now
+            } else if now - session.lastSent >= Self.heartbeatMilliseconds {
+                world.send(
+                    from: name,
+                    to: member,
+                    .records(
+                        session: session.id,
+                        term: primary.term,
+                        start: session.next,
+                        entries: [],
+                        acknowledged: primary.acknowledged
+                    )
+                )
+                session.lastSent = now
+            }
+            primary.sessions[member] = session
+        }
+    }
+
+    /// Where a standby with `terms` and `end` continues: the end of the latest term both logs
+    /// hold, in the shorter of the two (section 4.3's divergence point).
+    private func continuation(terms: [TermStartPoint], end: UInt64) -> UInt64 {
+        let mine = history
+        for (index, theirs) in terms.enumerated().reversed() {
+            guard let ours = mine.firstIndex(where: { $0.term == theirs.term }) else { continue }
+            let theirEnd = index + 1 < terms.count ? terms[index + 1].start : end
+            let ourEnd = ours + 1 < mine.count ? mine[ours + 1].start : UInt64(log.count)
+            return min(theirEnd, ourEnd)
+        }
+        return 0
+    }
+
+    // MARK: - Standby
+
+    private func openSession(_ standby: inout Standby, now: Int64, world: ClusterSimulation) {
+        nextSession += 1
+        standby.session = nextSession
+        standby.accepted = false
+        standby.lastHeard = now
+        world.send(
+            from: name,
+            to: standby.primary.member,
+            .follow(
+                session: standby.session,
+                knownTerm: knownTerm,
+                terms: history,
+                end: UInt64(log.count),
+                durable: durable
+            )
+        )
+    }
+
+    private func serveStandby(_ standby: inout Standby, now: Int64, world: ClusterSimulation) {
+        guard now - standby.lastHeard <= Self.timeoutMilliseconds else {
+            openSession(&standby, now: now, world: world)
+            return
+        }
+        guard standby.accepted else { return }
+        let appended = UInt64(log.count)
+        let moved = appended != standby.lastAck.appended || durable != standby.lastAck.durable
+        guard moved || now - standby.lastAck.at >= Self.heartbeatMilliseconds else { return }
+        standby.lastAck = (appended, durable, now)
+        world.send(
+            from: name,
+            to: standby.primary.member,
+            .ack(session: standby.session, appended: appended, durable: durable)
+        )
+    }
+
+    // MARK: - Messages
+
+    /// Takes one message at `now`.
+    func receive(_ message: SimulatedMessage, from sender: String, now: Int64, world: ClusterSimulation) {
+        switch (message, serving) {
+        case (.ingest(let events), .primary(var primary)):
+            ingest(events, from: sender, into: &primary, now: now, world: world)
+            serving = .primary(primary)
+        case (.ingest, _):
+            world.send(from: name, to: sender, .notPrimary)
+        case (.follow(let session, let theirTerm, let terms, let end, let theirDurable), .primary(var primary)):
+            guard theirTerm <= primary.term else {
+                world.send(from: name, to: sender, .refused(session: session, term: theirTerm))
+                return
+            }
+            let continueAt = continuation(terms: terms, end: end)
+            primary.sessions[sender] = Session(
+                id: session,
+                next: continueAt,
+                appended: continueAt,
+                durable: min(continueAt, theirDurable),
+                lastHeard: now,
+                lastSent: now
+            )
+            serving = .primary(primary)
+            world.send(from: name, to: sender, .accepted(session: session, term: primary.term, continueAt: continueAt))
+        case (.ack(let session, let appended, let theirDurable), .primary(var primary)):
+            guard var open = primary.sessions[sender], open.id == session else { return }
+            open.appended = max(open.appended, appended)
+            open.durable = max(open.durable, theirDurable)
+            open.lastHeard = now
+            primary.sessions[sender] = open
+            serving = .primary(primary)
+        case (.accepted(let session, let term, let continueAt), .standby(var standby)):
+            guard session == standby.session, !standby.accepted, term >= knownTerm else { return }
+            knownTerm = term
+            standby.accepted = true
+            standby.lastHeard = now
+            standby.lastAck = (0, 0, 0)
+            if continueAt < UInt64(log.count), bug != .skipCutBackOnRejoin {
+                world.note("\(name) cuts its log back from \(log.count) to \(continueAt)")
+                truncate(to: continueAt)
+            }
+            serving = .standby(standby)
+        case (.refused(let session, let term), .standby(var standby)):
+            guard session == standby.session else { return }
+            knownTerm = max(knownTerm, term)
+            standby.lastHeard = now
+            serving = .standby(standby)
+        case (.records(let session, let term, let start, let entries, _), .standby(var standby)):
+            guard session == standby.session, standby.accepted else { return }
+            guard term >= knownTerm else {
+                openSession(&standby, now: now, world: world)
+                serving = .standby(standby)
+                return
+            }
+            standby.lastHeard = now
+            let end = UInt64(log.count)
+            let overlap = Int(end) - Int(start)
+            if start > end || overlap > entries.count
+                || (bug != .skipCutBackOnRejoin && log[Int(start)..<Int(end)] != entries[0..<overlap])
+            {
+                // A gap (a message lost or overtaken) or a record that disagrees: the real log
+                // refuses the append and the follower opens a new session.
+                openSession(&standby, now: now, world: world)
+            } else {
+                for entry in entries[overlap...] { append(entry) }
+            }
+            serving = .standby(standby)
+        default:
+            break
+        }
+    }
+
+    private func ingest(
+        _ events: [UInt64],
+        from gateway: String,
+        into primary: inout Primary,
+        now: Int64,
+        world: ClusterSimulation
+    ) {
+        let leaseAlive = isLeaseAlive(primary, now: now)
+        guard leaseAlive || bug == .acknowledgeAfterLeaseDeadline, !primary.stalled else {
+            world.send(from: name, to: gateway, .unavailable)
+            return
+        }
+        var last: UInt64 = 0
+        for event in events {
+            if let position = position(of: event) {
+                last = max(last, position)
+            } else {
+                append(SimulatedEntry(term: primary.term, kind: .event(event)))
+                last = UInt64(log.count)
+            }
+        }
+        primary.waiting.append((gateway, events, last))
+    }
+}
