@@ -100,7 +100,7 @@ let package = Package(
         .executableTarget(
             name: "receiptd",
             dependencies: [
-                "ReceiptsService", "ReceiptsCoordination", "ZeroMQ",
+                "ReceiptsService", "ReceiptsCoordination", "ReceiptsWire", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -197,7 +197,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptPipelineTests",
             dependencies: [
-                "ReceiptsService", "ReceiptsCore", "ReceiptsWire", "ReceiptLog",
+                "ReceiptsService", "ReceiptsCore", "ReceiptsWire", "ReceiptLog", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -174,7 +174,7 @@ extension ClientLoop {
             queries[tag] = nil
             switch decoded {
             case .success((let reply, let servedBy)):
-                if servedBy?.role == "standby" { statistics.standbyReads.add(1) }
+                if servedBy?.role == .standby { statistics.standbyReads.add(1) }
                 complete(query.completion, .success(reply), worker: worker)
             case .failure(let error):
                 statistics.malformedReplies.add(1)

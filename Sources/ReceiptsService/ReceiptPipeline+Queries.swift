@@ -6,9 +6,9 @@ extension ReceiptPipeline {
     /// The role a serving pipeline reports in `Health`: none unreplicated; `deposed` while its
     /// lease lapsed (it answers ingest `NOT_PRIMARY` then, and health must not say otherwise);
     /// else `primary`. (A standby answers from its own loop.)
-    var servingRole: String {
-        guard configuration.replication != nil else { return "" }
-        return frontier.ingestRefusal == .leaseExpired ? "deposed" : MemberRole.primary.rawValue
+    var servingRole: MemberRole? {
+        guard configuration.replication != nil else { return nil }
+        return frontier.ingestRefusal.primaryRole
     }
 
     /// Takes one query message (ROUTER: envelope, then one `Query` frame), borrowed for the

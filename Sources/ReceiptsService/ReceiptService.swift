@@ -1,6 +1,7 @@
 public import Logging
 import ReceiptLog
 import ReceiptsCore
+public import ReceiptsWire
 import ZeroMQ
 
 #if canImport(Glibc)

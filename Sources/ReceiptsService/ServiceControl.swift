@@ -1,4 +1,5 @@
 import Glibc
+import ReceiptsWire
 import Synchronization
 import ZeroMQ
 
@@ -13,6 +14,7 @@ final class ServiceControl: Sendable {
         var keyReloadRequested = false
         var workerCount: Int?
         var role: MemberRole?
+        var primaryGate: ReplicationGate?
     }
 
     private let state = Mutex(State())
@@ -69,11 +71,24 @@ final class ServiceControl: Sendable {
     /// Whether a leave was asked for and not yet taken (a stop alone does not count).
     var isLeaveRequested: Bool { state.withLock { $0.leaveRequested } }
 
-    /// A replicated member's role, as its `ReplicatedMember` last took it; nil for a worker
-    /// without an elected role. Safe from any thread.
+    /// A replicated member's role, as its `ReplicatedMember` last took it, and `deposed` while
+    /// its primary loop's lease lapsed (as `Health` says); nil for a worker without an elected
+    /// role. Safe from any thread.
     var role: MemberRole? {
-        get { state.withLock { $0.role } }
+        get {
+            state.withLock { state in
+                guard state.role == .primary, let gate = state.primaryGate else { return state.role }
+                return gate.refusal.primaryRole
+            }
+        }
         set { state.withLock { $0.role = newValue } }
+    }
+
+    /// The gate of the primary loop that runs, if one does: while its lease lapsed, the role is
+    /// reported `deposed`.
+    var primaryGate: ReplicationGate? {
+        get { state.withLock { $0.primaryGate } }
+        set { state.withLock { $0.primaryGate = newValue } }
     }
 
     /// The worker count the log holds, once recovered: what the worker serves by, whatever

@@ -138,7 +138,11 @@ final class ServiceLoop {
     /// - Throws: `ServiceError` if binding fails or a thread cannot be started (before
     ///   `onReady`), or if the loop or the log fails.
     func run(onReady: () -> Void) throws(ServiceError) {
-        defer { closeEverything() }
+        control.primaryGate = gate
+        defer {
+            control.primaryGate = nil
+            closeEverything()
+        }
         try bindEndpoints()
         // First of the threads, so that a refusal comes before anything is shipped or logged.
         try publishing.start()

@@ -18,6 +18,14 @@ extension Process {
     package var exitStatus: Int32 {
         terminationReason == .exit ? terminationStatus : 128 + terminationStatus
     }
+
+    /// The state letter `/proc/<pid>/stat` gives (`R`, `S`, `D`, `T`, `Z`, ...), or `?`.
+    static func kernelState(of processIdentifier: Int32) -> String {
+        guard let stat = try? String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return "?" }
+        return String(stat[end...].dropFirst(2).prefix(1))
+    }
 }
 
 extension Process {
@@ -53,10 +61,17 @@ extension Process {
         if let input { inputPipe.fileHandleForWriting.write(Data(input.utf8)) }
         try? inputPipe.fileHandleForWriting.close()
         guard waitForExit(seconds: seconds) else {
+            // What the kernel says of it, before the kill: `Z` means it had exited and was not
+            // reaped yet (the wait was Foundation's, not the program's).
+            let state = Self.kernelState(of: processIdentifier)
             kill(processIdentifier, SIGKILL)
             waitUntilExit()
             let command = ([executableURL?.path ?? ""] + (arguments ?? [])).joined(separator: " ")
-            throw TestKitError(.timeout, "\(command) did not end within \(seconds) s")
+            let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            throw TestKitError(
+                .timeout,
+                "\(command) did not end within \(seconds) s (process state \(state)); its output: \(output.suffix(2000))"
+            )
         }
         return (terminationStatus, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
     }

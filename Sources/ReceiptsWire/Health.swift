@@ -12,8 +12,9 @@ public struct Health: Hashable, Sendable {
     public var uptimeMilliseconds: UInt64
     /// The worker's publisher run (the wire's `epoch`).
     public var publisherRun: UInt64
-    /// The member's replication role ("primary", "standby", ...); empty until replication runs.
-    public var role: String
+    /// The member's replication role; nil for an unreplicated worker (and for a role this build
+    /// does not know, from a newer server).
+    public var role: MemberRole?
     /// The highest term of the ordinal the member knows; 0 until replication runs.
     public var term: UInt64
     /// The member's name; empty until replication runs.
@@ -28,7 +29,7 @@ public struct Health: Hashable, Sendable {
     ///   - workerCount: How many workers share the conversations.
     ///   - uptimeMilliseconds: Milliseconds since start.
     ///   - publisherRun: The publisher run.
-    ///   - role: The member's replication role; empty for an unreplicated worker.
+    ///   - role: The member's replication role; nil for an unreplicated worker.
     ///   - term: The highest term the member knows.
     ///   - member: The member's name.
     ///   - applied: The log position its engine applied records up to.
@@ -38,7 +39,7 @@ public struct Health: Hashable, Sendable {
         workerCount: Int,
         uptimeMilliseconds: UInt64,
         publisherRun: UInt64,
-        role: String = "",
+        role: MemberRole? = nil,
         term: UInt64 = 0,
         member: String = "",
         applied: UInt64 = 0
@@ -63,7 +64,7 @@ extension Health {
             workerCount: Int(health.worker_count),
             uptimeMilliseconds: health.uptime_ms,
             publisherRun: health.epoch,
-            role: String(wire: health.role),
+            role: MemberRole(rawValue: String(wire: health.role)),
             term: health.term,
             member: String(wire: health.member),
             applied: health.applied
@@ -78,7 +79,7 @@ extension Health {
         health.pointee.worker_count = UInt32(clamping: workerCount)
         health.pointee.uptime_ms = uptimeMilliseconds
         health.pointee.epoch = publisherRun
-        health.pointee.role = arena.cString(role)
+        health.pointee.role = arena.cString(role?.rawValue ?? "")
         health.pointee.term = term
         health.pointee.member = arena.cString(member)
         health.pointee.applied = applied

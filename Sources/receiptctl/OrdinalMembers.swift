@@ -98,7 +98,7 @@ struct OrdinalMembers: ParsableArguments {
         func primary() -> (index: Int, health: ReceiptsWire.Health)? {
             health().enumerated()
                 .compactMap { index, answer in
-                    (try? answer.health.get()).flatMap { $0.role == "primary" ? (index, $0) : nil }
+                    (try? answer.health.get()).flatMap { $0.role == .primary ? (index, $0) : nil }
                 }
                 .max { $0.1.term < $1.1.term }
         }

@@ -196,12 +196,12 @@ struct RebalanceDriver {
             while true {
                 let reply = try ask(.health, worker: worker, "health")
                 guard case .health(let health) = reply else { throw unexpected(reply) }
-                if health.role.isEmpty { break }
-                if health.role == "primary" {
+                guard let role = health.role else { break }
+                if role == .primary {
                     print("worker \(worker): primary \(health.member) (term \(health.term))")
                     break
                 }
-                if verbose { print("worker \(worker): \(health.member) is \(health.role); asking the next member") }
+                if verbose { print("worker \(worker): \(health.member) is \(role.rawValue); asking the next member") }
                 queries.passOver(worker)
                 try pauseBeforeAskingAgain(worker, "health")
             }

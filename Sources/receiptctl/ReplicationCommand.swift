@@ -38,10 +38,10 @@ struct ReplicationStatus: AsyncParsableCommand {
                 print(
                     json
                         ? Rendering.encode([
-                            "endpoint": answer.endpoint, "member": health.member, "role": health.role,
+                            "endpoint": answer.endpoint, "member": health.member, "role": health.role?.rawValue ?? "",
                             "term": health.term, "applied": health.applied,
                         ])
-                        : "\(health.member)\t\(health.role)\t\(health.term)\t\(health.applied)\t\(answer.endpoint)"
+                        : "\(health.member)\t\(health.role?.rawValue ?? "")\t\(health.term)\t\(health.applied)\t\(answer.endpoint)"
                 )
             case .failure(let error):
                 print(
@@ -51,7 +51,7 @@ struct ReplicationStatus: AsyncParsableCommand {
                 )
             }
         }
-        guard answers.contains(where: { (try? $0.health.get())?.role == "primary" }) else {
+        guard answers.contains(where: { (try? $0.health.get())?.role == .primary }) else {
             throw CtlError("no member says it is primary")
         }
     }

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import Prometheus
 import ReceiptsService
+import ReceiptsWire
 
 /// The daemon's HTTP endpoint (Hummingbird): `/metrics` for Prometheus, `/healthz` and
 /// `/readyz` for probes (`/readyz` by role for a replicated member, deploy/REPLICATION.md

@@ -181,7 +181,7 @@ extension BenchRun {
         var syncSeconds: [Double] = []
         for kill in 1...kills {
             let roles = try ordinal.members.map { try health($0).role }
-            guard let primaryIndex = roles.firstIndex(of: "primary") else {
+            guard let primaryIndex = roles.firstIndex(of: .primary) else {
                 throw LoadgenError(.process, "no primary among the members: \(roles)")
             }
             let message = "f\(kill)"

@@ -211,7 +211,7 @@ struct ClientFailoverTests {
         // Every message on the new primary, each receipt applied once.
         // The client talks to the new primary now (a primary's health names no role yet).
         let health = try await client.health(worker: 0)
-        #expect(health.state == "serving" && health.role != "standby", "\(health)")
+        #expect(health.state == "serving" && health.role != .standby, "\(health)")
         for task in 0..<tasks {
             let conversation = "c\(task)"
             let unread = try await client.unreadCounts(for: "bob", in: [conversation])

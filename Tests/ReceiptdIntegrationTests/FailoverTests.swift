@@ -68,7 +68,7 @@ import Testing
         #expect(refused.first?.error?.primary?.ingest == alpha.ingestEndpoint)
         #expect(refused.first?.error?.term == 1)
         let health = try await beta.health()
-        #expect(health.role == "standby")
+        #expect(health.role == .standby)
         #expect(health.member == "beta-0")
         let batches = ReplicationShippingTests.batches(&factory, count: 200)
         let replies = try alpha.ingestPipelined(batches)

@@ -64,7 +64,7 @@ import ZeroMQ
 
         // It rejoins as a standby of the new primary, with the new primary's history.
         let rejoined = try await Self.waitForHealth(alpha, "alpha as a standby of term 2") {
-            $0.role == "standby" && $0.term == 2
+            $0.role == .standby && $0.term == 2
         }
         #expect(rejoined.member == "alpha-0")
         let primary = try await beta.health()
@@ -144,7 +144,7 @@ import ZeroMQ
         try beta.start()
         let primary = try await alpha.health()
         let caughtUp = try await Self.waitForHealth(beta, "beta caught up") { $0.applied >= primary.applied }
-        #expect(caughtUp.role == "standby")
+        #expect(caughtUp.role == .standby)
         #expect(
             beta.standardError().contains("installing the primary's snapshot"),
             "\(beta.standardError().suffix(3000))"
@@ -165,7 +165,7 @@ import ZeroMQ
         try await Task.sleep(for: .seconds(3))
         let during = try alpha.ingestPipelined([[factory.make(.memberJoined(conversation: "c", user: "dan"))]])
         #expect(during.first?.error?.code == .notPrimary, "\(String(describing: during.first))")
-        #expect(try await beta.health().role == "standby")
+        #expect(try await beta.health().role == .standby)
 
         etcd.resume()
         // One member serves again; at no sample are both primary.
@@ -173,8 +173,8 @@ import ZeroMQ
         var served = false
         while Date() < deadline, !served {
             let roles = [try? await alpha.health().role, try? await beta.health().role]
-            #expect(roles.filter { $0 == "primary" }.count <= 1, "two primaries: \(roles)")
-            served = roles.contains("primary")
+            #expect(roles.filter { $0 == .primary }.count <= 1, "two primaries: \(roles)")
+            served = roles.contains(.primary)
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(served, "no primary within 15 s of etcd's return")

@@ -96,7 +96,7 @@ import ZeroMQ
         #expect(reply == (try Self.ask(alpha, Self.status).reply))
         let served = try #require(servedBy)
         #expect(served.member == "beta-0")
-        #expect(served.role == "standby")
+        #expect(served.role == .standby)
         #expect(served.term == 1)
         #expect(served.applied == (try await beta.health()).applied)
         #expect(served.behindMilliseconds < UInt64(Self.stalenessMilliseconds))

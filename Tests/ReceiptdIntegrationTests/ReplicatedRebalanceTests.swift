@@ -83,7 +83,7 @@ struct ReplicatedRebalanceTests {
         #expect(finished.output.contains("worker 1: primary alpha-1 (term 1)"), "\(finished.output)")
         if killingTheSendersPrimary {
             #expect(finished.output.contains("got no answer from alpha-0"), "\(finished.output)")
-            #expect(try await members[1].health().role == "primary")
+            #expect(try await members[1].health().role == .primary)
             // The old primary comes back as a standby of the new one.
             try alpha0.start()
         } else {

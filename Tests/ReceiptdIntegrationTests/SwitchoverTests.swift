@@ -84,7 +84,7 @@ import Testing
         )
         #expect(serving < .seconds(1), "the new primary served after \(serving)")
         try await Self.expectAcknowledgedEvents(on: beta)
-        #expect(try await alpha.health().role == "standby")
+        #expect(try await alpha.health().role == .standby)
         #expect(alpha.standardError().contains("handed the ordinal over"))
         // The old primary refuses ingest, naming the new one.
         let refused = try alpha.ingestPipelined([[pair.factory.make(.memberJoined(conversation: "c", user: "eve"))]])
@@ -105,7 +105,7 @@ import Testing
             [pair.factory.make(.memberJoined(conversation: "c", user: "eve"))]
         ])
         #expect(replies.first?.error == nil)
-        #expect(try await pair.alpha.health().role == "primary")
+        #expect(try await pair.alpha.health().role == .primary)
     }
 
     @Test func sigtermOfThePrimaryHandsOverBeforeDraining() async throws {
@@ -130,9 +130,9 @@ import Testing
 
         // Started again at once, the old primary follows the new one instead of campaigning.
         try alpha.start()
-        #expect(try await alpha.health().role == "standby")
+        #expect(try await alpha.health().role == .standby)
         let health = try await beta.health()
-        #expect(health.role == "primary")
+        #expect(health.role == .primary)
         #expect(health.term == 2)
     }
 

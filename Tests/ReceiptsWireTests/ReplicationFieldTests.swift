@@ -55,7 +55,7 @@ struct ReplicationFieldTests {
             workerCount: 4,
             uptimeMilliseconds: 99,
             publisherRun: 7,
-            role: "standby",
+            role: .standby,
             term: 5,
             member: "receiptd-b-3",
             applied: 1 << 33
@@ -75,7 +75,7 @@ struct ReplicationFieldTests {
         }
         let expected = Health(state: "serving", workerIndex: 3, workerCount: 4, uptimeMilliseconds: 99, publisherRun: 7)
         #expect(try QueryReply.decode(old) == .health(expected))
-        #expect(expected.role == "" && expected.term == 0 && expected.member == "" && expected.applied == 0)
+        #expect(expected.role == nil && expected.term == 0 && expected.member == "" && expected.applied == 0)
         // An unreplicated worker's answer sets none of them: the bytes an old decoder reads.
         #expect(QueryReply.health(expected).encode() == old)
     }
@@ -93,7 +93,7 @@ struct ReplicationFieldTests {
     }
 
     @Test func repliesSayWhichMemberServedThem() throws {
-        let servedBy = ServedBy(member: "receiptd-b-3", role: "standby", term: 5, applied: 4096, behindMilliseconds: 3)
+        let servedBy = ServedBy(member: "receiptd-b-3", role: .standby, term: 5, applied: 4096, behindMilliseconds: 3)
         let reply = QueryReply.snapshot(
             ConversationSnapshot(conversation: "c", kind: .direct, members: ["a", "b"], messages: []),
             publisherRun: 2,

@@ -1520,8 +1520,9 @@ struct  Receipts__V1__Health
   /*
    * Replication (deploy/REPLICATION.md): every field below is set once replication runs, and
    * until then stays at its default ("", 0), as it reads from a worker built before it.
-   * The member's role for its ordinal: "primary", "standby", "candidate", "deposed" or
-   * "seeding"; empty for an unreplicated worker.
+   * The member's role for its ordinal: "primary", "standby", "candidate", "waiting" or
+   * "deposed" (a primary whose lease lapsed: it acknowledges nothing and answers ingest
+   * NOT_PRIMARY); empty for an unreplicated worker.
    */
   char *role;
   /*

@@ -1,3 +1,4 @@
+import ReceiptsWire
 import Synchronization
 
 /// What the primary's shipping thread tells its pipeline about replication (deploy/REPLICATION.md,
@@ -16,6 +17,12 @@ final class ReplicationGate: Sendable {
         case leaseExpired = 2
         /// This primary is handing the ordinal over (a switchover, section 12.2).
         case handingOver = 3
+
+        /// The role a primary behind a gate that refuses so reports (`Health`, `/readyz`):
+        /// `deposed` once its lease lapsed.
+        var primaryRole: MemberRole {
+            self == .leaseExpired ? .deposed : .primary
+        }
     }
 
     private let replicated: Atomic<UInt64>

@@ -1,16 +1,13 @@
 import Metrics
+import ReceiptsWire
 import Synchronization
 
 /// A member's replication metrics (deploy/REPLICATION.md, section 13), through swift-metrics:
 /// its role and term, and on a primary each standby's lag, the in-sync set's size and the time
 /// spent without a standby in sync.
 final class ReplicationMetrics: Sendable {
-    /// The roles `receiptd_replication_role` reports, each a series of its own.
-    enum Role: String, CaseIterable, Sendable {
-        case primary, standby, candidate, waiting
-    }
-
-    private let roles: [Role: Gauge]
+    /// `receiptd_replication_role`: a series for each role, 1 for the current one.
+    private let roles: [MemberRole: Gauge]
     private let term = Gauge(label: MetricCatalog.replicationTerm.name)
     private let inSync = Gauge(label: MetricCatalog.replicationInSync.name)
     private let unsynced = FloatingPointCounter(label: MetricCatalog.replicationUnsynced.name)
@@ -21,8 +18,8 @@ final class ReplicationMetrics: Sendable {
 
     /// Registers the member's series, exported from the start: its role `waiting`, term 0.
     init() {
-        var roles: [Role: Gauge] = [:]
-        for role in Role.allCases {
+        var roles: [MemberRole: Gauge] = [:]
+        for role in MemberRole.allCases {
             roles[role] = Gauge(label: MetricCatalog.replicationRole.name, dimensions: [("role", role.rawValue)])
         }
         self.roles = roles
@@ -34,7 +31,7 @@ final class ReplicationMetrics: Sendable {
     }
 
     /// Records the member's role and the term it serves or follows.
-    func record(role current: Role, term value: UInt64) {
+    func record(role current: MemberRole, term value: UInt64) {
         for (role, gauge) in roles { gauge.record(role == current ? 1 : 0) }
         term.record(Double(value))
     }

@@ -277,6 +277,7 @@ final class Shipper {
         if let deadline = acknowledging.leaseDeadline?(), ServiceClock.monotonicNanoseconds() > deadline {
             if frozenAt == nil {
                 frozenAt = min(gate.replicatedPosition, log.durablePosition.offset)
+                metrics?.record(role: .deposed, term: terms.last.term)
                 logger.warning("the lease was not renewed in time: acknowledging nothing further")
             }
             gate.update(replicatedPosition: frozenAt ?? 0, refusal: .leaseExpired)
@@ -284,6 +285,7 @@ final class Shipper {
         }
         if frozenAt != nil {
             frozenAt = nil
+            metrics?.record(role: .primary, term: terms.last.term)
             logger.info("the lease is renewed: acknowledging again")
         }
         gate.update(replicatedPosition: verdict.replicatedPosition, refusal: verdict.stalled ? .noStandbyInSync : .none)

@@ -98,7 +98,7 @@ struct StandbyQueries {
             workerCount: replica.engine.topology.workerCount,
             uptimeMilliseconds: UInt64(max(0, now - startedMonotonic)),
             publisherRun: 0,
-            role: "standby",
+            role: .standby,
             term: term(of: replica),
             member: settings.member,
             applied: replica.applied.offset

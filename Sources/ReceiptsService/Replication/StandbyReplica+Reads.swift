@@ -44,7 +44,7 @@ extension StandbyReplica {
         return .fresh(
             ServedBy(
                 member: settings.member,
-                role: "standby",
+                role: .standby,
                 term: term,
                 applied: applied.offset,
                 behindMilliseconds: UInt64(max(0, now - (caughtUpAt ?? now)))

@@ -2,6 +2,7 @@ import Foundation
 import ReceiptsCore
 import ReceiptsWire
 import Testing
+import ZeroMQ
 
 @testable import ReceiptsService
 
@@ -107,27 +108,31 @@ import Testing
         let fixture = try PipelineFixture(gate: gate) {
             $0.replication = ReplicationSettings(member: "receiptd-0", role: .primary, endpoint: "inproc://r")
         }
-        func role() async throws -> String {
+        func role() async throws -> MemberRole? {
             guard case .health(let health) = try await fixture.ask(.health) else {
                 throw PipelineTestError("no health answer")
             }
             return health.role
         }
-        #expect(try await role() == "primary")
+        // `/readyz` reads the role through the service's control: it says the same.
+        let control = ServiceControl(doorbell: try Doorbell())
+        control.role = .primary
+        control.primaryGate = gate
+        #expect(try await role() == .primary && control.role == .primary)
         gate.update(replicatedPosition: 0, refusal: .leaseExpired)
-        #expect(try await role() == "deposed")
+        #expect(try await role() == .deposed && control.role == .deposed)
         fixture.ingest(ShippingTests.conversation)
         guard case .reply(.ingest, let body, _)? = fixture.sink.outputs.last else {
             throw PipelineTestError("no reply to the refused frame")
         }
         #expect(try IngestReply.decode(body).error?.code == .notPrimary)
         gate.update(replicatedPosition: 0, refusal: .none)
-        #expect(try await role() == "primary")
+        #expect(try await role() == .primary && control.role == .primary)
         // Unreplicated, a worker names no role.
         guard case .health(let unreplicated) = try await PipelineFixture().ask(.health) else {
             throw PipelineTestError("no health answer")
         }
-        #expect(unreplicated.role == "")
+        #expect(unreplicated.role == nil)
     }
 
     @Test func underLocalFallbackThePrimaryAcknowledgesAlone() async throws {

@@ -47,7 +47,7 @@ import Testing
                 servedBy
                     == ServedBy(
                         member: "receiptd-b-0",
-                        role: "standby",
+                        role: .standby,
                         term: pair.standby.follower.knownTerm,
                         applied: pair.standby.applied.offset,
                         behindMilliseconds: 0
@@ -58,7 +58,7 @@ import Testing
         let unknown = Query.readDetail(conversation: "nowhere", message: "m0")
         let (answer, servedBy) = try pair.askStandby(unknown)
         #expect(answer == (try await pair.primary.ask(unknown)))
-        #expect(servedBy?.role == "standby")
+        #expect(servedBy?.role == .standby)
     }
 
     @Test func aStandbyShowsNothingBeyondTheAcknowledgedPosition() async throws {
@@ -108,7 +108,7 @@ import Testing
             Issue.record("health not answered")
             return
         }
-        #expect(health.role == "standby")
+        #expect(health.role == .standby)
         #expect(health.applied == pair.standby.applied.offset)
         guard case .stats = try pair.askStandby(.stats).reply else {
             Issue.record("stats not answered")
