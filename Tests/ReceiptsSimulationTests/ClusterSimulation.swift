@@ -34,6 +34,10 @@ final class ClusterSimulation {
     static let tickMilliseconds: Int64 = 10
     static let faultMilliseconds: Int64 = 20_000
     static let healMilliseconds: Int64 = 30_000
+    /// How fast a member's clock may run against the coordinator's: the lease margin of
+    /// `max(0.5 s, TTL/6)` covers a clock up to a sixth slow (the member would count its lease
+    /// alive for longer than the coordinator keeps it), so a little less than that either way.
+    static let clockRates = 0.85...1.15
 
     let seed: UInt64
     let bug: PlantedBug?
@@ -98,7 +102,9 @@ final class ClusterSimulation {
         maximumDelay = Int64.random(in: 2...40, using: &random)
         for index in 0..<count {
             let name = "m\(index)"
-            members.append(SimulatedMember(name: name, index: index, bug: bug, store: store))
+            // Within the margin the lease deadline keeps (deploy/REPLICATION.md, section 7.3).
+            let rate = Double.random(in: Self.clockRates, using: &random)
+            members.append(SimulatedMember(name: name, index: index, clockRate: rate, bug: bug, store: store))
             conditions[name] = .up
         }
         gateways = (0..<Int.random(in: 1...2, using: &random)).map { Gateway(name: "g\($0)") }
@@ -106,7 +112,11 @@ final class ClusterSimulation {
 
     /// Runs the faults, then the healing, and checks the end. Returns the failure found, if any.
     func run() async -> SimulationFailure? {
-        note("\(members.count) members, \(gateways.count) gateways, drop \(dropChance), delay ≤ \(maximumDelay) ms")
+        let rates = members.map { "\($0.name) \(($0.clockRate * 1000).rounded() / 1000)" }.joined(separator: ", ")
+        note(
+            "\(members.count) members (clock rates \(rates)), \(gateways.count) gateways, drop \(dropChance), "
+                + "delay ≤ \(maximumDelay) ms"
+        )
         let faultsEnd = now + Self.faultMilliseconds
         while now < faultsEnd, failure == nil {
             injectFault()
@@ -150,7 +160,7 @@ final class ClusterSimulation {
         deliver()
         for member in members where conditions[member.name] == .up {
             if Bool.random(using: &random) { member.sync() }
-            await member.turn(now: now, reachesCoordinator: cutFromCoordinator[member.name] == nil, world: self)
+            await member.turn(at: now, reachesCoordinator: cutFromCoordinator[member.name] == nil, world: self)
             if failure != nil { return }
         }
         await sendFromGateways()
@@ -201,7 +211,7 @@ final class ClusterSimulation {
             if let index = gateways.firstIndex(where: { $0.name == envelope.to }) {
                 receive(envelope.message, gateway: index)
             } else if let member = member(envelope.to), conditions[envelope.to] == .up {
-                member.receive(envelope.message, from: envelope.from, now: now, world: self)
+                member.receive(envelope.message, from: envelope.from, at: now, world: self)
             }
             if failure != nil { return }
         }
@@ -258,7 +268,7 @@ final class ClusterSimulation {
         let target = members[Int.random(in: 0..<members.count, using: &random)]
         let name = target.name
         guard conditions[name] == .up else { return }
-        switch Int.random(in: 0..<6, using: &random) {
+        switch Int.random(in: 0..<7, using: &random) {
         case 0, 1:
             let losing = Bool.random(using: &random)
             target.crash(losingUnsynced: losing)
@@ -279,6 +289,8 @@ final class ClusterSimulation {
             cutFromCoordinator[name] = until
             updateRenewals(of: name)
             note("\(name) is cut off from the coordinator until \(until)")
+        case 5:
+            if target.demote(at: now) { note("\(name) is asked to hand over") }
         default:
             coordinatorDownUntil = now + Int64.random(in: 200...4_000, using: &random)
             note("the coordinator is unavailable until \(coordinatorDownUntil)")

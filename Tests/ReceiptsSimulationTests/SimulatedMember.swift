@@ -35,6 +35,9 @@ final class SimulatedMember {
         var acknowledged: UInt64 = 0
         /// The last verdict said no standby was heard for the timeout: new ingest is refused.
         var stalled = false
+        /// While a hand-over runs, when it gives up (this member's milliseconds); new ingest is
+        /// refused meanwhile.
+        var handOverDeadline: Int64?
         /// Frames waiting for their events to be acknowledged: the gateway and the position the
         /// frame's last event ends at.
         var waiting: [(gateway: String, events: [UInt64], position: UInt64)] = []
@@ -59,11 +62,17 @@ final class SimulatedMember {
     static let timeoutMilliseconds: Int64 = 1000
     static let heartbeatMilliseconds: Int64 = 100
     static let shippingWindow: UInt64 = 32
+    /// The coordinator's lease TTL (`InMemoryCoordinator`'s default, as `--etcd-lease-ttl-s`'s).
+    static let leaseTTLSeconds: Int64 = 3
 
     let name: String
     /// This member as a primary record names it (the term is its campaign's).
     let record: PrimaryRecord
     let bug: PlantedBug?
+    /// How fast this member's clock runs against the store's (1: the same rate).
+    let clockRate: Double
+    /// The store's clock at this member's current turn or message (milliseconds).
+    private var storeNow: Int64 = 0
     private(set) var coordinator: InMemoryCoordinator
     private(set) var machine: MemberMachine
     private(set) var log: [SimulatedEntry] = []
@@ -80,10 +89,13 @@ final class SimulatedMember {
     private var nextSession: UInt64
     /// Whether this process's coordinator has started (its first lease granted).
     private var coordinatorStarted = false
+    /// The wait after another member was handed the ordinal.
+    private var quietPeriod = HandOverQuietPeriod()
 
     /// A member of the ordinal's first member set (so it may start the ordinal), not yet started.
-    init(name: String, index: Int, bug: PlantedBug?, store: InMemoryCoordinator.Store) {
+    init(name: String, index: Int, clockRate: Double, bug: PlantedBug?, store: InMemoryCoordinator.Store) {
         self.name = name
+        self.clockRate = clockRate
         self.bug = bug
         record = PrimaryRecord(
             member: name,
@@ -93,7 +105,7 @@ final class SimulatedMember {
             query: "sim://\(name)/query",
             publish: "sim://\(name)/publish"
         )
-        coordinator = InMemoryCoordinator(store: store, ordinal: 0, member: name)
+        coordinator = InMemoryCoordinator(store: store, ordinal: 0, member: name, leaseTTLSeconds: Self.leaseTTLSeconds)
         machine = MemberMachine(member: record, mayStartOrdinal: true, acknowledgement: .standby)
         nextSession = UInt64(index + 1) << 32
     }
@@ -103,12 +115,13 @@ final class SimulatedMember {
     /// Starts the process again: a new coordinator (started at its first turn) and a new
     /// machine, on the log it has.
     func restart(store: InMemoryCoordinator.Store) {
-        coordinator = InMemoryCoordinator(store: store, ordinal: 0, member: name)
+        coordinator = InMemoryCoordinator(store: store, ordinal: 0, member: name, leaseTTLSeconds: Self.leaseTTLSeconds)
         machine = MemberMachine(member: record, mayStartOrdinal: true, acknowledgement: .standby)
         serving = .none
         lastState = nil
         knownTerm = history.last?.term ?? 0
         coordinatorStarted = false
+        quietPeriod = HandOverQuietPeriod()
     }
 
     /// The process dies. A crash of the machine loses what was not synced; a crash of the
@@ -165,10 +178,12 @@ final class SimulatedMember {
 
     // MARK: - One turn
 
-    /// One turn of the member's loop at `now` (milliseconds; the store's clock): reads the keys
-    /// (unless it is cut off from the coordinator), leaves a role they no longer match, takes
-    /// the next one, and serves.
-    func turn(now: Int64, reachesCoordinator: Bool, world: ClusterSimulation) async {
+    /// One turn of the member's loop at `storeNow` (milliseconds on the store's clock): reads
+    /// the keys (unless it is cut off from the coordinator), leaves a role they no longer match,
+    /// takes the next one, and serves.
+    func turn(at storeNow: Int64, reachesCoordinator: Bool, world: ClusterSimulation) async {
+        self.storeNow = storeNow
+        let now = localTime(storeNow)
         if !coordinatorStarted {
             // A process that cannot reach the coordinator at its start tries again.
             guard reachesCoordinator, (try? await coordinator.start()) != nil else { return }
@@ -205,11 +220,13 @@ final class SimulatedMember {
 
     /// What `MemberMachine` decides with the keys, carried out.
     private func decide(_ state: OrdinalState, now: Int64, reachesCoordinator: Bool, world: ClusterSimulation) async {
+        let unnamed = state.primary == nil
         var action = machine.next(
             state: state,
-            ownLastTerm: state.primary == nil ? ownLastTerm : nil,
+            ownLastTerm: unnamed ? ownLastTerm : nil,
             holdsLease: coordinator.lease != 0,
-            quietMilliseconds: nil
+            quietMilliseconds: unnamed
+                ? quietPeriod.remaining(after: state.handOver, term: state.term, member: name, now: now) : nil
         )
         if bug == .campaignWithoutInSyncCheck, case .stayWaiting = action, state.primary == nil,
             coordinator.lease != 0
@@ -325,7 +342,7 @@ final class SimulatedMember {
             }
         }
         primary.stalled = verdict.stalled
-        let leaseAlive = isLeaseAlive(primary, now: now)
+        let leaseAlive = isLeaseAlive(primary)
         if leaseAlive || bug == .acknowledgeAfterLeaseDeadline {
             primary.gate = bug == .acknowledgeBeforeStandbyConfirms ? .max : verdict.replicatedPosition
         }
@@ -341,11 +358,64 @@ final class SimulatedMember {
             world.send(from: name, to: frame.gateway, .acknowledged(events: frame.events))
         }
         ship(&primary, now: now, world: world)
+        if primary.handOverDeadline != nil {
+            await continueHandOver(&primary, now: now, reachesCoordinator: reachesCoordinator, world: world)
+        }
+    }
+
+    /// Starts a switchover (`receiptctl demote`) if this member serves as primary.
+    func demote(at storeNow: Int64) -> Bool {
+        guard case .primary(var primary) = serving, primary.handOverDeadline == nil else { return false }
+        primary.handOverDeadline = localTime(storeNow) + HandOver.confirmationLimitMilliseconds
+        serving = .primary(primary)
+        return true
+    }
+
+    /// As `HandOver`: once everything appended is acknowledged (so every recorded in-sync
+    /// standby holds the whole log), hands the ordinal to the first of them with the guarded
+    /// transaction, and the primary role ends; past the limit, ingest is taken again.
+    private func continueHandOver(
+        _ primary: inout Primary,
+        now: Int64,
+        reachesCoordinator: Bool,
+        world: ClusterSimulation
+    ) async {
+        guard let deadline = primary.handOverDeadline, now <= deadline else {
+            primary.handOverDeadline = nil
+            world.note("\(name) gives up handing over")
+            return
+        }
+        guard reachesCoordinator, primary.acknowledged >= UInt64(log.count),
+            let target = (primary.inSync.recorded ?? []).sorted().first
+        else { return }
+        let record = HandOverRecord(term: primary.term, to: target)
+        guard (try? await coordinator.handOver(record, guardRevision: primary.guardRevision)) == true else { return }
+        world.note("\(name) hands term \(primary.term) over to \(target)")
+        serving = .none
     }
 
     /// Whether the lease of the primary's key is certainly alive (section 7.3).
-    private func isLeaseAlive(_ primary: Primary, now: Int64) -> Bool {
-        coordinator.lease == primary.lease && UInt64(now) * 1_000_000 <= coordinator.leaseDeadline
+    ///
+    /// The coordinator computes the deadline on the store's clock, as `LeaseDeadline.after` from
+    /// the renewal's send time; this member measures the time since that send on its own clock,
+    /// which runs at `clockRate`: the check a member makes with a clock that drifts.
+    private func isLeaseAlive(_ primary: Primary) -> Bool {
+        guard coordinator.lease == primary.lease else { return false }
+        let deadline = coordinator.leaseDeadline
+        let ttl = UInt64(Self.leaseTTLSeconds) * 1_000_000_000
+        let alive = ttl - LeaseDeadline.marginNanoseconds(ttlSeconds: Self.leaseTTLSeconds)
+        let sent = deadline >= alive ? deadline - alive : 0
+        if bug == .leaseDeadlineWithoutMargin {
+            let elapsed = UInt64(storeNow) * 1_000_000 >= sent ? UInt64(storeNow) * 1_000_000 - sent : 0
+            return Double(elapsed) * clockRate <= Double(ttl)
+        }
+        let elapsed = UInt64(storeNow) * 1_000_000 >= sent ? UInt64(storeNow) * 1_000_000 - sent : 0
+        return Double(elapsed) * clockRate <= Double(alive)
+    }
+
+    /// Milliseconds on this member's clock at `storeNow` on the store's.
+    private func localTime(_ storeNow: Int64) -> Int64 {
+        Int64((Double(storeNow) * clockRate).rounded(.down))
     }
 
     /// Ships each accepted session its durable records within the window, or a heartbeat.
@@ -437,8 +507,10 @@ final class SimulatedMember {
 
     // MARK: - Messages
 
-    /// Takes one message at `now`.
-    func receive(_ message: SimulatedMessage, from sender: String, now: Int64, world: ClusterSimulation) {
+    /// Takes one message at `storeNow` (milliseconds on the store's clock).
+    func receive(_ message: SimulatedMessage, from sender: String, at storeNow: Int64, world: ClusterSimulation) {
+        self.storeNow = storeNow
+        let now = localTime(storeNow)
         switch (message, serving) {
         case (.ingest(let events), .primary(var primary)):
             ingest(events, from: sender, into: &primary, now: now, world: world)
@@ -516,8 +588,9 @@ final class SimulatedMember {
         now: Int64,
         world: ClusterSimulation
     ) {
-        let leaseAlive = isLeaseAlive(primary, now: now)
-        guard leaseAlive || bug == .acknowledgeAfterLeaseDeadline, !primary.stalled else {
+        let leaseAlive = isLeaseAlive(primary)
+        guard leaseAlive || bug == .acknowledgeAfterLeaseDeadline, !primary.stalled, primary.handOverDeadline == nil
+        else {
             world.send(from: name, to: gateway, .unavailable)
             return
         }

@@ -77,6 +77,9 @@ enum PlantedBug: String, CaseIterable, Sendable {
     case skipCutBackOnRejoin
     /// A new primary serves without writing its term's `termStarted` record.
     case promoteWithoutWritingTerm
+    /// The primary counts its lease alive for the whole TTL after a renewal's send, on its own
+    /// clock, with no margin for a clock slower than the coordinator's.
+    case leaseDeadlineWithoutMargin
 }
 
 /// An invariant the simulation found broken.
