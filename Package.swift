@@ -33,7 +33,6 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
@@ -42,6 +41,9 @@ let package = Package(
         .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
         .systemLibrary(name: "CProtobufC", pkgConfig: "libprotobuf-c", providers: [.apt(["libprotobuf-c-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // libsodium, which libzmq's CURVE links (libzmq3-dev depends on libsodium-dev): SHA-256
+        // for key fingerprints.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         // protoc-c output for proto/receipts.proto (regenerate with proto/generate.sh).
         .target(name: "CReceiptsProto", dependencies: ["CProtobufC"]),
         .target(name: "CReceiptsRouting"),
@@ -58,13 +60,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // A small, safe Swift face of libzmq.
-        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: swiftSettings),
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ", "CSodium"], swiftSettings: swiftSettings),
         // The daemon's wiring: sockets, loop, log, engine, publishing.
         .target(
             name: "ReceiptsService",
             dependencies: [
                 "ReceiptsCore", "ReceiptsWire", "ReceiptLog", "ZeroMQ",
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
@@ -128,7 +129,7 @@ let package = Package(
         .executableTarget(
             name: "receiptctl",
             dependencies: [
-                "ReceiptsClient", "ReceiptsService", "ReceiptsWire", "ReceiptsCore", "ReceiptLog", "ZeroMQ",
+                "ReceiptsClient", "ReceiptsWire", "ReceiptsCore", "ReceiptLog", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

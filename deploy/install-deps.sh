@@ -3,7 +3,7 @@
 # prometheus ships prometheus and promtool, which the tests run; etcd-server ships etcd (3.4), which
 # the coordination tests start on loopback. Only what is missing is installed; safe to run again.
 set -euo pipefail
-packages=(libzmq3-dev libprotobuf-c-dev protobuf-c-compiler pkg-config zlib1g-dev prometheus etcd-server)
+packages=(libzmq3-dev libsodium-dev libprotobuf-c-dev protobuf-c-compiler pkg-config zlib1g-dev prometheus etcd-server)
 if [ "${RECEIPTD_WITH_REDIS:-0}" = 1 ]; then packages+=(redis-server); fi
 missing=()
 for package in "${packages[@]}"; do

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import ReceiptsService
 import ZeroMQ
 
 /// Writes a new CURVE key pair for receiptd or one of its clients.

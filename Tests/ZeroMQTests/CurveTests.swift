@@ -3,6 +3,16 @@ import Testing
 import ZeroMQ
 
 struct CurveTests {
+    /// The fingerprint is the first 8 bytes of the key's SHA-256 (known answers from Python's
+    /// hashlib), so that logs name a key the same way whichever library computes it.
+    @Test(arguments: [
+        ([UInt8](repeating: 0, count: 32), "sha256:66687aadf862bd77"),
+        ((0..<32).map(UInt8.init), "sha256:630dcd2966c43366"),
+    ])
+    func fingerprintIsTheStartOfTheKeysSHA256(bytes: [UInt8], expected: String) throws {
+        #expect(try CurveKey(bytes: bytes).fingerprint == expected)
+    }
+
     @Test("a key pair from libzmq round-trips through Z85, and the secret key gives its public key")
     func keyPair() throws {
         let pair = try CurveKey.makePair()
