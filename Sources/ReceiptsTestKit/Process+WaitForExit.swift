@@ -20,7 +20,7 @@ extension Process {
     }
 
     /// The state letter `/proc/<pid>/stat` gives (`R`, `S`, `D`, `T`, `Z`, ...), or `?`.
-    static func kernelState(of processIdentifier: Int32) -> String {
+    package static func kernelState(of processIdentifier: Int32) -> String {
         guard let stat = try? String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8),
             let end = stat.lastIndex(of: ")")
         else { return "?" }

@@ -5,8 +5,9 @@ package import Foundation
 ///
 /// The daemon inherits this process's environment without `HOSTNAME` and `RECEIPTD_*` (a CI
 /// runner in a pod named `runner-3`, or an exported setting, must not change what is started),
-/// then gets the variables asked for. What it writes goes to `receiptd.stderr` in its data
-/// directory, appended across restarts.
+/// then `RECEIPTD_EXIT_WITH_PARENT=1` (a daemon never outlives the test or load generator that
+/// started it, even one that crashed or was killed), then the variables asked for. What it
+/// writes goes to `receiptd.stderr` in its data directory, appended across restarts.
 package final class ReceiptdLauncher {
     /// Where the built binaries are: beside this executable (the test bundle or the load
     /// generator), or `RECEIPTD_BIN_DIR`.
@@ -70,6 +71,7 @@ package final class ReceiptdLauncher {
         }
         process.environment = ProcessInfo.processInfo.environment
             .filter { $0.key != "HOSTNAME" && !$0.key.hasPrefix("RECEIPTD_") }
+            .merging(["RECEIPTD_EXIT_WITH_PARENT": "1"]) { $1 }
             .merging(environment) { $1 }
         return process
     }

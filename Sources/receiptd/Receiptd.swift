@@ -121,6 +121,12 @@ struct Receiptd: AsyncParsableCommand {
     )
     var acceptSettingsChange = false
 
+    @Flag(
+        help:
+            "Exit at once when the process that started receiptd is gone (RECEIPTD_EXIT_WITH_PARENT=1): for test harnesses and supervisors whose children must not outlive them."
+    )
+    var exitWithParent = false
+
     @Option(
         help: """
             After a fatal log error (a failed write or fdatasync) the worker stops at once, but /metrics stays \
@@ -183,6 +189,9 @@ struct Receiptd: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "receiptd")
+        if exitWithParent || environment["RECEIPTD_EXIT_WITH_PARENT"] == "1" {
+            ParentWatch.start(logger: logger)
+        }
         let httpAddress = try Settings.httpAddress(settings.value(http, "RECEIPTD_HTTP", "127.0.0.1:7080"))
         let fatalGraceSeconds = try settings.number(fatalGraceS, "RECEIPTD_FATAL_GRACE_S", 30)
         guard fatalGraceSeconds >= 0 else {

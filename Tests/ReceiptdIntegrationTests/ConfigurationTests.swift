@@ -6,6 +6,53 @@ import Testing
 /// How receiptd finds its place among the workers from flags and the environment.
 @Suite(.serialized)
 struct ConfigurationTests {
+    /// `--exit-with-parent` (which the tests' launcher sets): a daemon whose parent is gone
+    /// exits on its own; without it, an orphan runs on. The parent here is a shell that starts
+    /// receiptd and waits for it, killed with SIGKILL.
+    @Test(arguments: [true, false])
+    func anOrphanExitsWithExitWithParent(exitsWithParent: Bool) async throws {
+        let directory = try TemporaryDirectory.make(prefix: "rdpw")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
+        shell.arguments = [
+            "-c", #""$0" --data-dir "$1" --http off > "$1/out" 2>&1 < /dev/null & echo $! > "$1/pid"; wait"#,
+            ReceiptdLauncher.thisBuild.path, directory,
+        ]
+        shell.environment = ["RECEIPTD_EXIT_WITH_PARENT": exitsWithParent ? "1" : "0"]
+        try shell.run()
+        var pid: Int32?
+        let started = Date().addingTimeInterval(10)
+        while pid == nil, Date() < started {
+            let text = (try? String(contentsOfFile: "\(directory)/pid", encoding: .utf8)) ?? ""
+            pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let daemon = try #require(pid, "the shell named no receiptd")
+        defer {
+            // Foundation sees the shell end only once every process holding what it gave the
+            // shell is gone: the orphan too.
+            kill(daemon, SIGKILL)
+            _ = shell.waitForExit(seconds: 10)
+        }
+        // Started (its output says it serves) before its parent goes.
+        let ready = Date().addingTimeInterval(10)
+        while Date() < ready,
+            !((try? String(contentsOfFile: "\(directory)/out", encoding: .utf8)) ?? "").contains(#""ready""#)
+        {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        kill(shell.processIdentifier, SIGKILL)
+        let deadline = Date().addingTimeInterval(5)
+        var gone = false
+        while !gone, Date() < deadline {
+            // Exited: no process, or a zombie its new parent has not reaped yet.
+            gone = ["?", "Z"].contains(Process.kernelState(of: daemon))
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(gone == exitsWithParent, "orphan \(daemon) gone: \(gone)")
+    }
+
     @Test("HOSTNAME=debian-12 and no worker flags: worker 0 of 1 (the pod ordinal is opt-in)")
     func hostnameAloneIsNotAnOrdinal() async throws {
         let daemon = try ReceiptdProcess(environment: ["HOSTNAME": "debian-12"])
