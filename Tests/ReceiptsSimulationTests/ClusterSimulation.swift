@@ -252,10 +252,8 @@ final class ClusterSimulation {
             }
         case .notPrimary:
             gateways[index].primary = nil
-        case .unavailable:
-            break
         default:
-            break
+            break  // `unavailable`: the events are sent again after 200 ms
         }
     }
 

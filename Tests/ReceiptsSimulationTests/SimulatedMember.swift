@@ -405,12 +405,8 @@ final class SimulatedMember {
         let ttl = UInt64(Self.leaseTTLSeconds) * 1_000_000_000
         let alive = ttl - LeaseDeadline.marginNanoseconds(ttlSeconds: Self.leaseTTLSeconds)
         let sent = deadline >= alive ? deadline - alive : 0
-        if bug == .leaseDeadlineWithoutMargin {
-            let elapsed = UInt64(storeNow) * 1_000_000 >= sent ? UInt64(storeNow) * 1_000_000 - sent : 0
-            return Double(elapsed) * clockRate <= Double(ttl)
-        }
         let elapsed = UInt64(storeNow) * 1_000_000 >= sent ? UInt64(storeNow) * 1_000_000 - sent : 0
-        return Double(elapsed) * clockRate <= Double(alive)
+        return Double(elapsed) * clockRate <= Double(bug == .leaseDeadlineWithoutMargin ? ttl : alive)
     }
 
     /// Milliseconds on this member's clock at `storeNow` on the store's.
@@ -421,9 +417,10 @@ final class SimulatedMember {
     /// Ships each accepted session its durable records within the window, or a heartbeat.
     private func ship(_ primary: inout Primary, now: Int64, world: ClusterSimulation) {
         for (member, var session) in primary.sessions.sorted(by: { $0.key < $1.key }) {
-            let end = min(durable, session.appended + Self.shippingWindow)
-            if session.next < end {
-                let entries = Array(log[Int(session.next)..<Int(end)])
+            let end = max(session.next, min(durable, session.appended + Self.shippingWindow))
+            let entries = Array(log[Int(session.next)..<Int(end)])
+            if !entries.isEmpty || now - session.lastSent >= Self.heartbeatMilliseconds {
+                // Records without entries are the heartbeat.
                 world.send(
                     from: name,
                     to: member,
@@ -436,19 +433,6 @@ final class SimulatedMember {
                     )
                 )
                 session.next = end
-                session.lastSent = now
-            } else if now - session.lastSent >= Self.heartbeatMilliseconds {
-                world.send(
-                    from: name,
-                    to: member,
-                    .records(
-                        session: session.id,
-                        term: primary.term,
-                        start: session.next,
-                        entries: [],
-                        acknowledged: primary.acknowledged
-                    )
-                )
                 session.lastSent = now
             }
             primary.sessions[member] = session
