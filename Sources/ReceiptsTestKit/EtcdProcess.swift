@@ -137,15 +137,13 @@ package final class EtcdProcess: @unchecked Sendable {
         }
         output.seekToEndOfFile()
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binaryPath)
-        process.arguments = arguments
         // etcd reads ETCD_* variables as flags; none of the caller's may change this one.
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ETCD_") }
         process.standardOutput = output
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
         do {
-            try process.run()
+            try process.runTiedToTest(Self.binaryPath, arguments)
         } catch {
             throw TestKitError(.process, "cannot start \(Self.binaryPath)", cause: error)
         }

@@ -32,18 +32,19 @@ final class PrometheusServer {
                   - targets: ["\(target)"]
             """
         try config.write(toFile: "\(directory)/prometheus.yml", atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "--config.file=\(directory)/prometheus.yml", "--storage.tsdb.path=\(directory)/data",
-            "--web.listen-address=\(address)", "--log.level=warn",
-        ]
         let log = FileManager.default.createFile(atPath: "\(directory)/prometheus.log", contents: nil)
         guard log, let handle = FileHandle(forWritingAtPath: "\(directory)/prometheus.log") else {
             throw IntegrationError("cannot create \(directory)/prometheus.log")
         }
         process.standardOutput = handle
         process.standardError = handle
-        try process.run()
+        try process.runTiedToTest(
+            binary,
+            [
+                "--config.file=\(directory)/prometheus.yml", "--storage.tsdb.path=\(directory)/data",
+                "--web.listen-address=\(address)", "--log.level=warn",
+            ]
+        )
     }
 
     deinit { stop() }
