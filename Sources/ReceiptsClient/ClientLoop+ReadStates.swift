@@ -15,9 +15,11 @@ extension ClientLoop {
             output.finish()
             return
         }
-        var subscription = ReadStateSubscription(topic: topic, output: output)
-        subscription.settleAt = clock.now + .milliseconds(configuration.subscriptionSettleMilliseconds)
-        readStateSubscriptions[id] = subscription
+        readStateSubscriptions[id] = ReadStateSubscription(
+            topic: topic,
+            output: output,
+            settleAt: clock.now + .milliseconds(configuration.subscriptionSettleMilliseconds)
+        )
         for worker in configuration.cluster.ordinals { repairReadState(from: worker, subscription: id) }
     }
 
@@ -59,10 +61,8 @@ extension ClientLoop {
 
     /// Asks a worker for the user's snapshot (unless it is being asked already).
     private func repairReadState(from worker: Int, subscription id: UInt64) {
-        guard let topic = readStateSubscriptions[id]?.topic,
-            readStateSubscriptions[id]?.repairing.insert(worker).inserted == true
+        guard let topic = readStateSubscriptions[id]?.topic, readStateSubscriptions[id]?.repairs.ask(worker) == true
         else { return }
-        readStateSubscriptions[id]?.repairsDue[worker] = nil
         readStateSubscriptions[id]?.tracker.expectSnapshot(from: worker)
         statistics.snapshotRepairs.add(1)
         startQuery(
@@ -74,8 +74,7 @@ extension ClientLoop {
 
     /// Repairs a worker's stream after a pause (unless a repair is due already).
     func scheduleReadStateRepair(from worker: Int, subscription id: UInt64, afterMilliseconds pause: Int) {
-        guard readStateSubscriptions[id]?.repairsDue[worker] == nil else { return }
-        readStateSubscriptions[id]?.repairsDue[worker] = clock.now + .milliseconds(pause)
+        readStateSubscriptions[id]?.repairs.schedule(worker, at: clock.now + .milliseconds(pause))
     }
 
     /// A worker's snapshot (or its failure) for a read-state repair.
@@ -84,7 +83,7 @@ extension ClientLoop {
         subscription id: UInt64,
         worker: Int
     ) {
-        guard readStateSubscriptions[id]?.repairing.remove(worker) != nil else { return }
+        guard readStateSubscriptions[id]?.repairs.answered(worker) == true else { return }
         switch result {
         case .success(.unreadCounts(let counts, let publisherRun, let sequence)) where publisherRun != 0:
             guard
@@ -116,15 +115,12 @@ extension ClientLoop {
 
     /// Starts repairs whose time came and the slow-joiner snapshots.
     func runReadStateTimers(now: Instant) {
-        for (id, subscription) in readStateSubscriptions {
-            if let settleAt = subscription.settleAt, settleAt <= now {
-                readStateSubscriptions[id]?.settleAt = nil
+        for id in Array(readStateSubscriptions.keys) {
+            guard let (settled, due) = readStateSubscriptions[id]?.repairs.takeDue(now: now) else { continue }
+            if settled {
                 for worker in configuration.cluster.ordinals { repairReadState(from: worker, subscription: id) }
             }
-            for (worker, due) in subscription.repairsDue where due <= now {
-                readStateSubscriptions[id]?.repairsDue[worker] = nil
-                repairReadState(from: worker, subscription: id)
-            }
+            for worker in due { repairReadState(from: worker, subscription: id) }
         }
     }
 }

@@ -14,15 +14,18 @@ extension ClientLoop {
             output.finish()
             return
         }
-        var subscription = Subscription(topic: topic, output: output)
-        if case .conversation(let conversation) = topic {
-            subscription.tracker.expectSnapshot(of: conversation)
-            subscription.settleAt = clock.now + .milliseconds(configuration.subscriptionSettleMilliseconds)
-            subscriptions[id] = subscription
-            requestRepair(conversation, subscription: id)
-        } else {
-            subscriptions[id] = subscription
+        guard case .conversation(let conversation) = topic else {
+            subscriptions[id] = Subscription(topic: topic, output: output, repairs: RepairSchedule())
+            return
         }
+        var subscription = Subscription(
+            topic: topic,
+            output: output,
+            repairs: RepairSchedule(settleAt: clock.now + .milliseconds(configuration.subscriptionSettleMilliseconds))
+        )
+        subscription.tracker.expectSnapshot(of: conversation)
+        subscriptions[id] = subscription
+        requestRepair(conversation, subscription: id)
     }
 
     /// Listens to every worker the cluster lists and adds a subscription's filter.
@@ -122,8 +125,7 @@ extension ClientLoop {
     /// Asks for a snapshot of a conversation, from the worker a NOT_OWNER answer last named for
     /// it, else from its owner by the routing count.
     private func requestRepair(_ conversation: String, subscription id: UInt64) {
-        guard subscriptions[id]?.repairing.insert(conversation).inserted == true else { return }
-        subscriptions[id]?.repairsDue[conversation] = nil
+        guard subscriptions[id]?.repairs.ask(conversation) == true else { return }
         statistics.snapshotRepairs.add(1)
         let worker =
             subscriptions[id]?.owners[conversation]
@@ -160,8 +162,7 @@ extension ClientLoop {
 
     /// Repairs a conversation after a pause (unless a repair is due already).
     private func scheduleRepair(_ conversation: String, subscription id: UInt64, afterMilliseconds pause: Int) {
-        guard subscriptions[id]?.repairsDue[conversation] == nil else { return }
-        subscriptions[id]?.repairsDue[conversation] = clock.now + .milliseconds(pause)
+        subscriptions[id]?.repairs.schedule(conversation, at: clock.now + .milliseconds(pause))
     }
 
     /// A snapshot (or its failure) for a repair.
@@ -178,7 +179,7 @@ extension ClientLoop {
         worker: Int,
         hops: Int
     ) {
-        guard subscriptions[id]?.repairing.remove(conversation) != nil else { return }
+        guard subscriptions[id]?.repairs.answered(conversation) == true else { return }
         switch result {
         case .success(.snapshot(let snapshot, let publisherRun, let sequence)):
             remember(owner: worker, of: conversation, subscription: id)
@@ -206,7 +207,7 @@ extension ClientLoop {
                 // owner it names, listen to that owner's updates, and start there next time.
                 remember(owner: owner, of: conversation, subscription: id)
                 listen(to: owner)
-                subscriptions[id]?.repairing.insert(conversation)
+                _ = subscriptions[id]?.repairs.ask(conversation)
                 statistics.queryRedirects.add(1)
                 askSnapshot(conversation, subscription: id, worker: owner, hops: hops + 1)
             case .retry(let pause):
@@ -248,18 +249,16 @@ extension ClientLoop {
 
     /// Starts repairs whose time came and the slow-joiner snapshot.
     func runSubscriptionTimers(now: Instant) {
-        for (id, subscription) in subscriptions {
-            if let settleAt = subscription.settleAt, settleAt <= now {
-                subscriptions[id]?.settleAt = nil
-                if case .conversation(let conversation) = subscription.topic,
-                    !subscription.tracker.isRepairing(conversation)
-                {
-                    subscriptions[id]?.tracker.expectSnapshot(of: conversation)
-                    requestRepair(conversation, subscription: id)
-                }
+        for id in Array(subscriptions.keys) {
+            guard let subscription = subscriptions[id] else { continue }
+            let (settled, due) = subscriptions[id]?.repairs.takeDue(now: now) ?? (false, [])
+            if settled, case .conversation(let conversation) = subscription.topic,
+                !subscription.tracker.isRepairing(conversation)
+            {
+                subscriptions[id]?.tracker.expectSnapshot(of: conversation)
+                requestRepair(conversation, subscription: id)
             }
-            for (conversation, due) in subscription.repairsDue where due <= now {
-                subscriptions[id]?.repairsDue[conversation] = nil
+            for conversation in due {
                 if subscriptions[id]?.tracker.isRepairing(conversation) == false {
                     subscriptions[id]?.tracker.expectSnapshot(of: conversation)
                 }

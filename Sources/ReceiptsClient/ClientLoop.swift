@@ -235,10 +235,10 @@ final class ClientLoop {
         if let due = scheduler.nextDeadline() { next = min(next, due) }
         for query in queries.values { next = min(next, query.deadline, query.resendAt ?? query.deadline) }
         for subscription in subscriptions.values {
-            if let due = subscription.nextTimer { next = min(next, due) }
+            if let due = subscription.repairs.nextTimer { next = min(next, due) }
         }
         for subscription in readStateSubscriptions.values {
-            if let due = subscription.nextTimer { next = min(next, due) }
+            if let due = subscription.repairs.nextTimer { next = min(next, due) }
         }
         guard next > now else { return 0 }
         let milliseconds = (next - now).components

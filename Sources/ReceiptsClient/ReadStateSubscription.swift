@@ -6,23 +6,17 @@ struct ReadStateSubscription {
     let topic: ReadStateTopic
     let output: AsyncStream<ReadStateUpdate>.Continuation
     var tracker: ReadStateTracker
-    /// Workers whose snapshot is asked for now.
-    var repairing: Set<Int> = []
-    /// Workers to repair once their time comes (a retry, or a consumer with no room).
-    var repairsDue: [Int: ContinuousClock.Instant] = [:]
-    /// When to take the second round of snapshots (slow joiner).
-    var settleAt: ContinuousClock.Instant?
+    /// Its snapshots, one per worker, and the slow joiner's second round.
+    var repairs: RepairSchedule<Int>
 
-    init(topic: ReadStateTopic, output: AsyncStream<ReadStateUpdate>.Continuation) {
+    init(
+        topic: ReadStateTopic,
+        output: AsyncStream<ReadStateUpdate>.Continuation,
+        settleAt: ContinuousClock.Instant
+    ) {
         self.topic = topic
         self.output = output
         tracker = ReadStateTracker(user: topic.user)
-    }
-
-    /// The earliest timer of this subscription.
-    var nextTimer: ContinuousClock.Instant? {
-        let due = repairsDue.values.min()
-        guard let settleAt else { return due }
-        return min(due ?? settleAt, settleAt)
+        repairs = RepairSchedule(settleAt: settleAt)
     }
 }
