@@ -10,7 +10,7 @@ import ReceiptsWire
 /// is decided apart (``decideNotPrimary(naming:from:recentSwitches:)``): it changes which member
 /// serves an ordinal for every request, not where one request goes, so ``PrimaryTracker`` asks
 /// it, and keeps the switch it decides for ingest and queries alike.
-struct RoutingPolicy: Sendable {
+package struct RoutingPolicy: Sendable {
     /// An answer the policy decides on.
     enum Refusal: Hashable, Sendable {
         /// The worker asked does not own the conversation (the cluster's worker count differs
@@ -54,7 +54,7 @@ struct RoutingPolicy: Sendable {
     }
 
     /// What to do after a NOT_PRIMARY answer.
-    enum PrimaryDecision: Hashable, Sendable {
+    package enum PrimaryDecision: Hashable, Sendable {
         /// Talk to this member of the ordinal from now on (an index into its members).
         case switchMember(to: Int)
         /// Ask the same member again after this pause.
@@ -72,10 +72,25 @@ struct RoutingPolicy: Sendable {
 
     /// The policy a client's configuration sets.
     init(_ configuration: ReceiptsClient.Configuration) {
-        maxRedirects = configuration.maxRedirects
-        unavailableBackoffMilliseconds = configuration.unavailableBackoffMilliseconds
-        movingBackoffMilliseconds = configuration.movingBackoffMilliseconds
-        maxPrimarySwitches = configuration.maxPrimarySwitches
+        self.init(
+            maxRedirects: configuration.maxRedirects,
+            unavailableBackoffMilliseconds: configuration.unavailableBackoffMilliseconds,
+            movingBackoffMilliseconds: configuration.movingBackoffMilliseconds,
+            maxPrimarySwitches: configuration.maxPrimarySwitches
+        )
+    }
+
+    /// A policy with these limits (receiptctl's, which has no client configuration).
+    package init(
+        maxRedirects: Int,
+        unavailableBackoffMilliseconds: Int,
+        movingBackoffMilliseconds: Int,
+        maxPrimarySwitches: Int
+    ) {
+        self.maxRedirects = maxRedirects
+        self.unavailableBackoffMilliseconds = unavailableBackoffMilliseconds
+        self.movingBackoffMilliseconds = movingBackoffMilliseconds
+        self.maxPrimarySwitches = maxPrimarySwitches
     }
 
     /// Decides what a refused request does next.
@@ -111,7 +126,7 @@ struct RoutingPolicy: Sendable {
     ///   - member: The member that answered.
     ///   - recentSwitches: How many times the ordinal switched members in the last second.
     /// - Returns: Switch to the named member, or ask the same one again after a pause.
-    func decideNotPrimary(naming primary: Int?, from member: Int, recentSwitches: Int) -> PrimaryDecision {
+    package func decideNotPrimary(naming primary: Int?, from member: Int, recentSwitches: Int) -> PrimaryDecision {
         guard let primary, primary != member, recentSwitches < maxPrimarySwitches else {
             return .retry(afterMilliseconds: unavailableBackoffMilliseconds)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsClient
 import ReceiptsWire
 
 /// The steps of a worker count change, driven from outside the workers: prepare everywhere,
@@ -24,6 +25,15 @@ struct RebalanceDriver {
 
     /// Pause between tries of a step that got no answer.
     static let retryPause = Duration.milliseconds(200)
+
+    /// The client's rule for where `NOT_PRIMARY` sends a question (the driver paces the
+    /// switches itself, in ``ask(_:worker:_:)``).
+    static let routing = RoutingPolicy(
+        maxRedirects: 0,
+        unavailableBackoffMilliseconds: Int(retryPause / .milliseconds(1)),
+        movingBackoffMilliseconds: Int(retryPause / .milliseconds(1)),
+        maxPrimarySwitches: 1
+    )
     /// How long a move found under way must stand still before this driver resumes it: its
     /// own driver, if alive, takes a step sooner (or within twice `--pause-ms`).
     static let quietBeforeResuming = Duration.seconds(2)
@@ -229,7 +239,7 @@ struct RebalanceDriver {
             let member = queries.member(of: worker)?.member ?? ""
             switch queries.ask(query, worker: worker, timeout: timeout) {
             case .success(.error(let error)) where error.code == .notPrimary:
-                let switched = queries.follow(error.primary, worker: worker)
+                let switched = queries.follow(error.primary, worker: worker, policy: Self.routing)
                 if verbose {
                     print("worker \(worker): \(member) is not the primary (\(error.message)); asking again")
                 }
