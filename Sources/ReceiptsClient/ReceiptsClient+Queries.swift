@@ -144,34 +144,25 @@ extension ReceiptsClient {
     /// reply throws.
     private func ask(_ query: Query, _ conversation: String) async throws(ReceiptsClientError) -> QueryReply {
         let clock = ContinuousClock()
-        let deadline = clock.now + .milliseconds(configuration.queryTimeoutMilliseconds)
-        let policy = RoutingPolicy(configuration)
-        var worker = owner(of: conversation)
-        var hops = 0
+        var route = QueryRoute(
+            worker: owner(of: conversation),
+            deadline: clock.now + .milliseconds(configuration.queryTimeoutMilliseconds),
+            policy: RoutingPolicy(configuration)
+        )
         while true {
-            let reply = try await self.query(query, worker: worker, deadline: deadline)
-            guard case .error(let error) = reply, let refusal = RoutingPolicy.Refusal(error) else {
-                return try checked(reply)
-            }
-            let decision = policy.decide(refusal, from: worker, hops: hops) { configuration.cluster.worker($0) != nil }
-            switch decision {
-            case .follow(let owner):
-                // Moved, or our worker count is not the cluster's.
-                hops += 1
-                worker = owner
+            let reply = try await self.query(query, worker: route.worker, deadline: route.deadline)
+            switch route.next(after: reply, now: clock.now, canReach: { configuration.cluster.worker($0) != nil }) {
+            case .follow:
                 statistics.queryRedirects.add(1)
-            case .retry(let pause):
-                // Frozen while it moves between workers, or the worker is stopping.
-                let retryAt = clock.now + .milliseconds(pause)
-                guard retryAt < deadline else { return try checked(reply) }
+            case .retry(let retryAt):
                 do {
                     try await Task.sleep(until: retryAt, clock: clock)
                 } catch {
                     throw ReceiptsClientError(.cancelled, "the query was cancelled")
                 }
                 statistics.queryRetries.add(1)
-            case .giveUp:
-                return try checked(reply)
+            case .answer(let answer):
+                return try checked(answer)
             }
         }
     }
