@@ -61,11 +61,14 @@ let package = Package(
         ),
         // A small, safe Swift face of libzmq.
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ", "CSodium"], swiftSettings: swiftSettings),
+        // A replicated member's decisions and records, without sockets, a log or a clock of its
+        // own: the member machine, the in-sync set, terms, leases and the coordinator protocol.
+        .target(name: "ReceiptsReplication", swiftSettings: swiftSettings),
         // The daemon's wiring: sockets, loop, log, engine, publishing.
         .target(
             name: "ReceiptsService",
             dependencies: [
-                "ReceiptsCore", "ReceiptsWire", "ReceiptLog", "ZeroMQ",
+                "ReceiptsCore", "ReceiptsWire", "ReceiptLog", "ReceiptsReplication", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
@@ -89,7 +92,7 @@ let package = Package(
         .target(
             name: "ReceiptsCoordination",
             dependencies: [
-                "ReceiptsService",
+                "ReceiptsReplication",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -101,7 +104,7 @@ let package = Package(
         .executableTarget(
             name: "receiptd",
             dependencies: [
-                "ReceiptsService", "ReceiptsCoordination", "ReceiptsWire", "ZeroMQ",
+                "ReceiptsService", "ReceiptsCoordination", "ReceiptsReplication", "ReceiptsWire", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -155,7 +158,7 @@ let package = Package(
         // loopback and the in-memory coordinator that stands for one in process.
         .target(
             name: "ReceiptsTestKit",
-            dependencies: ["ReceiptsClient", "ReceiptsCore", "ReceiptsService", "ReceiptsWire", "ZeroMQ"],
+            dependencies: ["ReceiptsClient", "ReceiptsCore", "ReceiptsReplication", "ReceiptsWire", "ZeroMQ"],
             swiftSettings: swiftSettings
         ),
 
@@ -190,15 +193,20 @@ let package = Package(
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: swiftSettings),
         .testTarget(
+            name: "ReceiptsReplicationTests",
+            dependencies: ["ReceiptsReplication"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "ReceiptsServiceTests",
-            dependencies: ["ReceiptsService", "ReceiptsCore", "ReceiptsWire"],
+            dependencies: ["ReceiptsService", "ReceiptsCore", "ReceiptsReplication", "ReceiptsWire"],
             swiftSettings: swiftSettings
         ),
         // The worker's pipeline in process: publishing, coalescing, backpressure, compaction, retention.
         .testTarget(
             name: "ReceiptPipelineTests",
             dependencies: [
-                "ReceiptsService", "ReceiptsCore", "ReceiptsWire", "ReceiptLog", "ZeroMQ",
+                "ReceiptsService", "ReceiptsCore", "ReceiptsReplication", "ReceiptsWire", "ReceiptLog", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -221,13 +229,13 @@ let package = Package(
         // The coordinators' conformance (in memory and against a real etcd) and the gateway's JSON.
         .testTarget(
             name: "ReceiptsCoordinationTests",
-            dependencies: ["ReceiptsCoordination", "ReceiptsService", "ReceiptsTestKit"],
+            dependencies: ["ReceiptsCoordination", "ReceiptsReplication", "ReceiptsTestKit"],
             swiftSettings: swiftSettings
         ),
         // The deterministic simulation of a replicated ordinal (ClusterSimulationTests).
         .testTarget(
             name: "ReceiptsSimulationTests",
-            dependencies: ["ReceiptsService", "ReceiptsTestKit"],
+            dependencies: ["ReceiptsReplication", "ReceiptsTestKit"],
             swiftSettings: swiftSettings
         ),
         // Starts the built receiptd binary and talks to it over real sockets.

@@ -1,5 +1,5 @@
 public import Logging
-public import ReceiptsService
+public import ReceiptsReplication
 import Synchronization
 
 /// The `Coordinator` of one member of one ordinal, on etcd 3.4 through its JSON gateway

@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
-import ReceiptsService
+import ReceiptsReplication
 import Synchronization
 
 /// etcd's JSON gateway over one `HTTPClient`: unary calls, once-answered streams (keepalive) and

@@ -1,5 +1,5 @@
 import Foundation
-import ReceiptsService
+import ReceiptsReplication
 
 /// The bodies of the six etcd 3.4 JSON gateway calls receiptd makes (deploy/REPLICATION.md,
 /// section 3.1): protobuf's JSON mapping of `rpc.proto`, reduced to the fields used.

@@ -2,6 +2,7 @@ import Glibc
 import Logging
 import ReceiptLog
 import ReceiptsCore
+import ReceiptsReplication
 import ReceiptsWire
 
 extension ReceiptPipeline {

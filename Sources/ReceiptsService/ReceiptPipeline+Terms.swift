@@ -1,4 +1,5 @@
 import ReceiptLog
+import ReceiptsReplication
 
 extension ReceiptPipeline {
     /// Starts `term` with `member` as its primary: appends the `termStarted` record, waits until

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReceiptLog
 import ReceiptsCore
+import ReceiptsReplication
 import ReceiptsWire
 
 /// The worker without its transport: the engine, the clock, the log, the queue of outcomes

@@ -6,6 +6,7 @@ import ZeroMQ
 
 #if canImport(Glibc)
 import Glibc
+public import ReceiptsReplication
 #endif
 
 /// The receiptd worker: recovers its state from the log, then serves ingest, status

@@ -1,5 +1,6 @@
 import ReceiptLog
 import ReceiptsCore
+import ReceiptsReplication
 import ReceiptsWire
 
 /// Applies log records to an engine, at the times the log recorded: the one per-record switch

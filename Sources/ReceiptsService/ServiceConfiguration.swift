@@ -1,5 +1,6 @@
 public import ReceiptLog
 import ReceiptsCore
+public import ReceiptsReplication
 import ReceiptsWire
 
 /// Everything the daemon needs to run; every field has a working default.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ReceiptsReplication
 import ReceiptsWire
 import ZeroMQ
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ReceiptsReplication
 
 /// The `terms` file of a data directory: the log's `TermHistory`, one line per term
 /// (`term start member`; term 0's line has no member), like Kafka's `leader-epoch-checkpoint`.

@@ -1,4 +1,4 @@
-package import ReceiptsService
+package import ReceiptsReplication
 import Synchronization
 
 /// A `Coordinator` whose service is an in-process `Store`: the semantics of `EtcdCoordinator`

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import ReceiptsCoordination
+import ReceiptsReplication
 import ReceiptsService
 
 extension Receiptd {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import ReceiptsService
+import ReceiptsReplication
 
 /// The replication flags (deploy/REPLICATION.md, section 12.1), each with its `RECEIPTD_*`
 /// variable: `--etcd` turns replication on, and etcd decides the member's role.

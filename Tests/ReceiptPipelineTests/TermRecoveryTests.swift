@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptLog
 import ReceiptsCore
+import ReceiptsReplication
 import Testing
 
 @testable import ReceiptsService

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ReceiptLog
 import ReceiptsCore
+import ReceiptsReplication
 import ReceiptsWire
 import Synchronization
 import Testing

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import ReceiptsCoordination
-import ReceiptsService
+import ReceiptsReplication
 import ReceiptsTestKit
 import Synchronization
 

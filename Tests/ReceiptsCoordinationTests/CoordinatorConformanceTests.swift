@@ -1,4 +1,4 @@
-import ReceiptsService
+import ReceiptsReplication
 import Testing
 
 /// The same scenarios against `InMemoryCoordinator` and against `EtcdCoordinator` on a real

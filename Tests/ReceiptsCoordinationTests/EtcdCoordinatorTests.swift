@@ -1,6 +1,6 @@
 import Foundation
 import ReceiptsCoordination
-import ReceiptsService
+import ReceiptsReplication
 import Testing
 
 /// What only the etcd coordinator does: the lease file, and its lifecycle's refusals.

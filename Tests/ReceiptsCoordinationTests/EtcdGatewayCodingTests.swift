@@ -1,5 +1,5 @@
 import Foundation
-import ReceiptsService
+import ReceiptsReplication
 import Testing
 
 @testable import ReceiptsCoordination

@@ -1,4 +1,4 @@
-import ReceiptsService
+import ReceiptsReplication
 import Testing
 
 /// The hand-over transaction (deploy/REPLICATION.md, section 12.2) against both coordinators:

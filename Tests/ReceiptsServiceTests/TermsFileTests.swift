@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptsReplication
 import Testing
 
 @testable import ReceiptsService

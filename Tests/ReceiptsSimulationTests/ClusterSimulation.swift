@@ -1,6 +1,6 @@
 import ReceiptsTestKit
 
-@testable import ReceiptsService
+@testable import ReceiptsReplication
 
 /// A deterministic simulation of one replicated ordinal: 2 or 3 `SimulatedMember`s, a real
 /// `InMemoryCoordinator.Store` on virtual time, a network that drops, delays, reorders and

@@ -1,6 +1,6 @@
 import ReceiptsTestKit
 
-@testable import ReceiptsService
+@testable import ReceiptsReplication
 
 /// One member of a simulated ordinal: the real `MemberMachine` decides its role against a real
 /// `InMemoryCoordinator` on the simulation's clock; as primary, the real `InSyncSet` and lease
@@ -319,7 +319,7 @@ final class SimulatedMember {
             primary.sessions[member] = nil
         }
         let progress = primary.sessions.sorted { $0.key < $1.key }.map { member, session in
-            Shipper.Progress(
+            StandbyProgress(
                 member: member,
                 session: session.id,
                 appended: session.appended,
@@ -366,7 +366,7 @@ final class SimulatedMember {
     /// Starts a switchover (`receiptctl demote`) if this member serves as primary.
     func demote(at storeNow: Int64) -> Bool {
         guard case .primary(var primary) = serving, primary.handOverDeadline == nil else { return false }
-        primary.handOverDeadline = localTime(storeNow) + HandOver.confirmationLimitMilliseconds
+        primary.handOverDeadline = localTime(storeNow) + HandOverRecord.confirmationLimitMilliseconds
         serving = .primary(primary)
         return true
     }

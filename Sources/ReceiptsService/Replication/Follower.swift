@@ -1,4 +1,5 @@
 import ReceiptLog
+import ReceiptsReplication
 import ReceiptsWire
 
 /// A standby's side of a replication session without its socket (deploy/REPLICATION.md,

@@ -1,4 +1,5 @@
 import Logging
+import ReceiptsReplication
 import ReceiptsWire
 
 /// A switchover on an elected primary (deploy/REPLICATION.md, section 12.2): new ingest is
@@ -19,14 +20,11 @@ import ReceiptsWire
 /// Started by a `demote` query (answered once the transaction committed, or refused) or by a
 /// stop (SIGTERM: handing over comes before draining; without an in-sync standby the stop
 /// drains and resigns as before). If the standbys do not confirm within
-/// `confirmationLimitMilliseconds`, ingest is taken again and the demote is refused.
+/// `HandOverRecord.confirmationLimitMilliseconds`, ingest is taken again and the demote is refused.
 ///
 /// Owned by the `ServiceLoop`'s thread; the coordinator's calls block it for a round trip to
 /// the coordination service, while ingest is paused anyway.
 final class HandOver {
-    /// How long ingest may stay paused waiting for the standbys' confirmations.
-    static let confirmationLimitMilliseconds: Int64 = 5000
-
     /// How a hand-over ended, with the demote queries waiting for it.
     enum Outcome {
         /// The ordinal is handed over: this member's loop must end.
@@ -108,7 +106,7 @@ final class HandOver {
         if let refusal = candidates(for: target).refusal { return refusal }
         running = Running(
             target: target,
-            deadline: now + Self.confirmationLimitMilliseconds,
+            deadline: now + HandOverRecord.confirmationLimitMilliseconds,
             requesters: requester.map { [$0] } ?? []
         )
         gate.pauseIngest(true)
@@ -154,7 +152,7 @@ final class HandOver {
             ErrorReply(
                 code: .unavailable,
                 message:
-                    "demote: no in-sync standby confirmed the whole log within \(Self.confirmationLimitMilliseconds) ms; ingest is taken again"
+                    "demote: no in-sync standby confirmed the whole log within \(HandOverRecord.confirmationLimitMilliseconds) ms; ingest is taken again"
             ),
             resumingIngest: true
         )

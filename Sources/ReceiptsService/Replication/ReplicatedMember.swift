@@ -1,4 +1,5 @@
 import Logging
+import ReceiptsReplication
 import Synchronization
 
 /// A member of a replicated ordinal whose role its coordinator decides (deploy/REPLICATION.md,
@@ -96,7 +97,13 @@ final class ReplicatedMember: Sendable {
             let ownLastTerm =
                 unnamed ? ((try? TermsFile.read(directory: configuration.dataDirectory)) ?? nil)?.last : nil
             let quiet =
-                unnamed ? quietPeriod.remaining(after: state.handOver, term: state.term, member: settings.member) : nil
+                unnamed
+                ? quietPeriod.remaining(
+                    after: state.handOver,
+                    term: state.term,
+                    member: settings.member,
+                    now: ServiceClock.monotonicMilliseconds()
+                ) : nil
             let action = machine.withLock {
                 $0.next(
                     state: state,

@@ -1,5 +1,6 @@
 import Logging
 import ReceiptLog
+import ReceiptsReplication
 import ReceiptsWire
 
 /// The primary's side of replication without its socket (deploy/REPLICATION.md, section 4): it
@@ -15,18 +16,6 @@ final class Shipper {
     struct Outgoing {
         var peer: [UInt8]
         var message: ReplicationMessage
-    }
-
-    /// What the primary knows of one standby, for the in-sync set and the metrics.
-    struct Progress: Equatable {
-        var member: String
-        /// The session these positions belong to: a new session's positions replace the old ones.
-        var session: UInt64
-        var appended: UInt64
-        var durable: UInt64
-        var applied: UInt64
-        /// When the standby was last heard from (monotonic milliseconds).
-        var lastHeard: Int64
     }
 
     /// One standby's session.
@@ -202,9 +191,9 @@ final class Shipper {
     }
 
     /// The standbys with a session, by member name.
-    var progress: [Progress] {
+    var progress: [StandbyProgress] {
         sessions.values.map {
-            Progress(
+            StandbyProgress(
                 member: $0.member,
                 session: $0.id,
                 appended: $0.appended,

@@ -1,4 +1,5 @@
 import Logging
+import ReceiptsReplication
 import ReceiptsWire
 import ZeroMQ
 

@@ -1,3 +1,4 @@
+import ReceiptsReplication
 import ReceiptsWire
 
 /// How a standby answers its clients, without the sockets (deploy/REPLICATION.md, sections 8.1

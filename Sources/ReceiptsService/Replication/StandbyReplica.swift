@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReceiptLog
 import ReceiptsCore
+import ReceiptsReplication
 import ReceiptsWire
 
 /// A standby member of an ordinal without its socket (deploy/REPLICATION.md, sections 4.1 to

@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptsCore
+import ReceiptsReplication
 import ReceiptsWire
 import Testing
 import ZeroMQ

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReceiptLog
 import ReceiptsCore
+import ReceiptsReplication
 import ReceiptsWire
 
 @testable import ReceiptsService

@@ -17,29 +17,29 @@
 ///
 /// Under `--replication-ack local` nothing gates: the set is kept for promotion only. A pure
 /// value: the shipping thread updates it from the shipper's progress.
-struct InSyncSet {
+package struct InSyncSet {
     /// What the set allows now.
-    struct Verdict: Equatable {
+    package struct Verdict: Equatable {
         /// What the gate may let acknowledgements reach.
-        var replicatedPosition: UInt64
+        package var replicatedPosition: UInt64
         /// Whether new ingest must be refused (`stall`, no member heard for the timeout).
-        var stalled: Bool
+        package var stalled: Bool
         /// Whether acknowledgements go out on the primary's durability alone.
-        var unsynced: Bool
+        package var unsynced: Bool
     }
 
-    let acknowledgement: ReplicationSettings.Acknowledgement
-    let fallback: ReplicationSettings.Fallback
-    let timeoutMilliseconds: Int64
+    package let acknowledgement: ReplicationSettings.Acknowledgement
+    package let fallback: ReplicationSettings.Fallback
+    package let timeoutMilliseconds: Int64
     /// The members, with the durable position each last confirmed; they gate under `standby`.
-    private(set) var members: [String: UInt64] = [:]
+    package private(set) var members: [String: UInt64] = [:]
     /// Standbys gating on their way in, with the position `A₀` they must confirm.
-    private(set) var joining: [String: UInt64] = [:]
+    package private(set) var joining: [String: UInt64] = [:]
     /// The session each member's durable position was last taken from.
     private var sessions: [String: UInt64] = [:]
     /// The set as last recorded in the coordination service; nil when nothing records it (then
     /// every change counts at once).
-    private(set) var recorded: Set<String>?
+    package private(set) var recorded: Set<String>?
     /// The last position allowed.
     private var replicated: UInt64
     /// The position the set started from: everything the primary recovered, which may have been
@@ -53,7 +53,7 @@ struct InSyncSet {
     ///
     /// - Parameter recorded: The set recorded in the coordination service when this primary's
     ///   term began (its members gate until they catch up or leave); nil when nothing records it.
-    init(
+    package init(
         position: UInt64,
         acknowledgement: ReplicationSettings.Acknowledgement,
         fallback: ReplicationSettings.Fallback,
@@ -72,10 +72,10 @@ struct InSyncSet {
     }
 
     /// The set that should be recorded: the members not on their way out.
-    private(set) var wanted: Set<String> = []
+    package private(set) var wanted: Set<String> = []
 
     /// Takes a set the coordination service confirmed it recorded.
-    mutating func confirmRecorded(_ set: Set<String>) {
+    package mutating func confirmRecorded(_ set: Set<String>) {
         recorded = set
     }
 
@@ -85,13 +85,13 @@ struct InSyncSet {
     ///   - standbys: Every standby with a session.
     ///   - acknowledged: The primary's frontier `A` now.
     ///   - primaryDurable: The primary's own durable position.
-    mutating func update(
-        standbys: [Shipper.Progress],
+    package mutating func update(
+        standbys: [StandbyProgress],
         acknowledged: UInt64,
         primaryDurable: UInt64,
         now: Int64
     ) -> Verdict {
-        var progress: [String: Shipper.Progress] = [:]
+        var progress: [String: StandbyProgress] = [:]
         for standby in standbys { progress[standby.member] = standby }
         func isHeard(_ member: String) -> Bool {
             guard let standby = progress[member] else { return false }

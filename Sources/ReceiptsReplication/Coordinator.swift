@@ -125,6 +125,10 @@ public struct HandOverRecord: Codable, Sendable, Equatable {
     /// latest term, so is eligible too) does not campaign first.
     public static let quietPeriod = Duration.seconds(2)
 
+    /// How long a primary handing over may keep ingest paused waiting for its standbys to
+    /// confirm they hold its whole log; past it, ingest is taken again and the hand-over refused.
+    package static let confirmationLimitMilliseconds: Int64 = 5000
+
     /// The term that the hand-over ended.
     public var term: UInt64
     /// The member that campaigns at once.

@@ -29,6 +29,10 @@ package struct TermHistory: Hashable, Sendable, CustomStringConvertible {
     /// Why entries cannot form a history.
     package struct Invalid: Error, CustomStringConvertible {
         package var description: String
+
+        package init(description: String) {
+            self.description = description
+        }
     }
 
     /// The longest member name: a DNS name's (member names are pod names), well inside the u16

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import ReceiptsService
+@testable import ReceiptsReplication
 
 /// `MemberMachine`'s transitions as tables: what a member does with the ordinal's keys, whether
 /// keys agree with its role, and the invariants it keeps (deploy/REPLICATION.md, sections 2 and 6).

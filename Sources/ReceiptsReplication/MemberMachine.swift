@@ -6,9 +6,9 @@
 ///
 /// Its invariants are preconditions: a member's term never goes back, and it is primary at most
 /// once in a term (a role taken against either is a bug, never a state).
-struct MemberMachine: Sendable {
+package struct MemberMachine: Sendable {
     /// The role the member is in, as the keys are compared with it.
-    enum Role: Equatable, Sendable {
+    package enum Role: Equatable, Sendable {
         /// Waiting for a primary to follow, or for eligibility.
         case waiting
         /// Following this primary.
@@ -18,7 +18,7 @@ struct MemberMachine: Sendable {
     }
 
     /// What the member does next.
-    enum Action: Equatable, Sendable {
+    package enum Action: Equatable, Sendable {
         /// The keys name this member primary from an earlier run or term: give the key back and
         /// read the keys again.
         case resign(guardRevision: Int64)
@@ -34,16 +34,16 @@ struct MemberMachine: Sendable {
 
     /// How long a member waits before it looks again while it holds no lease, or after a
     /// campaign whose outcome is unknown.
-    static let campaignRetryMilliseconds: Int64 = 100
+    package static let campaignRetryMilliseconds: Int64 = 100
     /// The longest wait before a waiting member reads the keys again.
-    static let waitingMilliseconds: Int64 = 1000
+    package static let waitingMilliseconds: Int64 = 1000
 
     /// This member, as its primary record would name it (the term is the campaign's).
-    let member: PrimaryRecord
+    package let member: PrimaryRecord
     /// It may start an ordinal that never had a term (`--members`' first set).
-    let mayStartOrdinal: Bool
+    package let mayStartOrdinal: Bool
     /// The acknowledgement mode its in-sync record states.
-    let acknowledgement: ReplicationSettings.Acknowledgement
+    package let acknowledgement: ReplicationSettings.Acknowledgement
     /// The role it is in.
     private(set) var role = Role.waiting
     /// The highest term it served or followed, for the invariants.
@@ -51,7 +51,7 @@ struct MemberMachine: Sendable {
     /// The last term it was primary in (0: none yet).
     private(set) var lastPrimaryTerm: UInt64 = 0
 
-    init(member: PrimaryRecord, mayStartOrdinal: Bool, acknowledgement: ReplicationSettings.Acknowledgement) {
+    package init(member: PrimaryRecord, mayStartOrdinal: Bool, acknowledgement: ReplicationSettings.Acknowledgement) {
         self.member = member
         self.mayStartOrdinal = mayStartOrdinal
         self.acknowledgement = acknowledgement
@@ -64,7 +64,7 @@ struct MemberMachine: Sendable {
     ///   - ownLastTerm: The last entry of this member's `terms` file (nil if it has none).
     ///   - holdsLease: The coordinator holds a lease.
     ///   - quietMilliseconds: What remains of a hand-over's quiet period (nil: none).
-    func next(
+    package func next(
         state: OrdinalState,
         ownLastTerm: TermHistory.Entry?,
         holdsLease: Bool,
@@ -93,7 +93,7 @@ struct MemberMachine: Sendable {
 
     /// Section 6.1: in the recorded in-sync set of the latest term, or the writer of the latest
     /// term, or a member of the first member set for an ordinal's first term.
-    func isEligible(_ state: OrdinalState, ownLastTerm: TermHistory.Entry?) -> Bool {
+    package func isEligible(_ state: OrdinalState, ownLastTerm: TermHistory.Entry?) -> Bool {
         if let inSync = state.inSync, inSync.term == state.term, inSync.standbys.contains(member.member) {
             return true
         }
@@ -105,7 +105,7 @@ struct MemberMachine: Sendable {
 
     /// Whether the keys agree with the role the member is in; when they do not, the running
     /// loop is asked to end.
-    func matches(_ state: OrdinalState) -> Bool {
+    package func matches(_ state: OrdinalState) -> Bool {
         switch role {
         case .waiting:
             state.primary == nil
@@ -117,7 +117,7 @@ struct MemberMachine: Sendable {
     }
 
     /// Takes a new role.
-    mutating func take(_ new: Role) {
+    package mutating func take(_ new: Role) {
         let term: UInt64
         switch new {
         case .waiting: term = highestTerm

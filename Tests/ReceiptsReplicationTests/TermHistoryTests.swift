@@ -1,4 +1,4 @@
-import ReceiptsService
+import ReceiptsReplication
 import Testing
 
 /// Where two logs part, found from their term histories (deploy/REPLICATION.md, section 7.2),

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import ReceiptsService
+@testable import ReceiptsReplication
 
 /// The in-sync set (deploy/REPLICATION.md, section 5.3): who acknowledgements wait for, how a
 /// standby joins and leaves, and what happens with none in sync.
@@ -11,8 +11,8 @@ import Testing
         durable: UInt64,
         heard: Int64,
         session: UInt64 = 1
-    ) -> Shipper.Progress {
-        Shipper.Progress(
+    ) -> StandbyProgress {
+        StandbyProgress(
             member: member,
             session: session,
             appended: appended,

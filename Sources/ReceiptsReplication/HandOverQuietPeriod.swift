@@ -5,9 +5,12 @@
 ///
 /// Counted on this member's monotonic clock: the key carries no time, and only the member
 /// named needs to be first, which a wait of seconds against a campaign of milliseconds gives.
-struct HandOverQuietPeriod {
+package struct HandOverQuietPeriod {
     /// The record waited on, and when it was first seen (monotonic milliseconds).
     private var seen: (record: HandOverRecord, at: Int64)?
+
+    /// A period that has seen no `handover` key yet.
+    package init() {}
 
     /// Milliseconds still to wait before `member` may campaign, or nil when it need not wait.
     ///
@@ -15,11 +18,11 @@ struct HandOverQuietPeriod {
     ///   - record: The ordinal's `handover` key.
     ///   - term: The ordinal's latest term.
     ///   - now: Monotonic milliseconds.
-    mutating func remaining(
+    package mutating func remaining(
         after record: HandOverRecord?,
         term: UInt64,
         member: String,
-        now: Int64 = ServiceClock.monotonicMilliseconds()
+        now: Int64
     ) -> Int64? {
         guard let record, record.term == term, record.to != member else {
             seen = nil
