@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Synchronization
 
 /// The one place where synchronous, thread-based code waits for async work (`ReceiptsClient`'s
@@ -53,6 +54,24 @@ package enum BlockingWait {
             throw TestKitError(.system, "the operation finished without a result")
         }
         return try result.get()
+    }
+}
+
+extension BlockingWait {
+    /// The other way round: runs blocking work (a daemon's start-up, its exit) on a thread of
+    /// its own and awaits it, so that the cooperative pool's few threads (two on a 2-core
+    /// machine) go on running every other test's tasks meanwhile.
+    /// - Parameter work: The blocking work.
+    /// - Returns: What `work` returned.
+    /// - Throws: What `work` threw.
+    package static func onOwnThread<Value: Sendable>(
+        _ work: @escaping @Sendable () throws -> Value
+    ) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { continuation.resume(with: Result { try work() }) }
+            thread.name = "test-blocking"
+            thread.start()
+        }
     }
 }
 

@@ -13,6 +13,19 @@ extension Process {
         return true
     }
 
+    /// Looks until the process has exited, asleep in between: unlike ``waitForExit(seconds:)``
+    /// it holds none of the cooperative pool's threads while the process runs.
+    /// - Parameter seconds: How long to wait at most.
+    /// - Returns: false if it still runs after `seconds`.
+    package func exited(within seconds: Double) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while isRunning {
+            if ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
     /// How the process ended: its exit status, or 128 + the signal number if a signal ended it,
     /// as a shell reports it.
     package var exitStatus: Int32 {
@@ -42,7 +55,7 @@ extension Process {
         outputPath: String,
         input: String? = nil,
         seconds: Double
-    ) throws -> (status: Int32, output: String) {
+    ) async throws -> (status: Int32, output: String) {
         guard FileManager.default.createFile(atPath: outputPath, contents: nil),
             let output = FileHandle(forWritingAtPath: outputPath)
         else {
@@ -54,13 +67,13 @@ extension Process {
         let inputPipe = Pipe()
         standardInput = inputPipe
         do {
-            try run()
+            try runInTurn()
         } catch {
             throw TestKitError(.process, "cannot start \(executableURL?.path ?? "a process")", cause: error)
         }
         if let input { inputPipe.fileHandleForWriting.write(Data(input.utf8)) }
         try? inputPipe.fileHandleForWriting.close()
-        guard waitForExit(seconds: seconds) else {
+        guard await exited(within: seconds) else {
             // What the kernel says of it, before the kill: `Z` means it had exited and was not
             // reaped yet (the wait was Foundation's, not the program's).
             let state = Self.kernelState(of: processIdentifier)

@@ -108,7 +108,7 @@ package final class ReceiptdLauncher {
         process.standardError = log
         process.standardOutput = log
         do {
-            try process.run()
+            try process.runInTurn()
         } catch {
             throw TestKitError(.process, "cannot start \(process.executableURL?.path ?? "receiptd")", cause: error)
         }

@@ -22,7 +22,7 @@ struct ClientClusterTests {
 
     @Test(arguments: [2, 3])
     func eventsReachTheirOwners(workerCount: Int) async throws {
-        let cluster = try WorkerCluster(count: workerCount)
+        let cluster = try await WorkerCluster(count: workerCount)
         let client = try cluster.client()
         let conversations = (0..<40).map { "route-\($0)" }
         let owners = Set(conversations.map(client.owner(of:)))
@@ -78,7 +78,7 @@ struct ClientClusterTests {
     /// stream one event per `send`: every send returns without an error, and each message is in
     /// its owner's state exactly once.
     @Test func sigkillMidStreamLosesNothingAndAppliesNothingTwice() async throws {
-        let cluster = try WorkerCluster(count: 2)
+        let cluster = try await WorkerCluster(count: 2)
         let client = try cluster.client()
         let conversations = (0..<16).map { "crash-\($0)" }
         _ = try await client.send(conversations.map(Self.upsert))
@@ -115,7 +115,7 @@ struct ClientClusterTests {
         victim.kill9()
         let atKill = acknowledged.value.load(ordering: .relaxed)
         try await Task.sleep(for: .milliseconds(300))
-        try victim.start()
+        try await victim.start()
         let outcomes = try await within(60, "the stream") { try await stream.value }
         #expect(atKill < 32 * perCaller, "the kill must land while the stream runs")
         #expect(client.currentStatistics.framesResent > 0, "frames lost with the worker must have been re-sent")
@@ -148,7 +148,7 @@ struct ClientClusterTests {
     /// both workers (so one stalled worker stalls them all), each caller here writes to one
     /// worker's conversations only, as independent gateway traffic does.
     @Test func killedWorkerPausesOnlyItsConversations() async throws {
-        let cluster = try WorkerCluster(count: 2)
+        let cluster = try await WorkerCluster(count: 2)
         let client = try cluster.client()
         let conversations = (0..<16).map { "isolate-\($0)" }
         let owned = (0..<2).map { worker in conversations.filter { client.owner(of: $0) == worker } }
@@ -223,7 +223,7 @@ struct ClientClusterTests {
         #expect(progress.counts[1] == atKill[1], "worker 1's events were acknowledged while it was down")
         #expect(client.currentStatistics.framesResent > 0, "frames to the dead worker are re-sent meanwhile")
 
-        try victim.start()
+        try await victim.start()
         let atRestart = progress.counts
         #expect(
             try await progress.wait(seconds: 20) { $0[1] >= atRestart[1] + 200 },
@@ -264,7 +264,7 @@ struct ClientClusterTests {
     /// it again with the same ids, and when the worker resumes it sees both copies, applies the
     /// events once and the caller gets each outcome once.
     @Test func unacknowledgedFrameIsResentWithTheSameIds() async throws {
-        let cluster = try WorkerCluster(count: 1)
+        let cluster = try await WorkerCluster(count: 1)
         let client = try cluster.client { $0.acknowledgementTimeoutMilliseconds = 200 }
         _ = try await client.send([Self.upsert("pause")])
         let worker = cluster.workers[0]
@@ -290,7 +290,7 @@ struct ClientClusterTests {
     /// A gateway takes events into its outbox while the worker cannot answer, and stops before
     /// they are answered; started again on the same outbox, it delivers them, each applied once.
     @Test func outboxDeliversWhatAGatewayTookInBeforeItsRestart() async throws {
-        let cluster = try WorkerCluster(count: 1)
+        let cluster = try await WorkerCluster(count: 1)
         let path = try TemporaryDirectory.make(prefix: "rdob")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let configure: (inout ReceiptsClient.Configuration) -> Void = { $0.outboxDirectory = path }
@@ -317,7 +317,7 @@ struct ClientClusterTests {
     /// A `flush` waiting on a worker that cannot answer stops waiting when its task is
     /// cancelled; the events still arrive once the worker is back.
     @Test func cancelledFlushReturns() async throws {
-        let cluster = try WorkerCluster(count: 1)
+        let cluster = try await WorkerCluster(count: 1)
         let client = try cluster.client()
         _ = try await client.send([Self.upsert("flush")])
         let worker = cluster.workers[0]
@@ -345,7 +345,7 @@ struct ClientClusterTests {
     /// With the queues full, callers wait instead of anything being dropped; a cancelled
     /// caller stops waiting at once, and the others complete when the worker is back.
     @Test func backpressureWaitsAndCancellationStopsWaiting() async throws {
-        let cluster = try WorkerCluster(count: 1)
+        let cluster = try await WorkerCluster(count: 1)
         let client = try cluster.client {
             $0.maxQueuedEvents = 4
             $0.maxFramesInFlight = 1

@@ -176,8 +176,8 @@ struct ClientFailoverTests {
     /// exactly once, and the stream ends in bounded time.
     @Test func gatewaysStreamThroughAPrimarySIGKILLWithoutAnError() async throws {
         let etcd = try await EtcdProcess()
-        let alpha = try ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd))
-        let beta = try ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd))
+        let alpha = try await ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd))
+        let beta = try await ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd))
         let client = try Self.client([
             Cluster.Worker(dataDirectory: alpha.dataDirectory, member: "alpha-0"),
             Cluster.Worker(dataDirectory: beta.dataDirectory, member: "beta-0"),
@@ -234,8 +234,8 @@ struct ClientFailoverTests {
     /// with what a fresh snapshot shows.
     @Test func aSubscriberAcrossTheFailoverEndsEqualToAFreshSnapshot() async throws {
         let etcd = try await EtcdProcess()
-        let alpha = try ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd))
-        let beta = try ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd))
+        let alpha = try await ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd))
+        let beta = try await ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd))
         let members = [
             Cluster.Worker(dataDirectory: alpha.dataDirectory, member: "alpha-0"),
             Cluster.Worker(dataDirectory: beta.dataDirectory, member: "beta-0"),

@@ -44,7 +44,7 @@ struct ClientOrderingTests {
     /// go, its event is still applied.
     @Test(arguments: [false, true])
     func heldCallerIsNotOvertakenByLaterNumbers(outbox: Bool) async throws {
-        let cluster = try WorkerCluster(count: 1)
+        let cluster = try await WorkerCluster(count: 1)
         try await Self.withClient(cluster, outbox: outbox) { client in
             _ = try await client.send(Self.upsert("held"))
             let numbered = client.nextSequence
@@ -66,7 +66,7 @@ struct ClientOrderingTests {
     /// than the anti-replay window in all: every event is applied, none answered `duplicate`.
     @Test(arguments: [false, true])
     func concurrentCallersAreNeverTakenForReplays(outbox: Bool) async throws {
-        let cluster = try WorkerCluster(count: 2)
+        let cluster = try await WorkerCluster(count: 2)
         let callers = 64
         let sendsPerCaller = 300
         let conversations = (0..<32).map { "order-\($0)" }

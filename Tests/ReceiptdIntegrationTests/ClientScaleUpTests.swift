@@ -20,8 +20,8 @@ struct ClientScaleUpTests {
         let workers: WorkerCluster
         let client: ReceiptsClient
 
-        init(templated: Bool) throws {
-            workers = try WorkerCluster(count: 3, inOneDirectory: true)
+        init(templated: Bool) async throws {
+            workers = try await WorkerCluster(count: 3, inOneDirectory: true)
             let templates = workers
             client = try workers.client(routingCount: 2) { configuration in
                 if templated {
@@ -52,7 +52,7 @@ struct ClientScaleUpTests {
 
     @Test(arguments: [false, true])
     func eventsForANewWorkerArriveThroughARedirectExactlyOnce(templated: Bool) async throws {
-        let setup = try Setup(templated: templated)
+        let setup = try await Setup(templated: templated)
         let client = setup.client
         let conversations = Self.conversations("up")
         let movedCount = conversations.filter { setup.owner(of: $0) == 2 }.count
@@ -100,7 +100,7 @@ struct ClientScaleUpTests {
 
     @Test(arguments: [false, true])
     func typedQueriesFollowNotOwnerToTheNewWorker(templated: Bool) async throws {
-        let setup = try Setup(templated: templated)
+        let setup = try await Setup(templated: templated)
         let client = setup.client
         let moved = try #require(Self.conversations("query").first { setup.owner(of: $0) == 2 })
         _ = try await client.send([
@@ -131,7 +131,7 @@ struct ClientScaleUpTests {
 
     @Test(arguments: [false, true])
     func aSubscriptionHearsTheNewWorkerAndRepairsFromIt(templated: Bool) async throws {
-        let setup = try Setup(templated: templated)
+        let setup = try await Setup(templated: templated)
         let client = setup.client
         let moved = try #require(Self.conversations("sub").first { setup.owner(of: $0) == 2 })
         _ = try await client.send([

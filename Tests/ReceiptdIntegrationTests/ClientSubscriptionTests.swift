@@ -43,7 +43,7 @@ struct ClientSubscriptionTests {
     }
 
     @Test func subscriberFollowsAWorkerRestart() async throws {
-        let cluster = try WorkerCluster(count: 1)
+        let cluster = try await WorkerCluster(count: 1)
         let client = try cluster.client()
         let conversation = "restart-sub"
         _ = try await client.send([
@@ -57,7 +57,7 @@ struct ClientSubscriptionTests {
         ])
         let worker = cluster.workers[0]
         worker.kill9()
-        try worker.start()
+        try await worker.start()
         _ = try await client.send(.read(conversation: conversation, user: "b", message: "m1"))
         _ = try await client.send(.read(conversation: conversation, user: "c", message: "m1"))
         let seen = try await Self.collect(updates, seconds: 20) { latest in
@@ -76,7 +76,7 @@ struct ClientSubscriptionTests {
     }
 
     @Test func slowConsumerGetsTheNewestStatusesCoalesced() async throws {
-        let cluster = try WorkerCluster(count: 1)
+        let cluster = try await WorkerCluster(count: 1)
         let client = try cluster.client { $0.subscriptionBuffer = 4 }
         let updates = client.subscribe(to: .everything)
         let conversations = (0..<5).map { "slow-\($0)" }
@@ -136,7 +136,7 @@ struct ClientSubscriptionTests {
     }
 
     @Test func consumerThatCancelsEndsItsSubscription() async throws {
-        let cluster = try WorkerCluster(count: 1)
+        let cluster = try await WorkerCluster(count: 1)
         let client = try cluster.client()
         _ = try await client.send([
             .conversationUpserted(conversation: "cancel-sub", kind: .direct, members: ["a", "b"])

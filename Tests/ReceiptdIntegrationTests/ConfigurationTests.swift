@@ -20,7 +20,7 @@ struct ConfigurationTests {
             ReceiptdLauncher.thisBuild.path, directory,
         ]
         shell.environment = ["RECEIPTD_EXIT_WITH_PARENT": exitsWithParent ? "1" : "0"]
-        try shell.run()
+        try shell.runInTurn()
         // Each wait below looks once more after its deadline: on a loaded machine a sleeping
         // task may wake only after it (the process tests block the cooperative pool's threads).
         let pid = try await Self.poll(seconds: 30) {
@@ -62,7 +62,7 @@ struct ConfigurationTests {
 
     @Test("HOSTNAME=debian-12 and no worker flags: worker 0 of 1 (the pod ordinal is opt-in)")
     func hostnameAloneIsNotAnOrdinal() async throws {
-        let daemon = try ReceiptdProcess(environment: ["HOSTNAME": "debian-12"])
+        let daemon = try await ReceiptdProcess(environment: ["HOSTNAME": "debian-12"])
         let health = try await daemon.health()
         #expect(health.workerIndex == 0)
         #expect(health.workerCount == 1)
@@ -70,7 +70,7 @@ struct ConfigurationTests {
 
     @Test("RECEIPTD_WORKER_INDEX_FROM_HOSTNAME=1, HOSTNAME=receiptd-2, --worker-count 3: worker 2 of 3")
     func podOrdinalFromHostname() async throws {
-        let daemon = try ReceiptdProcess(
+        let daemon = try await ReceiptdProcess(
             arguments: ["--worker-count", "3"],
             environment: ["HOSTNAME": "receiptd-2", "RECEIPTD_WORKER_INDEX_FROM_HOSTNAME": "1"]
         )
@@ -81,26 +81,29 @@ struct ConfigurationTests {
 
     @Test("A restart with other pending-receipt settings is refused unless the operator accepts the change")
     func replaySettingsAreKept() async throws {
-        let daemon = try ReceiptdProcess(arguments: ["--pending-limit", "10"])
-        #expect(try daemon.terminate() == 0)
+        let daemon = try await ReceiptdProcess(arguments: ["--pending-limit", "10"])
+        #expect(try await daemon.terminate() == 0)
 
         let changed = ReceiptdLauncher.process(arguments: ["--data-dir", daemon.dataDirectory, "--pending-limit", "20"])
         let output = Pipe()
         changed.standardError = output
         changed.standardOutput = output
-        try changed.run()
+        try changed.runInTurn()
         #expect(changed.waitForExit(seconds: 15), "a refused start exits on its own")
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(changed.terminationStatus != 0)
         #expect(text.contains("pending_receipt_limit=10") && text.contains("pending_receipt_limit=20"), "\(text)")
 
-        let accepted = try ReceiptdProcess(
+        let accepted = try await ReceiptdProcess(
             dataDirectory: daemon.dataDirectory,
             arguments: ["--pending-limit", "20", "--accept-settings-change"]
         )
         #expect(try await accepted.health().workerCount == 1)
-        #expect(try accepted.terminate() == 0)
-        let again = try ReceiptdProcess(dataDirectory: daemon.dataDirectory, arguments: ["--pending-limit", "20"])
-        #expect(try again.terminate() == 0, "the accepted settings are the recorded ones now")
+        #expect(try await accepted.terminate() == 0)
+        let again = try await ReceiptdProcess(
+            dataDirectory: daemon.dataDirectory,
+            arguments: ["--pending-limit", "20"]
+        )
+        #expect(try await again.terminate() == 0, "the accepted settings are the recorded ones now")
     }
 }

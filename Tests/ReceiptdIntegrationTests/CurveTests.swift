@@ -84,7 +84,7 @@ struct CurveTests {
 
     @Test func allowedKeysWorkEndToEndByRole() async throws {
         let keys = try KeyRing()
-        let daemon = try ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
+        let daemon = try await ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
         let gateway = try daemon.makeClient(curve: keys.client(keys.gateway))
         let reader = try daemon.makeClient(curve: keys.client(keys.reader))
         defer {
@@ -123,7 +123,7 @@ struct CurveTests {
 
     @Test func refusedClientsAreCountedWhileAnAllowedGatewayGoesOn() async throws {
         let keys = try KeyRing()
-        let daemon = try ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
+        let daemon = try await ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
         let gateway = try daemon.makeClient(curve: keys.client(keys.gateway))
         defer { Task { await gateway.shutdown() } }
         // An allowed gateway streams throughout.
@@ -194,7 +194,7 @@ struct CurveTests {
 
     @Test func sighupAddsAndRemovesKeysWithoutDroppingConnections() async throws {
         let keys = try KeyRing()
-        let daemon = try ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
+        let daemon = try await ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
         let connected = try daemon.makeClient(curve: keys.client(keys.gateway))
         defer { Task { await connected.shutdown() } }
         var factory = EventFactory(source: "gw-sighup")
@@ -244,7 +244,7 @@ struct CurveTests {
         try keys.writeList("readers", [keys.reader.publicKey, keys.gateway.publicKey])
         try Data("\(keys.server.publicKey.z85) server\n".utf8).write(to: keys.url("server.pub"))
         try Data("\(keys.gateway.secretKey.z85)\n".utf8).write(to: keys.url("gateway.key"))
-        let daemon = try ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
+        let daemon = try await ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
         func runExample(_ extra: [String]) throws -> (status: Int32, output: String) {
             let process = Process()
             process.executableURL = ReceiptdLauncher.binaryDirectory.appendingPathComponent("gateway-example")
@@ -253,7 +253,7 @@ struct CurveTests {
             let output = Pipe()
             process.standardOutput = output
             process.standardError = output
-            try process.run()
+            try process.runInTurn()
             guard process.waitForExit(seconds: 15) else {
                 process.terminate()
                 throw IntegrationError("gateway-example did not exit")
@@ -279,12 +279,12 @@ struct CurveTests {
         let keys = try KeyRing()
         defer { try? FileManager.default.removeItem(atPath: keys.directory) }
         let etcd = try await EtcdProcess()
-        let alpha = try ReceiptdProcess(
+        let alpha = try await ReceiptdProcess(
             arguments: FailoverTests.arguments("alpha-0", etcd: etcd, extra: ["--replication-fallback", "stall"])
                 + keys.arguments,
             curve: keys.client(keys.admin)
         )
-        let beta = try ReceiptdProcess(
+        let beta = try await ReceiptdProcess(
             arguments: FailoverTests.arguments("beta-0", etcd: etcd, extra: ["--replication-fallback", "stall"])
                 + keys.arguments,
             curve: keys.client(keys.admin),
@@ -322,11 +322,11 @@ struct CurveTests {
         #expect(beta.isRunning)
     }
 
-    @Test func startRefusesABadKeyFileNamingItButNotItsContent() throws {
+    @Test func startRefusesABadKeyFileNamingItButNotItsContent() async throws {
         let keys = try KeyRing()
         try Data("\(keys.server.secretKey.z85)x\n".utf8).write(to: keys.url("server.key"))
-        let error = #expect(throws: IntegrationError.self) {
-            _ = try ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
+        let error = await #expect(throws: IntegrationError.self) {
+            _ = try await ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
         }
         let message = error.map { "\($0)" } ?? ""
         #expect(message.contains("server.key"))

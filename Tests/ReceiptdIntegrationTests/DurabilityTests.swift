@@ -164,7 +164,7 @@ struct DurabilityTests {
 
     @Test("SIGTERM after every batch was taken in: each is answered, exit 0, every acknowledged event survives")
     func gracefulShutdownKeepsAcknowledged() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let gateway = try PipelinedGateway(daemon: daemon, conversations: ["t1", "t2", "t3"], source: "sigterm")
         try gateway.setUp()
         let batches = 40
@@ -184,16 +184,19 @@ struct DurabilityTests {
             "\(gateway.inFlightCount) of \(batches) batches taken in were never answered"
         )
         #expect(gateway.acknowledgedMessageCount == batches * 100)
-        #expect(try daemon.waitForExit() == 0, "graceful shutdown exits 0: \(daemon.standardError().suffix(2000))")
+        #expect(
+            try await daemon.waitForExit() == 0,
+            "graceful shutdown exits 0: \(daemon.standardError().suffix(2000))"
+        )
         gateway.disconnect()
 
-        let restarted = try ReceiptdProcess(dataDirectory: daemon.dataDirectory)
+        let restarted = try await ReceiptdProcess(dataDirectory: daemon.dataDirectory)
         try await verifyRecovered(restarted, gateway, exact: true)
     }
 
     @Test("SIGTERM while batches stream in: every batch in the log was answered, exit 0, nothing acknowledged is lost")
     func gracefulShutdownMidStreamAnswersEverythingLogged() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let gateway = try PipelinedGateway(daemon: daemon, conversations: ["u1", "u2", "u3"], source: "sigterm-stream")
         try gateway.setUp()
         // A steady stream with a window of 8 batches: SIGTERM lands while the daemon reads
@@ -210,10 +213,13 @@ struct DurabilityTests {
             }
         }
         try drainAcknowledgements(gateway, from: daemon)
-        #expect(try daemon.waitForExit() == 0, "graceful shutdown exits 0: \(daemon.standardError().suffix(2000))")
+        #expect(
+            try await daemon.waitForExit() == 0,
+            "graceful shutdown exits 0: \(daemon.standardError().suffix(2000))"
+        )
         gateway.disconnect()
 
-        let restarted = try ReceiptdProcess(dataDirectory: daemon.dataDirectory)
+        let restarted = try await ReceiptdProcess(dataDirectory: daemon.dataDirectory)
         try await verifyRecovered(restarted, gateway, exact: true)
     }
 
@@ -236,7 +242,7 @@ struct DurabilityTests {
     private func crashLoop(seed: UInt64, replay: String) async throws {
         var generator = SplitMix64(seed: seed)
         let arguments = ["--compact-bytes", "32768"]
-        var daemon = try ReceiptdProcess(arguments: arguments)
+        var daemon = try await ReceiptdProcess(arguments: arguments)
         let owner = daemon  // owns and finally removes the data directory
         let gateway = try PipelinedGateway(daemon: daemon, conversations: ["k1", "k2", "k3", "k4"], source: "crash")
         try gateway.setUp()
@@ -259,7 +265,7 @@ struct DurabilityTests {
                 daemon.kill9()
             }
 
-            daemon = try ReceiptdProcess(dataDirectory: owner.dataDirectory, arguments: arguments)
+            daemon = try await ReceiptdProcess(dataDirectory: owner.dataDirectory, arguments: arguments)
             try gateway.reconnect(to: daemon)
             try await verifyRecovered(daemon, gateway, replay)
 
@@ -276,7 +282,7 @@ struct DurabilityTests {
         #expect(killsDuringCompaction > 0, "no round killed the daemon while a compaction ran; \(replay)")
         let files = try FileManager.default.contentsOfDirectory(atPath: owner.dataDirectory)
         #expect(files.contains { $0.hasPrefix("snapshot-") }, "compaction ran during the loop: \(files); \(replay)")
-        #expect(try daemon.terminate() == 0, "\(replay)")
+        #expect(try await daemon.terminate() == 0, "\(replay)")
     }
 
     /// Requests a compaction through a client of its own, polls the stats until the daemon has

@@ -20,8 +20,9 @@ import Testing
 
     /// Sends `probe` to `member`'s ingest endpoint until it is acknowledged without an error;
     /// returns how long that took. At most `seconds`.
-    static func waitUntilServing(_ member: ReceiptdProcess, probe: Event, seconds: Double = 15) throws -> Duration {
-        try waitUntilOneServes([member], probe: probe, seconds: seconds).took
+    static func waitUntilServing(_ member: ReceiptdProcess, probe: Event, seconds: Double = 15) async throws -> Duration
+    {
+        try await waitUntilOneServes([member], probe: probe, seconds: seconds).took
     }
 
     /// Sends `probe` to each of `members`' ingest endpoints in turn until one acknowledges it
@@ -32,7 +33,7 @@ import Testing
         _ members: [ReceiptdProcess],
         probe: Event,
         seconds: Double = 15
-    ) throws -> (member: ReceiptdProcess, took: Duration) {
+    ) async throws -> (member: ReceiptdProcess, took: Duration) {
         let started = ContinuousClock.now
         let deadline = Date().addingTimeInterval(seconds)
         var last: [String: String] = [:]
@@ -48,7 +49,7 @@ import Testing
                 member.resetRawIngest()
             }
             // A refusal comes back at once: a new connection every few milliseconds is enough.
-            usleep(5000)
+            try await Task.sleep(for: .milliseconds(5))
         }
         throw IntegrationError(
             "none of \(members.map(\.dataDirectory)) acknowledged within \(seconds) s; last replies: \(last); "
@@ -58,8 +59,8 @@ import Testing
 
     @Test func theStandbyTakesOverASIGKILLedPrimaryWithEveryAcknowledgedEvent() async throws {
         let etcd = try await EtcdProcess()
-        let alpha = try ReceiptdProcess(arguments: Self.arguments("alpha-0", etcd: etcd))
-        let beta = try ReceiptdProcess(arguments: Self.arguments("beta-0", etcd: etcd))
+        let alpha = try await ReceiptdProcess(arguments: Self.arguments("alpha-0", etcd: etcd))
+        let beta = try await ReceiptdProcess(arguments: Self.arguments("beta-0", etcd: etcd))
         var factory = EventFactory()
         // The standby takes nothing: it names the primary, and says what it is.
         let refused = try beta.ingestPipelined([[factory.make(.memberJoined(conversation: "c", user: "eve"))]])
@@ -75,7 +76,10 @@ import Testing
         #expect(replies.allSatisfy { $0.error == nil }, "\(replies.compactMap(\.error).prefix(3))")
 
         alpha.kill9()
-        let took = try Self.waitUntilServing(beta, probe: factory.make(.memberJoined(conversation: "c", user: "dan")))
+        let took = try await Self.waitUntilServing(
+            beta,
+            probe: factory.make(.memberJoined(conversation: "c", user: "dan"))
+        )
         #expect(took < .seconds(10), "the standby served again after \(took)")
         let survivor = try beta.makeClient()
         defer { _ = try? BlockingWait.run(seconds: 5) { await survivor.shutdown() } }
@@ -92,7 +96,7 @@ import Testing
         #expect(again.first?.results == [.duplicate, .duplicate, .duplicate])
 
         // The old primary comes back as a standby of the new one, and the new one goes on.
-        try alpha.start()
+        try await alpha.start()
         let more = try beta.ingestPipelined(
             ReplicationShippingTests.batches(&factory, count: 20).dropFirst().map { $0 }
         )

@@ -31,15 +31,18 @@ import ZeroMQ
 
     @Test func aFrozenPrimaryAcknowledgesNothingWhenItResumesAndRejoinsAsAStandby() async throws {
         let etcd = try await EtcdProcess()
-        let alpha = try ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd))
-        let beta = try ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd))
+        let alpha = try await ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd))
+        let beta = try await ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd))
         var factory = EventFactory()
         let batches = ReplicationShippingTests.batches(&factory, count: 100)
         #expect(try alpha.ingestPipelined(batches).allSatisfy { $0.error == nil })
 
         alpha.signal(SIGSTOP)
         // The frozen primary renews nothing: its lease expires and the standby takes over.
-        _ = try FailoverTests.waitUntilServing(beta, probe: factory.make(.memberJoined(conversation: "c", user: "dan")))
+        _ = try await FailoverTests.waitUntilServing(
+            beta,
+            probe: factory.make(.memberJoined(conversation: "c", user: "dan"))
+        )
         let late = factory.make(.messageSent(conversation: "c", message: "late", sender: "bob", isSystem: false))
         // Sent to the frozen primary before it resumes: it finds it in its socket when it does.
         let gateway = try ZMQSocket(context: ReceiptdProcess.sharedContext, type: .dealer)
@@ -84,8 +87,8 @@ import ZeroMQ
     @Test func aStandbyLostUnderStallStopsIngestUntilItReturns() async throws {
         let etcd = try await EtcdProcess()
         let extra = ["--replication-fallback", "stall", "--replication-timeout-ms", "500", "--compact-bytes", "4096"]
-        let alpha = try ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd) + extra)
-        let beta = try ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd) + extra)
+        let alpha = try await ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd) + extra)
+        let beta = try await ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd) + extra)
         var factory = EventFactory()
         #expect(
             try alpha.ingestPipelined(ReplicationShippingTests.batches(&factory, count: 50)).allSatisfy {
@@ -99,8 +102,8 @@ import ZeroMQ
         #expect(refused.first?.error?.code == .unavailable, "\(String(describing: refused.first))")
         #expect(try await alpha.counter("receiptd.replication.refused_frames") >= 1)
 
-        try beta.start()
-        _ = try FailoverTests.waitUntilServing(
+        try await beta.start()
+        _ = try await FailoverTests.waitUntilServing(
             alpha,
             probe: factory.make(.memberJoined(conversation: "c", user: "eve"))
         )
@@ -120,8 +123,8 @@ import ZeroMQ
         let etcd = try await EtcdProcess()
         // The primary keeps the absent standby's segments for a second only.
         let extra = ["--compact-bytes", "4096", "--replication-timeout-ms", "500", "--replication-pin-timeout-s", "1"]
-        let alpha = try ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd) + extra)
-        let beta = try ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd) + extra)
+        let alpha = try await ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd) + extra)
+        let beta = try await ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd) + extra)
         var factory = EventFactory()
         #expect(
             try alpha.ingestPipelined(ReplicationShippingTests.batches(&factory, count: 20)).allSatisfy {
@@ -141,7 +144,7 @@ import ZeroMQ
             #expect(try alpha.ingestPipelined(batches).allSatisfy { $0.error == nil })
             try await Task.sleep(for: .milliseconds(300))
         }
-        try beta.start()
+        try await beta.start()
         let primary = try await alpha.health()
         let caughtUp = try await Self.waitForHealth(beta, "beta caught up") { $0.applied >= primary.applied }
         #expect(caughtUp.role == .standby)
@@ -153,8 +156,8 @@ import ZeroMQ
 
     @Test func whileEtcdIsAwayNothingIsLostAndNoSecondPrimaryAppears() async throws {
         let etcd = try await EtcdProcess()
-        let alpha = try ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd))
-        let beta = try ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd))
+        let alpha = try await ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd))
+        let beta = try await ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd))
         var factory = EventFactory()
         let batches = ReplicationShippingTests.batches(&factory, count: 50)
         #expect(try alpha.ingestPipelined(batches).allSatisfy { $0.error == nil })
@@ -180,7 +183,7 @@ import ZeroMQ
         #expect(served, "no primary within 15 s of etcd's return")
         // The member that said primary first may be the one in office before etcd went away,
         // whose lease expired meanwhile; the next campaign decides who serves.
-        let (primary, _) = try FailoverTests.waitUntilOneServes(
+        let (primary, _) = try await FailoverTests.waitUntilOneServes(
             [alpha, beta],
             probe: factory.make(.memberJoined(conversation: "c", user: "eve"))
         )

@@ -23,8 +23,8 @@ import ZeroMQ
         extra: [String] = []
     ) async throws -> (alpha: ReceiptdProcess, beta: ReceiptdProcess) {
         let flags = ["--standby-max-staleness-ms", "\(stalenessMilliseconds)"] + extra
-        let alpha = try ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd, extra: flags))
-        let beta = try ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd, extra: flags))
+        let alpha = try await ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd, extra: flags))
+        let beta = try await ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd, extra: flags))
         var factory = EventFactory()
         let replies = try alpha.ingestPipelined(ReplicationShippingTests.batches(&factory, count: 50))
         #expect(replies.allSatisfy { $0.error == nil }, "\(replies.compactMap(\.error).prefix(3))")

@@ -74,7 +74,7 @@ struct GatewayLimitsTests {
         "A DEALER pipelining past --max-frames-in-flight gets UNAVAILABLE at once for the excess; the rest is applied"
     )
     func framesInFlightLimit() async throws {
-        let daemon = try ReceiptdProcess(arguments: ["--max-frames-in-flight", "2"])
+        let daemon = try await ReceiptdProcess(arguments: ["--max-frames-in-flight", "2"])
         let conversation = "in-flight"
         var events = EventFactory()
         _ = try await daemon.ingest([events.make(Self.upsert(conversation))])
@@ -133,7 +133,7 @@ struct GatewayLimitsTests {
         arguments: [[], ["--max-frames-in-flight", "8"]]
     )
     func wellBehavedClientIsNeverRefused(arguments: [String]) async throws {
-        let daemon = try ReceiptdProcess(arguments: arguments)
+        let daemon = try await ReceiptdProcess(arguments: arguments)
         let client = try daemon.client
         let conversations = (0..<8).map { "calm-\($0)" }
         _ = try await client.send(conversations.map { Self.upsert($0) })
@@ -165,7 +165,7 @@ struct GatewayLimitsTests {
 
     @Test("ReceiptsClient answered UNAVAILABLE for frames in flight backs off, sends again, and every event is applied")
     func clientBacksOffAndResends() async throws {
-        let daemon = try ReceiptdProcess(arguments: ["--max-frames-in-flight", "1"])
+        let daemon = try await ReceiptdProcess(arguments: ["--max-frames-in-flight", "1"])
         var configuration = ReceiptsClient.Configuration(
             cluster: Cluster(workers: [Cluster.Worker(dataDirectory: daemon.dataDirectory)])
         )
@@ -205,7 +205,7 @@ struct GatewayLimitsTests {
 
     @Test("A batch over the events limit (RECEIPTD_MAX_BATCH_EVENTS) is refused whole, counted, not applied nor logged")
     func eventsPerBatchLimit() async throws {
-        let daemon = try ReceiptdProcess(environment: ["RECEIPTD_MAX_BATCH_EVENTS": "10"])
+        let daemon = try await ReceiptdProcess(environment: ["RECEIPTD_MAX_BATCH_EVENTS": "10"])
         let conversation = "batch-limit"
         var events = EventFactory()
         func batch(_ count: Int) -> [Event] {
@@ -227,8 +227,8 @@ struct GatewayLimitsTests {
         #expect(try await daemon.counter("receiptd.limits.refused", label: "events_per_batch") == 1)
 
         // The refused batch (m1...m10) is not in the log: after a restart only m1...m9 are there.
-        #expect(try daemon.terminate() == 0)
-        try daemon.start()
+        #expect(try await daemon.terminate() == 0)
+        try await daemon.start()
         let messages = try await daemon.client.snapshot(of: conversation).snapshot.messages.map(\.message)
         #expect(Set(messages) == Set((1...9).map { "m\($0)" }))
     }
@@ -239,7 +239,7 @@ struct GatewayLimitsTests {
         "An id over --max-id-bytes in any field refuses its frame with INVALID_ARGUMENT naming it; the limit is taken"
     )
     func idLengthLimit() async throws {
-        let daemon = try ReceiptdProcess(arguments: ["--max-id-bytes", "16"])
+        let daemon = try await ReceiptdProcess(arguments: ["--max-id-bytes", "16"])
         var events = EventFactory()
         let long = { (prefix: String) in Self.id(prefix, bytes: 17) }
         var longSource = EventFactory(source: long("gw"))
@@ -303,7 +303,7 @@ struct GatewayLimitsTests {
 
     @Test("Batches over the limits on the fire-and-forget SUB endpoint are counted and logged, nothing of them applied")
     func fireAndForgetRefusals() async throws {
-        let daemon = try ReceiptdProcess(arguments: ["--max-batch-events", "2", "--max-id-bytes", "16"])
+        let daemon = try await ReceiptdProcess(arguments: ["--max-batch-events", "2", "--max-id-bytes", "16"])
         var events = EventFactory()
         let tooMany = EventBatchCodec.encode([
             events.make(Self.upsert("sub-many")), events.make(Self.message("sub-many", "m1")),
@@ -363,7 +363,7 @@ struct GatewayLimitsTests {
         let output = Pipe()
         process.standardError = output
         process.standardOutput = output
-        try process.run()
+        try process.runInTurn()
         guard process.waitForExit(seconds: 15) else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

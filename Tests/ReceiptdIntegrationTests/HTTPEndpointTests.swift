@@ -27,7 +27,7 @@ struct HTTPEndpointTests {
     }
 
     @Test func healthAndReadinessAnswerWhileServing() async throws {
-        let daemon = try ReceiptdProcess(arguments: ["--worker-index", "1", "--worker-count", "2"])
+        let daemon = try await ReceiptdProcess(arguments: ["--worker-index", "1", "--worker-count", "2"])
         let address = try #require(daemon.httpAddress)
         let health = try await HTTPProbe.get(address, "/healthz")
         #expect(health.status == 200)
@@ -41,10 +41,10 @@ struct HTTPEndpointTests {
     /// A restart with another `--worker-count` serves by the log's count (the configured one is
     /// only warned about), and says so: `/readyz` and `receiptd_worker_info` show the log's.
     @Test func readinessAndWorkerInfoShowTheLogsWorkerCount() async throws {
-        let first = try ReceiptdProcess(arguments: ["--worker-count", "2"])
-        #expect(try first.terminate() == 0)
+        let first = try await ReceiptdProcess(arguments: ["--worker-count", "2"])
+        #expect(try await first.terminate() == 0)
 
-        let daemon = try ReceiptdProcess(dataDirectory: first.dataDirectory, arguments: ["--worker-count", "3"])
+        let daemon = try await ReceiptdProcess(dataDirectory: first.dataDirectory, arguments: ["--worker-count", "3"])
         let address = try #require(daemon.httpAddress)
         let ready = try await HTTPProbe.get(address, "/readyz")
         #expect(ready.body == #"{"status":"ready","worker":0,"workers":2}"#)
@@ -59,7 +59,7 @@ struct HTTPEndpointTests {
     /// scraped and `ReceiptdFsyncErrors` can fire; then receiptd exits 74.
     @Test(.timeLimit(.minutes(1)))
     func aFatalLogErrorIsScrapedBeforeTheExit() async throws {
-        let daemon = try ReceiptdProcess(arguments: ["--fatal-grace-s", "15"], fileSizeLimitBytes: 1 << 20)
+        let daemon = try await ReceiptdProcess(arguments: ["--fatal-grace-s", "15"], fileSizeLimitBytes: 1 << 20)
         let address = try #require(daemon.httpAddress)
         let dealer = try ZMQSocket(context: daemon.context, type: .dealer)
         defer { dealer.close() }
@@ -103,13 +103,13 @@ struct HTTPEndpointTests {
         }
         #expect(errors == 1, "the log failure was never scraped: \(daemon.standardError().suffix(1500))")
         #expect(readiness == #"503 {"status":"failed"}"#)
-        #expect(try daemon.waitForExit() == 74)
+        #expect(try await daemon.waitForExit() == 74)
     }
 
     /// The HTTP server is up before recovery ends: `/readyz` answers 503 "recovering" while the
     /// log replays, then 200.
     @Test func readinessIsUnavailableWhileRecovering() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let conversation = "recover-\(UUID().uuidString.prefix(8))"
         _ = try await daemon.client.send([
             .conversationUpserted(conversation: conversation, kind: .direct, members: ["a", "b"])
@@ -121,7 +121,7 @@ struct HTTPEndpointTests {
             }
             _ = try await daemon.client.send(kinds)
         }
-        #expect(try daemon.terminate() == 0)
+        #expect(try await daemon.terminate() == 0)
 
         let address = "127.0.0.1:\(try LoopbackPort.free())"
         let watcher = Task { () -> [String] in
@@ -136,7 +136,7 @@ struct HTTPEndpointTests {
             }
             return answers
         }
-        let restarted = try ReceiptdProcess(dataDirectory: daemon.dataDirectory, arguments: ["--http", address])
+        let restarted = try await ReceiptdProcess(dataDirectory: daemon.dataDirectory, arguments: ["--http", address])
         let answers = await watcher.value
         #expect(answers.contains(#"503 {"status":"recovering"}"#), "\(answers.prefix(3))")
         #expect(answers.last == #"200 {"status":"ready","worker":0,"workers":1}"#)
@@ -144,14 +144,14 @@ struct HTTPEndpointTests {
     }
 
     @Test func httpOffServesNoHTTP() async throws {
-        let daemon = try ReceiptdProcess(arguments: ["--http", "off"])
+        let daemon = try await ReceiptdProcess(arguments: ["--http", "off"])
         #expect(daemon.httpAddress == nil)
         #expect(try await daemon.health().workerCount == 1)
     }
 
     @Test func metricsCountWhatWasSentAndPassPromtool() async throws {
         let promtool = try HTTPProbe.requireBinary("promtool")
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let address = try #require(daemon.httpAddress)
         let sent = try await Self.sendEvents(to: daemon, messages: 40)
 
@@ -175,7 +175,7 @@ struct HTTPEndpointTests {
         check.standardInput = input
         check.standardOutput = output
         check.standardError = output
-        try check.run()
+        try check.runInTurn()
         input.fileHandleForWriting.write(Data(text.utf8))
         try input.fileHandleForWriting.close()
         let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -188,7 +188,7 @@ struct HTTPEndpointTests {
     /// it makes the group durable); frames of duplicates only (nothing logged) give none; the
     /// publishing thread times the batches it sends.
     @Test func sampledFramesAreTimedStageByStage() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let address = try #require(daemon.httpAddress)
         var factory = EventFactory()
         let upsert = factory.make(.conversationUpserted(conversation: "s", kind: .direct, members: ["a", "b"]))
@@ -216,7 +216,7 @@ struct HTTPEndpointTests {
 
     @Test func aRealPrometheusScrapesTheCounters() async throws {
         let binary = try HTTPProbe.requireBinary("prometheus")
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let target = try #require(daemon.httpAddress)
         let prometheus = try PrometheusServer(binary: binary, target: target)
         defer { prometheus.stop() }

@@ -10,7 +10,7 @@ import ZeroMQ
 struct ProtocolTests {
     @Test("A late subscriber recovers through a snapshot with no gap and no duplicate")
     func lateJoinerRecoversFromSnapshot() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         var events = EventFactory()
         let group = "late-join"
         let members = ["s", "r1", "r2", "r3"]
@@ -62,7 +62,7 @@ struct ProtocolTests {
 
     @Test("A subscriber that misses updates sees the gap and repairs it from a snapshot")
     func gapRepairedFromSnapshot() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         var events = EventFactory()
         let direct = "gap-repair"
         _ = try await daemon.ingest([
@@ -92,7 +92,7 @@ struct ProtocolTests {
 
     @Test("A resent batch is acknowledged as duplicates and not applied twice")
     func resentBatchIsDuplicate() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         var events = EventFactory()
         let group = "dup"
         let batch = [
@@ -114,7 +114,7 @@ struct ProtocolTests {
 
     @Test("Bad input gets clear errors and counters while another gateway's traffic goes on")
     func badInputIsAnsweredAndCounted() async throws {
-        let daemon = try ReceiptdProcess(arguments: ["--max-frame-bytes", "4096"])
+        let daemon = try await ReceiptdProcess(arguments: ["--max-frame-bytes", "4096"])
         var events = EventFactory()
         let direct = "bad-input"
         _ = try await daemon.ingest([
@@ -199,7 +199,7 @@ struct ProtocolTests {
 
     @Test("Fire-and-forget ingest over SUB applies events and publishes their statuses")
     func fireAndForgetIngest() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         var events = EventFactory()
         let direct = "fire-and-forget"
         _ = try await daemon.ingest([
@@ -227,7 +227,7 @@ struct ProtocolTests {
 
     @Test("A worker rejects events and queries for conversations it does not own, naming the owner")
     func ownershipIsEnforced() async throws {
-        let daemon = try ReceiptdProcess(arguments: ["--worker-count", "4", "--worker-index", "1"])
+        let daemon = try await ReceiptdProcess(arguments: ["--worker-count", "4", "--worker-index", "1"])
         var events = EventFactory()
         let conversations = (0..<24).map { "own-\($0)" }
         // The daemon's own client talks to it as worker 0 of 1, so every event reaches it.
@@ -259,7 +259,7 @@ struct ProtocolTests {
 
     @Test("A receipt that arrives before its message is held, applied when the message arrives, and survives a restart")
     func receiptBeforeMessageIsHeld() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         var events = EventFactory()
         let direct = "early-receipt"
         _ = try await daemon.ingest([
@@ -274,8 +274,8 @@ struct ProtocolTests {
         ])
         #expect(try await daemon.status(direct, "m1", viewer: Viewer(user: "a")).status.status == .read)
 
-        #expect(try daemon.terminate() == 0)
-        let restarted = try ReceiptdProcess(dataDirectory: daemon.dataDirectory)
+        #expect(try await daemon.terminate() == 0)
+        let restarted = try await ReceiptdProcess(dataDirectory: daemon.dataDirectory)
         #expect(try await restarted.status(direct, "m1", viewer: Viewer(user: "a")).status.status == .read)
     }
 }

@@ -14,7 +14,7 @@ import Testing
     @Test(.timeLimit(.minutes(2)))
     func droppedUpdatesAreCountedAndASubscriberEndsEqualToASnapshot() async throws {
         // Without read-state updates, every update of a frame is one of the conversation's.
-        let daemon = try ReceiptdProcess(arguments: ["--publish-queue-limit", "1", "--no-read-state-updates"])
+        let daemon = try await ReceiptdProcess(arguments: ["--publish-queue-limit", "1", "--no-read-state-updates"])
         let address = try #require(daemon.httpAddress)
         let conversation = "queue-limit"
         var events = EventFactory()

@@ -11,7 +11,7 @@ struct PublishingTests {
         "With --coalesce-ms 200, receipts on a message within the window publish one update with the final counts; sequences go 1, 2, 3 ..."
     )
     func coalescingWindow() async throws {
-        let daemon = try ReceiptdProcess(arguments: ["--coalesce-ms", "200"])
+        let daemon = try await ReceiptdProcess(arguments: ["--coalesce-ms", "200"])
         var events = EventFactory()
         let group = "coalesce"
         let updates = try await daemon.subscribe(to: group)

@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func readsOnTwoWorkersReachBothDevicesAndAfterARestartEachEqualsASnapshot() async throws {
-        let cluster = try WorkerCluster(count: 2)
+        let cluster = try await WorkerCluster(count: 2)
         let writer = try cluster.client(source: "writer")
         let phone = try cluster.client(source: "phone")
         let laptop = try cluster.client(source: "laptop")
@@ -143,7 +143,7 @@ import Testing
         let victim = cluster.workers[1]
         victim.kill9()
         #expect(try await writer.send(.memberLeft(conversation: onZero, user: "dana")) == .accepted(held: false))
-        try victim.start()
+        try await victim.start()
         let reread = try await within(20, "a read on the restarted worker") {
             try await writer.send(.read(conversation: onOne, user: "dana", message: "m5"))
         }

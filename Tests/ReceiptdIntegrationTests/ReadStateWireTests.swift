@@ -139,7 +139,7 @@ struct ReadStateWireTests {
 
     @Test("A subscriber of \"u:\" gets every user's read states, private ones included, and no conversation's update")
     func userPrefixGetsReadStatesOnly() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let (group, direct) = ("rs-group", "rs-direct")
         _ = try await daemon.client.send([
             .conversationUpserted(conversation: group, kind: .group, members: ["ann", "bob", "cem"]),
@@ -206,7 +206,7 @@ struct ReadStateWireTests {
 
     @Test("Conversation prefixes, one partition's or all sixteen hex digits, never match a user's topic")
     func conversationPrefixesGetNoReadState() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let group = "rs-partition"
         let digits = Partitioning.hexPartition(of: group)
         // A user whose topic carries the same four digits as the conversation's.
@@ -274,7 +274,7 @@ struct ReadStateWireTests {
 
     @Test("A subscription to a whole topic frame gets that one user or conversation; a topic as a prefix still works")
     func exactTopicsAreExact() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let (user, group) = ("px56283", "xc")
         let (longerUser, longerGroup) = (try Self.longer(than: user), try Self.longer(than: group))
         _ = try await daemon.client.send([
@@ -344,7 +344,7 @@ struct ReadStateWireTests {
         arguments: [false, true]
     )
     func aSnapshotThatRacedItsSubscriptionIsRepaired(othersFollowUsers: Bool) async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let group = "rs-race"
         _ = try await daemon.client.send([
             .conversationUpserted(conversation: group, kind: .group, members: ["ann", "dana"]),
@@ -386,7 +386,7 @@ struct ReadStateWireTests {
 
     @Test("A private read reaches the reader's topic while the conversation's topic shows no read")
     func privateReadOnTheReadersTopicOnly() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let group = "rs-private"
         _ = try await daemon.client.send([
             .conversationUpserted(conversation: group, kind: .group, members: ["ann", "bob", "cem"]),
@@ -433,7 +433,7 @@ struct ReadStateWireTests {
 
     @Test("Raw paged ReadDetailQuery frames: odd cursors are refused, the worker serves on, every recipient once")
     func pagedReadDetailOverRawFrames() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let group = "rs-sheet"
         let recipients = (1..<50).map { "r\($0 < 10 ? "0" : "")\($0)" }
         _ = try await daemon.client.send([
@@ -555,7 +555,7 @@ struct ReadStateWireTests {
         arguments: [(["--no-read-state-updates"], [:]), ([], ["RECEIPTD_NO_READ_STATE_UPDATES": "1"])]
     )
     func readStatesOff(arguments: [String], environment: [String: String]) async throws {
-        let daemon = try ReceiptdProcess(arguments: arguments, environment: environment)
+        let daemon = try await ReceiptdProcess(arguments: arguments, environment: environment)
         let group = "rs-off"
         // "u:" first, then the probe conversation: the probe's status proves "u:" subscribed.
         let socket = try Self.subscriber(
@@ -593,7 +593,7 @@ struct ReadStateWireTests {
 
     @Test("Read states nobody follows are not published; following one user's topic starts them, leaving stops them")
     func unfollowedUserTopicsArePublishedOnlyWhileFollowed() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let group = "rs-followed"
         _ = try await daemon.client.send([
             .conversationUpserted(conversation: group, kind: .group, members: ["ann", "bob", "cem"]),
@@ -639,7 +639,7 @@ struct ReadStateWireTests {
         "Odd messages to the worker's XPUB (no subscription byte, empty, two frames) change nothing; a raw subscription works"
     )
     func oddMessagesToTheXPUBAreIgnored() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         // A raw XSUB: its subscriptions, and anything else, are messages it sends to the XPUB.
         let socket = try ZMQSocket(context: daemon.context, type: .xsub)
         defer { socket.close() }

@@ -27,12 +27,12 @@ struct ReadmeQuickStartTests {
         _ arguments: [String],
         in directory: String,
         seconds: Double
-    ) throws -> (status: Int32, output: String) {
+    ) async throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        return try process.runToEnd(outputPath: directory + "/command.out", seconds: seconds)
+        return try await process.runToEnd(outputPath: directory + "/command.out", seconds: seconds)
     }
 
     @Test(.timeLimit(.minutes(10)))
@@ -58,14 +58,14 @@ struct ReadmeQuickStartTests {
         try manifest.write(toFile: gateway + "/Package.swift", atomically: true, encoding: .utf8)
         try main.write(toFile: gateway + "/Sources/gateway/main.swift", atomically: true, encoding: .utf8)
 
-        let build = try Self.run(["swift", "build"], in: gateway, seconds: 540)
+        let build = try await Self.run(["swift", "build"], in: gateway, seconds: 540)
         #expect(build.status == 0, "the gateway package does not build: \(build.output.suffix(3000))")
         guard build.status == 0 else { return }
 
         // The quick start finds the daemon by its data directory, `receiptd-data` beside it.
         try FileManager.default.createDirectory(atPath: gateway + "/receiptd-data", withIntermediateDirectories: false)
-        let daemon = try ReceiptdProcess(dataDirectory: gateway + "/receiptd-data")
-        let run = try Self.run([gateway + "/.build/debug/gateway"], in: gateway, seconds: 30)
+        let daemon = try await ReceiptdProcess(dataDirectory: gateway + "/receiptd-data")
+        let run = try await Self.run([gateway + "/.build/debug/gateway"], in: gateway, seconds: 30)
         #expect(run.status == 0, "the gateway failed: \(run.output.suffix(2000))")
         let lines = run.output.split(separator: "\n")
         #expect(lines.contains("Read by all users"), "\(run.output.suffix(2000))")
@@ -74,7 +74,7 @@ struct ReadmeQuickStartTests {
     }
 
     @Test func gatewayQuickStart() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let dataDirectory = daemon.dataDirectory
         try await within(20, "the quick start") {
             let client = try ReceiptsClient(

@@ -35,7 +35,7 @@ struct RebalanceDriverTests {
     /// of the restart. Eight batches 0.4 s apart: on a loaded machine the move must not end
     /// before the test has stopped the worker in the middle of it.
     @Test func aSenderRestartedUnderAQuestionIsAskedAgainAtOnce() async throws {
-        let workers = try WorkerCluster(count: 2, slots: 3, inOneDirectory: true)
+        let workers = try await WorkerCluster(count: 2, slots: 3, inOneDirectory: true)
         let client = try workers.client(routingCount: 2)
         try await Self.create(Self.conversations(moving: 0, to: 2, from: 2, 3, count: 40), client)
         await client.shutdown()
@@ -52,7 +52,7 @@ struct RebalanceDriverTests {
         workers.workers[0].signal(SIGSTOP)
         try await Task.sleep(for: .milliseconds(500))
         workers.workers[0].kill9()
-        try workers.workers[0].start()
+        try await workers.workers[0].start()
         let restarted = ContinuousClock.now
 
         let after = try await ScaleOutTests.topology(of: 0, probe) { $0.released > before.released }
@@ -70,7 +70,7 @@ struct RebalanceDriverTests {
     /// Output to a file is written line by line: a driver killed in the middle of a move (a
     /// Kubernetes Job's pod) leaves the lines it printed.
     @Test func aKilledDriverLeavesItsProgressInItsOutputFile() async throws {
-        let workers = try WorkerCluster(count: 1, slots: 2, inOneDirectory: true)
+        let workers = try await WorkerCluster(count: 1, slots: 2, inOneDirectory: true)
         let client = try workers.client(routingCount: 2)
         try await Self.create(Self.conversations(moving: 0, to: 1, from: 1, 2, count: 8), client)
 
@@ -93,7 +93,7 @@ struct RebalanceDriverTests {
     /// Two drivers started at once: exactly one moves the workers, the other stops with a
     /// clear error, and the move ends as one driver's would.
     @Test func twoDriversStartedTogetherOnlyOneProceeds() async throws {
-        let workers = try WorkerCluster(count: 1, slots: 2, inOneDirectory: true)
+        let workers = try await WorkerCluster(count: 1, slots: 2, inOneDirectory: true)
         let client = try workers.client(routingCount: 2)
         try await Self.create(Self.conversations(moving: 0, to: 1, from: 1, 2, count: 10), client)
 
@@ -123,7 +123,7 @@ struct RebalanceDriverTests {
 
     /// A driver started while another one moves the workers stops, and the first one finishes.
     @Test func aDriverStartedInTheMiddleOfAnotherOnesMoveStops() async throws {
-        let workers = try WorkerCluster(count: 1, slots: 2, inOneDirectory: true)
+        let workers = try await WorkerCluster(count: 1, slots: 2, inOneDirectory: true)
         let client = try workers.client(routingCount: 2)
         try await Self.create(Self.conversations(moving: 0, to: 1, from: 1, 2, count: 20), client)
         let template = workers.endpointTemplates.query

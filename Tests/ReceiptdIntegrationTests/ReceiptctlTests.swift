@@ -13,7 +13,7 @@ struct ReceiptctlTests {
         _ daemon: ReceiptdProcess,
         _ arguments: [String],
         stdin: String? = nil
-    ) throws -> (Int32, String) {
+    ) async throws -> (Int32, String) {
         let process = Process()
         process.executableURL = ReceiptdLauncher.binaryDirectory.appendingPathComponent("receiptctl")
         let command = arguments.first.map { [$0] } ?? []
@@ -21,45 +21,53 @@ struct ReceiptctlTests {
         process.arguments =
             command + subcommand + ["--data-dir", daemon.dataDirectory]
             + arguments.dropFirst(command.count + subcommand.count)
-        let run = try process.runToEnd(outputPath: "\(daemon.dataDirectory)/receiptctl.out", input: stdin, seconds: 30)
+        let run = try await process.runToEnd(
+            outputPath: "\(daemon.dataDirectory)/receiptctl.out",
+            input: stdin,
+            seconds: 30
+        )
         return (run.status, run.output)
     }
 
     @Test("Quick start: a direct message goes from nothing to Read at <time> with receiptctl")
-    func quickStart() throws {
-        let daemon = try ReceiptdProcess()
-        let setup = try receiptctl(
+    func quickStart() async throws {
+        let daemon = try await ReceiptdProcess()
+        let setup = try await receiptctl(
             daemon,
             ["send", "conversation", "--conversation", "c1", "--conversation-kind", "direct", "--members", "alice,bob"]
         )
         #expect(setup.0 == 0 && setup.1.contains("accepted"), "\(setup.1)")
         #expect(
-            try receiptctl(daemon, ["send", "message", "--conversation", "c1", "--message", "m1", "--sender", "alice"])
-                .0 == 0
+            try await receiptctl(
+                daemon,
+                ["send", "message", "--conversation", "c1", "--message", "m1", "--sender", "alice"]
+            )
+            .0 == 0
         )
 
-        let nothing = try receiptctl(
+        let nothing = try await receiptctl(
             daemon,
             ["query", "status", "--conversation", "c1", "--message", "m1", "--viewer", "alice"]
         )
         #expect(nothing.1.contains("notDelivered") && nothing.1.contains("text \"\""), "\(nothing.1)")
 
-        let sendJSON = try receiptctl(
+        let sendJSON = try await receiptctl(
             daemon,
             ["send", "--json"],
             stdin: #"{"kind":"delivered","conversation":"c1","user":"bob","message":"m1"}"# + "\n"
         )
         #expect(sendJSON.0 == 0 && sendJSON.1.contains("accepted"), "\(sendJSON.1)")
-        let shown = try receiptctl(
+        let shown = try await receiptctl(
             daemon,
             ["query", "status", "--conversation", "c1", "--message", "m1", "--viewer", "alice"]
         )
         #expect(shown.1.contains("text \"Delivered\""), "\(shown.1)")
 
         #expect(
-            try receiptctl(daemon, ["send", "read", "--conversation", "c1", "--user", "bob", "--message", "m1"]).0 == 0
+            try await receiptctl(daemon, ["send", "read", "--conversation", "c1", "--user", "bob", "--message", "m1"]).0
+                == 0
         )
-        let read = try receiptctl(
+        let read = try await receiptctl(
             daemon,
             [
                 "query", "status", "--conversation", "c1", "--message", "m1", "--viewer", "alice", "--time-zone",
@@ -68,18 +76,18 @@ struct ReceiptctlTests {
         )
         #expect(read.1.contains("text \"Read at "), "\(read.1)")
 
-        let rejected = try receiptctl(
+        let rejected = try await receiptctl(
             daemon,
             ["send", "read", "--conversation", "c1", "--user", "mallory", "--message", "m1"]
         )
         #expect(rejected.1.contains("rejected"), "\(rejected.1)")
 
-        let stats = try receiptctl(daemon, ["stats"])
+        let stats = try await receiptctl(daemon, ["stats"])
         #expect(stats.1.contains("receiptd.events.accepted 4"), "\(stats.1)")
 
-        let compact = try receiptctl(daemon, ["log", "compact"])
+        let compact = try await receiptctl(daemon, ["log", "compact"])
         #expect(compact.0 == 0 && compact.1.contains("compacted"), "\(compact.1)")
-        let verify = try receiptctl(daemon, ["log", "verify"])
+        let verify = try await receiptctl(daemon, ["log", "verify"])
         #expect(verify.0 == 0, "\(verify.1)")
     }
 }

@@ -13,8 +13,12 @@ import ZeroMQ
 /// Events and queries go through the client, which talks to this one process as worker 0 of
 /// a one-worker cluster whatever its `--worker-index`; raw sockets remain only for tests of
 /// the wire contract itself. Every wait is bounded: by a timeout, or by a deadline after which
-/// the process is killed and the test fails instead of hanging CI.
-final class ReceiptdProcess {
+/// the process is killed and the test fails instead of hanging CI. The long waits (start-up,
+/// exit) run on a thread of their own, not on one of the cooperative pool's few.
+///
+/// `@unchecked Sendable`: a test uses it from one task at a time; the waits on their own
+/// thread run while that task is suspended on them.
+final class ReceiptdProcess: @unchecked Sendable {
     /// One context for every raw socket in the test process, never terminated: a socket that
     /// outlives a daemon (a gateway reconnecting after a restart) must not block teardown.
     static let sharedContext: ZMQContext = {
@@ -72,7 +76,7 @@ final class ReceiptdProcess {
         curve: CurveClientKeys? = nil,
         fileSizeLimitBytes: Int? = nil,
         awaitsHealth: Bool = true
-    ) throws {
+    ) async throws {
         self.awaitsHealth = awaitsHealth
         if let dataDirectory {
             self.dataDirectory = dataDirectory
@@ -86,7 +90,7 @@ final class ReceiptdProcess {
         self.environment = environment
         self.curve = curve
         self.fileSizeLimitBytes = fileSizeLimitBytes
-        try start()
+        try await start()
     }
 
     deinit {
@@ -109,7 +113,12 @@ final class ReceiptdProcess {
     ///
     /// The daemon gets the launcher's cleared environment (without `HOSTNAME` and `RECEIPTD_*`),
     /// then `environment`.
-    func start() throws {
+    func start() async throws {
+        try await BlockingWait.onOwnThread { try self.startOnThisThread() }
+    }
+
+    /// ``start()``'s blocking part.
+    private func startOnThisThread() throws {
         stopClients()
         // Info level for the "ready" line with the HTTP address (a test's own --http comes
         // after the launcher's free port and wins).
@@ -334,10 +343,12 @@ final class ReceiptdProcess {
     /// Sends SIGTERM and waits for exit (see `waitForExit`).
     /// - Returns: the exit status.
     @discardableResult
-    func terminate() throws -> Int32 {
-        stopClients()
-        signal(SIGTERM)
-        return try waitForExit()
+    func terminate() async throws -> Int32 {
+        try await BlockingWait.onOwnThread {
+            self.stopClients()
+            self.signal(SIGTERM)
+            return try self.waitForExitOnThisThread()
+        }
     }
 
     /// The daemon process is alive.
@@ -378,7 +389,12 @@ final class ReceiptdProcess {
     /// Waits up to `stopDeadlineSeconds` for the daemon to exit.
     /// - Returns: its exit status, or 128 + the signal number if a signal ended it.
     /// - Throws: if it is still running at the deadline; it is then killed with SIGKILL.
-    func waitForExit() throws -> Int32 {
+    func waitForExit() async throws -> Int32 {
+        try await BlockingWait.onOwnThread { try self.waitForExitOnThisThread() }
+    }
+
+    /// ``waitForExit()``'s blocking part.
+    private func waitForExitOnThisThread() throws -> Int32 {
         guard let process = launcher.process else { throw IntegrationError("receiptd was never started") }
         guard process.waitForExit(seconds: Self.stopDeadlineSeconds) else {
             launcher.kill9()

@@ -159,7 +159,7 @@ struct ReplayWindowWireTests {
     }
 
     @Test func anIDBelowTheWindowIsAnsweredAsSuchNotAsADuplicate() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         // The group, and a message 4999 sequences later: the window (4096) now starts at 905.
         Self.expect(
             try Self.exchange(daemon, [Self.upsert(1), Self.message(5000, "m1")]),
@@ -202,7 +202,7 @@ struct ReplayWindowWireTests {
         // Replaying the log after a crash decides each id as it was decided live; so does a
         // snapshot (it keeps the windows) and the log after it.
         daemon.kill9()
-        try daemon.start()
+        try await daemon.start()
         Self.expect(
             try Self.exchange(daemon, [Self.join(2, "c"), Self.message(5001, "m2"), Self.message(5002, "m3")]),
             [Result.outsideWindow, Result.duplicate, Result.accepted]
@@ -214,7 +214,7 @@ struct ReplayWindowWireTests {
             [Result.outsideWindow, Result.accepted]
         )
         daemon.kill9()
-        try daemon.start()
+        try await daemon.start()
         Self.expect(
             try Self.exchange(daemon, [Self.join(4, "c"), Self.message(5003, "m4"), Self.message(5004, "m5")]),
             [Result.outsideWindow, Result.duplicate, Result.accepted]

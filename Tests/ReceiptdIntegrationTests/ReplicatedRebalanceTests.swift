@@ -27,10 +27,10 @@ struct ReplicatedRebalanceTests {
         defer { try? FileManager.default.removeItem(atPath: parent) }
         // Member `<set>-<k>` keeps its data, and so its ipc endpoints, in `<parent>/<set>-<k>`.
         let templates = WorkerEndpoints(dataDirectory: "\(parent)/{member}-{index}")
-        func start(_ name: String, ordinal: Int) throws -> ReceiptdProcess {
+        func start(_ name: String, ordinal: Int) async throws -> ReceiptdProcess {
             let directory = "\(parent)/\(name)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            return try ReceiptdProcess(
+            return try await ReceiptdProcess(
                 dataDirectory: directory,
                 arguments: FailoverTests.arguments(
                     name,
@@ -54,9 +54,10 @@ struct ReplicatedRebalanceTests {
             return try ReceiptsClient(configuration, logger: Logger(label: "test-client"))
         }
 
-        let alpha0 = try start("alpha-0", ordinal: 0)
-        let members = try [
-            alpha0, start("beta-0", ordinal: 0), start("alpha-1", ordinal: 1), start("beta-1", ordinal: 1),
+        let alpha0 = try await start("alpha-0", ordinal: 0)
+        let members = [
+            alpha0, try await start("beta-0", ordinal: 0), try await start("alpha-1", ordinal: 1),
+            try await start("beta-1", ordinal: 1),
         ]
         let old = try client(routingCount: 1)
         let updated = try client(routingCount: 2)
@@ -85,7 +86,7 @@ struct ReplicatedRebalanceTests {
             #expect(finished.output.contains("got no answer from alpha-0"), "\(finished.output)")
             #expect(try await members[1].health().role == .primary)
             // The old primary comes back as a standby of the new one.
-            try alpha0.start()
+            try await alpha0.start()
         } else {
             #expect(finished.output.contains("worker 0: primary alpha-0 (term 1)"), "\(finished.output)")
             #expect(finished.output.contains("worker 0: beta-0 is not the primary"), "\(finished.output)")
@@ -132,7 +133,7 @@ struct ReplicatedRebalanceTests {
     /// `client`, which follows each ordinal's primary), and reads the same as on a single worker
     /// that got the same events. (ScaleOutTests' check, for a cluster of replicated ordinals.)
     static func expectOneOwnerAndUnmovedState(_ client: ReceiptsClient, to: Int, sent: LoadStream.Sent) async throws {
-        let reference = try ReceiptdProcess()
+        let reference = try await ReceiptdProcess()
         for round in [LoadStream.setUpEvents] + sent.byRound {
             let outcomes = try await reference.client.send(round)
             #expect(outcomes.allSatisfy { if case .accepted = $0 { true } else { false } })

@@ -27,21 +27,23 @@ import ZeroMQ
 
     /// A primary and a standby of fixed roles (no etcd), the standby following the primary's
     /// replication endpoint (in the primary's data directory); frames wait up to 5 s for it.
-    static func fixedRolePair() throws -> (primary: ReceiptdProcess, standby: ReceiptdProcess, replication: String) {
-        let primary = try ReceiptdProcess(
+    static func fixedRolePair() async throws -> (
+        primary: ReceiptdProcess, standby: ReceiptdProcess, replication: String
+    ) {
+        let primary = try await ReceiptdProcess(
             arguments: [
                 "--member", "alpha-0", "--replication-fixed-role", "primary", "--replication-timeout-ms", "5000",
             ]
         )
         let replication = "ipc://\(primary.dataDirectory)/replication.sock"
-        let standby = try ReceiptdProcess(
+        let standby = try await ReceiptdProcess(
             arguments: ["--member", "beta-0", "--replication-fixed-role", "standby=\(replication)"]
         )
         return (primary, standby, replication)
     }
 
     @Test func everyEventThePrimaryAcknowledgedIsOnTheStandbyWhenItDies() async throws {
-        let (primary, standby, _) = try Self.fixedRolePair()
+        let (primary, standby, _) = try await Self.fixedRolePair()
         var factory = EventFactory()
         let batches = Self.batches(&factory, count: 300)
         // Frames wait (they are not refused within the 5 s timeout) until the standby joined.
@@ -49,10 +51,10 @@ import ZeroMQ
         #expect(replies.allSatisfy { $0.error == nil }, "\(replies.compactMap(\.error).prefix(3))")
         #expect(replies.flatMap(\.results).allSatisfy { $0 == .accepted(held: false) })
         primary.kill9()
-        #expect(try standby.terminate() == 0)
+        #expect(try await standby.terminate() == 0)
 
         // The standby's directory, opened as a worker of its own, holds every acknowledged event.
-        let survivor = try ReceiptdProcess(dataDirectory: standby.dataDirectory)
+        let survivor = try await ReceiptdProcess(dataDirectory: standby.dataDirectory)
         for index in [0, 150, 299] {
             let status = try await survivor.status("c", "m\(index)", viewer: Viewer(user: "ann"))
             #expect(status.status.readCount == 1, "m\(index): \(status)")
@@ -62,7 +64,7 @@ import ZeroMQ
     }
 
     @Test func underStallAPrimaryWithoutAStandbyRefusesIngestAndAppliesNothing() async throws {
-        let primary = try ReceiptdProcess(
+        let primary = try await ReceiptdProcess(
             arguments: [
                 "--member", "alpha-0", "--replication-fixed-role", "primary", "--replication-timeout-ms", "300",
             ]
@@ -82,7 +84,7 @@ import ZeroMQ
     /// ordinal. Each is refused and counted; the standby's session goes on, and acknowledgements
     /// (which wait for it) with it.
     @Test func oddBytesOnTheReplicationEndpointAreCountedAndShippingGoesOn() async throws {
-        let (primary, standby, replicationEndpoint) = try Self.fixedRolePair()
+        let (primary, standby, replicationEndpoint) = try await Self.fixedRolePair()
         var factory = EventFactory()
         #expect(try primary.ingestPipelined(Self.batches(&factory, count: 10)).allSatisfy { $0.error == nil })
 

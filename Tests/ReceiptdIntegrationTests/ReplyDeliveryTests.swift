@@ -52,7 +52,7 @@ struct ReplyDeliveryTests {
 
     @Test("A gateway that reads its replies late gets every one of them, in order, and none is dropped")
     func lateReaderGetsEveryReply() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let received = try await daemon.counter("receiptd.frames.received", label: "ingest")
         let dealer = try PipeliningDealer(daemon, receiveHighWaterMark: 1)
         // Replies of about 10 KiB (50 rejections with a long detail each): far more than the
@@ -95,7 +95,7 @@ struct ReplyDeliveryTests {
         .timeLimit(.minutes(2))
     )
     func pipeliningAtTheLimitUnderContention() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         let conversation = "contended"
         var events = EventFactory()
         _ = try await daemon.ingest([

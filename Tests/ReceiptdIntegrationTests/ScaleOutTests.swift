@@ -17,7 +17,7 @@ struct ScaleOutTests {
 
     @Test(arguments: [(2, 3), (3, 2)])
     func aWorkerCountChangeUnderLoadLosesNothingAndAppliesNothingTwice(from: Int, to: Int) async throws {
-        let workers = try WorkerCluster(count: from, slots: max(from, to), inOneDirectory: true)
+        let workers = try await WorkerCluster(count: from, slots: max(from, to), inOneDirectory: true)
         let client = try workers.client(routingCount: from) { $0.queryTimeoutMilliseconds = 5000 }
         // Gateways already routing by the new count take every other round: what they send to a
         // new owner before its conversations arrive is answered `moving` and sent again.
@@ -74,7 +74,7 @@ struct ScaleOutTests {
     /// it is released both land at the new owner, the event applied once. A driver run after the
     /// commit reached only one worker commits the other.
     @Test func eventsAndQueriesForAFrozenConversationWaitAndLandAtTheNewOwner() async throws {
-        let workers = try WorkerCluster(count: 1, slots: 2, inOneDirectory: true)
+        let workers = try await WorkerCluster(count: 1, slots: 2, inOneDirectory: true)
         let client = try workers.client(routingCount: 1) { $0.queryTimeoutMilliseconds = 10_000 }
         let moving = try #require(
             (0..<100).map { "frozen-\($0)" }.first { Partitioning.owner(of: $0, workerCount: 2) == 1 }
@@ -141,7 +141,7 @@ struct ScaleOutTests {
     /// Worker 0 sends, worker 2 receives; either is SIGKILLed in the middle of the move.
     @Test(arguments: [0, 2])
     func aWorkerKilledInTheMiddleOfAMoveRecoversAndTheMoveCompletes(killed: Int) async throws {
-        let workers = try WorkerCluster(count: 2, slots: 3, inOneDirectory: true)
+        let workers = try await WorkerCluster(count: 2, slots: 3, inOneDirectory: true)
         let client = try workers.client(routingCount: 2) { $0.queryTimeoutMilliseconds = 5000 }
         let stream = try await LoadStream.start([client], rounds: 3)
 
@@ -159,7 +159,7 @@ struct ScaleOutTests {
         workers.workers[killed].kill9()
         // Down for longer than the driver's reply timeout (1 s): it has to ask again.
         try await Task.sleep(for: .milliseconds(1500))
-        try workers.workers[killed].start()
+        try await workers.workers[killed].start()
         let recovered = try await Self.topology(of: killed, probe)
         #expect(
             recovered.targetCount == 3 && recovered[keyPath: progress] >= report[keyPath: progress],
@@ -185,7 +185,7 @@ struct ScaleOutTests {
     }
 
     @Test func aDriverKilledInTheMiddleOfAMoveIsRunAgainAndFinishesIt() async throws {
-        let workers = try WorkerCluster(count: 1, slots: 2, inOneDirectory: true)
+        let workers = try await WorkerCluster(count: 1, slots: 2, inOneDirectory: true)
         let client = try workers.client(routingCount: 1) { $0.queryTimeoutMilliseconds = 5000 }
         let stream = try await LoadStream.start([client], rounds: 2)
 
@@ -238,7 +238,7 @@ struct ScaleOutTests {
     /// Every conversation is served by exactly its owner under `to` workers, and reads the same
     /// (statuses, who read it, unread counts) as on a single worker that got the same events.
     static func expectOneOwnerAndUnmovedState(_ workers: WorkerCluster, to: Int, sent: LoadStream.Sent) async throws {
-        let reference = try ReceiptdProcess()
+        let reference = try await ReceiptdProcess()
         for round in [LoadStream.setUpEvents] + sent.byRound {
             let outcomes = try await reference.client.send(round)
             #expect(outcomes.allSatisfy { if case .accepted = $0 { true } else { false } })
@@ -450,7 +450,7 @@ struct RebalanceProcess {
         let output = FileHandle(forWritingAtPath: outputPath)
         process.standardOutput = output
         process.standardError = output
-        try process.run()
+        try process.runInTurn()
         return RebalanceProcess(process: process, outputPath: outputPath)
     }
 

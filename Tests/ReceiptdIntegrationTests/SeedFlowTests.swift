@@ -16,7 +16,7 @@ struct SeedFlowTests {
 
     @Test("Seed 000 One-on-One Chat Test: nothing, then Delivered, then Read at <time>")
     func oneOnOneChat() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         var events = EventFactory()
         let conversation = "direct-ab"
         let alice = Viewer(user: "alice", timeZone: "UTC", locale: "en_US")
@@ -62,7 +62,7 @@ struct SeedFlowTests {
 
     @Test("Seed 000 Group Chat Test: nothing, Delivered, Read by some users, Read by all users")
     func groupChat() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         var events = EventFactory()
         let group = "group-abcd"
         let alice = Viewer(user: "alice")
@@ -124,7 +124,7 @@ struct SeedFlowTests {
 
     @Test("Seed 003 who-read-it detail: readers most recent first, sender excluded, non-readers delivered")
     func readDetailOrdering() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         var events = EventFactory()
         let group = "group-sheet"
         expectAllAccepted(

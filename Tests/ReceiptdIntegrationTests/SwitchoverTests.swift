@@ -20,8 +20,8 @@ import Testing
 
     static func startPair() async throws -> Pair {
         let etcd = try await EtcdProcess()
-        let alpha = try ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd))
-        let beta = try ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd))
+        let alpha = try await ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd))
+        let beta = try await ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd))
         var pair = Pair(etcd: etcd, alpha: alpha, beta: beta)
         let replies = try alpha.ingestPipelined(ReplicationShippingTests.batches(&pair.factory, count: 200))
         #expect(replies.allSatisfy { $0.error == nil }, "\(replies.compactMap(\.error).prefix(3))")
@@ -29,18 +29,22 @@ import Testing
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if try await beta.health().applied == alpha.health().applied { break }
-            usleep(20_000)
+            try await Task.sleep(for: .milliseconds(20))
         }
         return pair
     }
 
     /// Runs receiptctl with `arguments`; returns its exit status and output.
-    static func receiptctl(_ arguments: [String], outputIn directory: String) throws -> (status: Int32, output: String)
-    {
+    static func receiptctl(
+        _ arguments: [String],
+        outputIn directory: String
+    ) async throws -> (
+        status: Int32, output: String
+    ) {
         let process = Process()
         process.executableURL = ReceiptdLauncher.binaryDirectory.appendingPathComponent("receiptctl")
         process.arguments = arguments
-        return try process.runToEnd(outputPath: "\(directory)/receiptctl.out", seconds: 30)
+        return try await process.runToEnd(outputPath: "\(directory)/receiptctl.out", seconds: 30)
     }
 
     /// `--query` for each member.
@@ -64,20 +68,20 @@ import Testing
         var took = Duration.zero
         for _ in 0..<20 {
             let started = ContinuousClock.now
-            run = try Self.receiptctl(
+            run = try await Self.receiptctl(
                 ["demote", "--to", "beta-0"] + Self.queries(alpha, beta),
                 outputIn: alpha.dataDirectory
             )
             took = ContinuousClock.now - started
             if run.status == 0 || !run.output.contains("no standby is in sync") { break }
-            usleep(200_000)
+            try await Task.sleep(for: .milliseconds(200))
         }
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("alpha-0 handed the ordinal over to beta-0 (term 1 ended)"), "\(run.output)")
         #expect(run.output.contains("beta-0 is primary of term 2"), "\(run.output)")
         // The lease's TTL is 2 s here: a failover by expiry takes longer than the whole command.
         #expect(took < .seconds(2), "receiptctl demote took \(took)")
-        let serving = try FailoverTests.waitUntilServing(
+        let serving = try await FailoverTests.waitUntilServing(
             beta,
             probe: pair.factory.make(.memberJoined(conversation: "c", user: "dan")),
             seconds: 5
@@ -95,7 +99,7 @@ import Testing
 
     @Test func demoteToAMemberOutsideTheInSyncSetIsRefusedAndIngestGoesOn() async throws {
         var pair = try await Self.startPair()
-        let run = try Self.receiptctl(
+        let run = try await Self.receiptctl(
             ["demote", "--to", "gamma-0"] + Self.queries(pair.alpha, pair.beta),
             outputIn: pair.alpha.dataDirectory
         )
@@ -115,9 +119,9 @@ import Testing
         // resigns without a hand-over).
         try await Task.sleep(for: .milliseconds(500))
         let started = ContinuousClock.now
-        let status = try alpha.terminate()
+        let status = try await alpha.terminate()
         #expect(status == 0)
-        let serving = try FailoverTests.waitUntilServing(
+        let serving = try await FailoverTests.waitUntilServing(
             beta,
             probe: pair.factory.make(.memberJoined(conversation: "c", user: "dan")),
             seconds: 5
@@ -129,7 +133,7 @@ import Testing
         try await Self.expectAcknowledgedEvents(on: beta)
 
         // Started again at once, the old primary follows the new one instead of campaigning.
-        try alpha.start()
+        try await alpha.start()
         #expect(try await alpha.health().role == .standby)
         let health = try await beta.health()
         #expect(health.role == .primary)
@@ -139,7 +143,7 @@ import Testing
     @Test func replicationStatusAndReadyzSayEachMembersRole() async throws {
         let pair = try await Self.startPair()
         let (alpha, beta) = (pair.alpha, pair.beta)
-        let run = try Self.receiptctl(
+        let run = try await Self.receiptctl(
             ["replication", "status"] + Self.queries(alpha, beta),
             outputIn: alpha.dataDirectory
         )

@@ -6,8 +6,8 @@ import Testing
 struct ThreadNameTests {
     /// Each thread names itself as it starts, which may trail "ready" by a moment: the names
     /// are read until they are all there, for up to 5 seconds.
-    @Test func theWorkerTheLogWriterAndThePublisherAreNamed() throws {
-        let daemon = try ReceiptdProcess()
+    @Test func theWorkerTheLogWriterAndThePublisherAreNamed() async throws {
+        let daemon = try await ReceiptdProcess()
         let roles = ["receiptd-worker", "log-writer", "receiptd-pub"]
         let deadline = Date().addingTimeInterval(5)
         var names = try daemon.threadNames()

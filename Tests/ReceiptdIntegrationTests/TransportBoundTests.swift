@@ -37,7 +37,7 @@ struct TransportBoundTests {
 
     @Test("A frame over the transport bound closes its connection, counted and logged per endpoint")
     func overTheBoundIsCountedAndLogged() async throws {
-        let daemon = try ReceiptdProcess(arguments: ["--max-frame-bytes", "\(Self.maxFrameBytes)"])
+        let daemon = try await ReceiptdProcess(arguments: ["--max-frame-bytes", "\(Self.maxFrameBytes)"])
         let transportBound = 2 * Self.maxFrameBytes + 4096
 
         // Under the bound but over the limit: read, and answered FRAME_TOO_LARGE.

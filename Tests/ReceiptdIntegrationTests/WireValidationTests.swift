@@ -49,7 +49,7 @@ struct WireValidationTests {
         "Ids that are not UTF-8 are refused whole, naming the event and the field; different ids never merge"
     )
     func invalidUTF8IdsAreRefused() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         var events = EventFactory()
 
         // Two conversations that differ only in a byte that is not UTF-8.
@@ -140,7 +140,7 @@ struct WireValidationTests {
 
     @Test("Ids that differ after a NUL byte are refused naming the field; they never become one id")
     func idsHoldingANULAreRefused() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         // "a\0b" and "a\0c": valid UTF-8 that a Go or Python gateway can send, both "a" as C strings.
         for (sequence, last, members) in [(UInt8(1), UInt8(0x62), ["x", "y"]), (2, 0x63, ["z", "w"])] {
             let frame = Self.upsertFrame(
@@ -184,8 +184,8 @@ struct WireValidationTests {
     }
 
     @Test("A query whose ids are not UTF-8 is refused naming the field")
-    func invalidUTF8QueryIsRefused() throws {
-        let daemon = try ReceiptdProcess()
+    func invalidUTF8QueryIsRefused() async throws {
+        let daemon = try await ReceiptdProcess()
         // A raw socket: it tests the wire contract itself (bytes no Swift client can send).
         let requester = try ZMQSocket(context: daemon.context, type: .req)
         defer { requester.close() }
@@ -217,8 +217,8 @@ struct WireValidationTests {
     }
 
     @Test("A conversation_upserted whose kind is not direct or group is rejected as INVALID_EVENT naming the field")
-    func conversationKindNotDirectOrGroupIsInvalidEvent() throws {
-        let daemon = try ReceiptdProcess()
+    func conversationKindNotDirectOrGroupIsInvalidEvent() async throws {
+        let daemon = try await ReceiptdProcess()
         var events = EventFactory()
         // The kind field written explicitly (a proto3 encoder may): 0 is UNSPECIFIED, 7 is from a newer gateway.
         for kind: UInt8 in [0, 7] {
@@ -242,7 +242,7 @@ struct WireValidationTests {
 
     @Test("A viewer's unknown time zone or locale is INVALID_ARGUMENT naming it; empty ones are the defaults")
     func unknownTimeZoneOrLocaleIsInvalidArgument() async throws {
-        let daemon = try ReceiptdProcess()
+        let daemon = try await ReceiptdProcess()
         var events = EventFactory()
         _ = try await daemon.ingest([
             events.make(.conversationUpserted(conversation: "tz", kind: .direct, members: ["a", "b"])),

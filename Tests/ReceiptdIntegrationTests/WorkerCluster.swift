@@ -19,22 +19,26 @@ final class WorkerCluster {
     ///   - inOneDirectory: Worker `i` keeps its data in `w<i>` of one fresh directory (removed
     ///     with the cluster), so its endpoints follow a pattern, as a StatefulSet's do;
     ///     otherwise each worker gets a fresh directory of its own.
-    init(count: Int, slots: Int? = nil, inOneDirectory: Bool = false) throws {
+    init(count: Int, slots: Int? = nil, inOneDirectory: Bool = false) async throws {
         var parent: String?
         if inOneDirectory {
             parent = try TemporaryDirectory.make(prefix: "rdwc")
         }
         parentDirectory = parent
-        workers = try (0..<(slots ?? count)).map { index in
+        var workers: [ReceiptdProcess] = []
+        for index in 0..<(slots ?? count) {
             let dataDirectory = parent.map { "\($0)/w\(index)" }
             if let dataDirectory {
                 try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
             }
-            return try ReceiptdProcess(
-                dataDirectory: dataDirectory,
-                arguments: ["--worker-index", "\(index)", "--worker-count", "\(count)"]
+            workers.append(
+                try await ReceiptdProcess(
+                    dataDirectory: dataDirectory,
+                    arguments: ["--worker-index", "\(index)", "--worker-count", "\(count)"]
+                )
             )
         }
+        self.workers = workers
     }
 
     deinit {
