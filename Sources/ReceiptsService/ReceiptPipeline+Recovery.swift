@@ -66,6 +66,7 @@ extension ReceiptPipeline {
             directory: configuration.dataDirectory,
             configuration: engineConfiguration,
             threads: configuration.threadStarter,
+            wall: configuration.wallClock,
             counters: counters,
             logger: logger
         )
@@ -81,12 +82,14 @@ extension ReceiptPipeline {
     /// - Parameters:
     ///   - directory: The data directory, which holds the `terms` file.
     ///   - threads: Starts the `log-replay` helper thread; replay fails if it cannot.
+    ///   - wall: Where the recovered clock reads wall time.
     /// - Returns: The engine, clock and terms the log holds.
     private static func replay(
         log: ReceiptLog,
         directory: String,
         configuration: EngineConfiguration,
         threads: ThreadStarter,
+        wall: WallClock,
         counters: ServiceCounters,
         logger: Logger
     ) throws(ServiceError) -> RecordApplier {
@@ -112,7 +115,7 @@ extension ReceiptPipeline {
                 cause: error
             )
         }
-        var applier = RecordApplier(engine: engine, terms: recordedBefore)
+        var applier = RecordApplier(engine: engine, clock: ServiceClock(wall: wall), terms: recordedBefore)
         let started = ServiceClock.monotonicMilliseconds()
         do {
             // Records are parsed and batches decoded on a helper thread; the engine applies them

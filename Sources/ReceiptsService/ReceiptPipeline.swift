@@ -68,7 +68,7 @@ final class ReceiptPipeline {
     /// The worker count last reported to `onWorkerCount` and the metrics.
     var reportedWorkerCount = 0
     var engine: ReceiptEngine
-    var clock = ServiceClock()
+    var clock: ServiceClock
     /// The log's terms, rebuilt at recovery (deploy/REPLICATION.md, section 7.1).
     var terms = TermHistory()
     var awaiting = AwaitingQueue()

@@ -14,7 +14,7 @@ struct RecordApplier {
     /// The state the records build.
     var engine: ReceiptEngine
     /// Raised to every batch's recorded time, so that a later live batch never goes back.
-    var clock = ServiceClock()
+    var clock: ServiceClock
     /// The log's terms, extended by every term record applied.
     var terms: TermHistory
     /// Events applied so far.

@@ -72,6 +72,8 @@ public struct ServiceConfiguration: Sendable {
     /// Starts the worker's helper threads (publishing, compaction, replay); tests substitute
     /// ``ThreadStarter/failing(_:)`` to see how a start that fails is reported.
     var threadStarter: ThreadStarter
+    /// Where the engine's time comes from; tests substitute a clock they move by hand.
+    var wallClock = WallClock.system
 
     /// The data directory used when neither a flag nor `RECEIPTD_DATA_DIR` names one.
     public static let defaultDataDirectory = WorkerEndpoints.defaultDataDirectory

@@ -13,7 +13,15 @@ import Synchronization
 /// pool, and only the client's loop thread resumes it.
 package enum BlockingWait {
     /// A serial dispatch queue, whose thread is not one of the cooperative pool's.
-    package static let serialExecutor: any TaskExecutor = QueueTaskExecutor()
+    package static let serialExecutor: any TaskExecutor = QueueTaskExecutor(label: "receipts-test-kit.blocking-wait")
+
+    /// A serial executor of its own, outside the cooperative pool, for long CPU-bound work in a
+    /// test (the cluster simulation's seeds), so that it does not take one of the pool's few
+    /// threads for a minute from every other test.
+    /// - Parameter label: Its queue's name.
+    package static func ownExecutor(label: String) -> any TaskExecutor {
+        QueueTaskExecutor(label: label)
+    }
 
     /// Runs `operation` and blocks the calling thread until it returns.
     /// - Parameters:
@@ -90,7 +98,11 @@ private final class Outcome<Value: Sendable>: Sendable {
 
 /// Runs jobs on a serial dispatch queue, whose thread is not one of the cooperative pool's.
 private final class QueueTaskExecutor: TaskExecutor {
-    private let queue = DispatchQueue(label: "receipts-test-kit.blocking-wait")
+    private let queue: DispatchQueue
+
+    init(label: String) {
+        queue = DispatchQueue(label: label)
+    }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)

@@ -89,8 +89,8 @@ import Testing
         #expect(fixture.pipeline.log.latestSnapshot == nil)
         try await Self.expect(fixture, has: ["new"], lacks: ["old"])
 
-        // A compaction that succeeds now expires nothing more (new is 2 s younger) and a
-        // restart from its snapshot agrees.
+        // A compaction that succeeds now expires nothing more (new is 2 s younger, and the
+        // clock stands still) and a restart from its snapshot agrees.
         guard case .compact(let result) = try await fixture.compact() else {
             throw PipelineTestError("compaction failed")
         }
@@ -110,13 +110,18 @@ import Testing
         try await Self.expect(fixture, has: [], lacks: ["old"])
     }
 
-    /// A pipeline with `retentionSeconds` whose message "old" is just past it.
+    /// A pipeline with `retentionSeconds` whose message "old" is just past it: its wall clock
+    /// moved on by hand, so that a message sent after it stays young however long the test runs.
     private static func fixtureWithAnOldMessage(retentionSeconds: Int64) async throws -> PipelineFixture {
-        let fixture = try PipelineFixture { $0.retentionSeconds = retentionSeconds }
+        let clock = ManualWallClock()
+        let fixture = try PipelineFixture {
+            $0.retentionSeconds = retentionSeconds
+            $0.wallClock = clock.wallClock
+        }
         fixture.ingest(Self.conversation)
         fixture.ingest([.messageSent(conversation: "c", message: "old", sender: "ann", isSystem: false)])
         try await fixture.settle()
-        try await Task.sleep(for: .milliseconds(retentionSeconds * 1000 + 100))
+        clock.advance(by: .milliseconds(retentionSeconds * 1000 + 100))
         return fixture
     }
 
