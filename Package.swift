@@ -61,8 +61,8 @@ let package = Package(
         ),
         // A small, safe Swift face of libzmq.
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ", "CSodium"], swiftSettings: swiftSettings),
-        // A replicated member's decisions and records, without sockets, a log or a clock of its
-        // own: the member machine, the in-sync set, terms, leases and the coordinator protocol.
+        // A replicated member's decisions and records, without sockets or a log, time passed in to
+        // its decisions: the member machine, the in-sync set, terms, leases, the coordinator protocol.
         .target(name: "ReceiptsReplication", swiftSettings: swiftSettings),
         // The daemon's wiring: sockets, loop, log, engine, publishing.
         .target(

@@ -207,7 +207,7 @@ extension ClientLoop {
                 // owner it names, listen to that owner's updates, and start there next time.
                 remember(owner: owner, of: conversation, subscription: id)
                 listen(to: owner)
-                _ = subscriptions[id]?.repairs.ask(conversation)
+                subscriptions[id]?.repairs.askElsewhere(conversation)
                 statistics.queryRedirects.add(1)
                 askSnapshot(conversation, subscription: id, worker: owner, hops: hops + 1)
             case .retry(let pause):

@@ -25,9 +25,10 @@ struct RepairSchedule<Key: Hashable & Sendable>: Sendable {
         return true
     }
 
-    /// Whether a key's snapshot is asked for now.
-    func isAsking(_ key: Key) -> Bool {
-        asking.contains(key)
+    /// Keeps asking for a key whose answer sent the ask elsewhere (a NOT_OWNER redirect to the
+    /// owner it names): a repair due for it stays due.
+    mutating func askElsewhere(_ key: Key) {
+        asking.insert(key)
     }
 
     /// Takes a key's answer.
@@ -36,7 +37,8 @@ struct RepairSchedule<Key: Hashable & Sendable>: Sendable {
         asking.remove(key) != nil
     }
 
-    /// Repairs a key at `time`, unless a repair is due for it already (the earlier one stands).
+    /// Repairs a key at `time`, unless a repair is due for it already (the one scheduled first
+    /// stands, whichever time is earlier).
     mutating func schedule(_ key: Key, at time: ContinuousClock.Instant) {
         guard due[key] == nil else { return }
         due[key] = time

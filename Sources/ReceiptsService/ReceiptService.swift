@@ -1,12 +1,12 @@
 public import Logging
 import ReceiptLog
 import ReceiptsCore
+public import ReceiptsReplication
 public import ReceiptsWire
 import ZeroMQ
 
 #if canImport(Glibc)
 import Glibc
-public import ReceiptsReplication
 #endif
 
 /// The receiptd worker: recovers its state from the log, then serves ingest, status

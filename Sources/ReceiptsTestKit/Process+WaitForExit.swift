@@ -21,7 +21,8 @@ extension Process {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while isRunning {
             if ContinuousClock.now >= deadline { return false }
-            try? await Task.sleep(for: .milliseconds(5))
+            // Cancelled: the answer now, rather than a spin until the deadline.
+            guard (try? await Task.sleep(for: .milliseconds(5))) != nil else { return !isRunning }
         }
         return true
     }

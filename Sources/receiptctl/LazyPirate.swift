@@ -16,7 +16,7 @@ import ZeroMQ
 /// the primary answers anything but `health`: questions go to the member taken for the
 /// primary, starting with the ordinal's first. One that gets no answer leaves the next member
 /// in turn to be asked (a primary that died, whose standby takes over), and a `NOT_PRIMARY`
-/// answer moves the ordinal to the member it names (``follow(_:worker:policy:)``). An unreplicated
+/// answer moves the ordinal to the member it names (``follow(_:worker:recentSwitches:policy:)``). An unreplicated
 /// worker is an ordinal of one member, which never moves.
 ///
 /// Not `Sendable`: its sockets belong to the one thread that drives the move.
@@ -116,19 +116,24 @@ final class LazyPirate {
     /// Takes a `NOT_PRIMARY` answer of `worker`'s current member as the client's
     /// ``RoutingPolicy`` decides it: the ordinal moves to the member the answer names, unless it
     /// names none (an election is under way), the member that answered, or a member the cluster
-    /// does not list. (How often a question may switch is the caller's to pace.)
+    /// does not list, or the ordinal switched as often as the policy allows lately.
     /// - Parameters:
     ///   - primary: The primary the answer names; nil while an election is under way.
     ///   - worker: The ordinal of the member that answered.
+    ///   - recentSwitches: How many times the caller switched the ordinal lately.
     ///   - policy: The rule.
-    /// - Returns: Whether the ordinal moved to another member; false if the same one is to be
-    ///   asked again after a pause.
-    func follow(_ primary: ErrorReply.Primary?, worker: Int, policy: RoutingPolicy) -> Bool {
+    /// - Returns: Whether the ordinal moved to another member (ask it at once); false if the
+    ///   same one is to be asked again after a pause.
+    func follow(_ primary: ErrorReply.Primary?, worker: Int, recentSwitches: Int, policy: RoutingPolicy) -> Bool {
         let members = cluster.members(of: worker)
         let named = primary.flatMap { primary in
             primary.member.isEmpty ? nil : members.firstIndex { $0.member == primary.member }
         }
-        let decision = policy.decideNotPrimary(naming: named, from: current[worker] ?? 0, recentSwitches: 0)
+        let decision = policy.decideNotPrimary(
+            naming: named,
+            from: current[worker] ?? 0,
+            recentSwitches: recentSwitches
+        )
         guard case .switchMember(let member) = decision else { return false }
         current[worker] = member
         return true

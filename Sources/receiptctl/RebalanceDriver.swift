@@ -26,8 +26,8 @@ struct RebalanceDriver {
     /// Pause between tries of a step that got no answer.
     static let retryPause = Duration.milliseconds(200)
 
-    /// The client's rule for where `NOT_PRIMARY` sends a question (the driver paces the
-    /// switches itself, in ``ask(_:worker:_:)``).
+    /// The client's rule for `NOT_PRIMARY`, with one switch between pauses (only its
+    /// `NOT_PRIMARY` decision is asked: the driver has no NOT_OWNER to follow).
     static let routing = RoutingPolicy(
         maxRedirects: 0,
         unavailableBackoffMilliseconds: Int(retryPause / .milliseconds(1)),
@@ -228,23 +228,29 @@ struct RebalanceDriver {
     /// Asks until an answer comes: a worker that is down, restarting or recovering is asked
     /// again every ``retryPause``, a refused step stops the driver.
     ///
-    /// `NOT_PRIMARY` sends the question to the member it names, at once the first time; a
-    /// member that names none (an election is under way), or a second switch, is asked again
-    /// after the pause, so that two members naming each other cannot spin the driver.
+    /// `NOT_PRIMARY` sends the question to the member it names, at once, as the client's
+    /// ``RoutingPolicy`` decides with one switch between pauses: a member that names none (an
+    /// election is under way), or a second switch, is asked again after the pause, so that two
+    /// members naming each other cannot spin the driver.
     /// `UNAVAILABLE` (a worker recovering, a frozen conversation, no standby in sync) is asked
     /// again after the pause.
     private func ask(_ query: Query, worker: Int, _ step: String) throws -> QueryReply {
-        var followed = false
+        var switchesSincePause = 0
         while true {
             let member = queries.member(of: worker)?.member ?? ""
             switch queries.ask(query, worker: worker, timeout: timeout) {
             case .success(.error(let error)) where error.code == .notPrimary:
-                let switched = queries.follow(error.primary, worker: worker, policy: Self.routing)
+                let switched = queries.follow(
+                    error.primary,
+                    worker: worker,
+                    recentSwitches: switchesSincePause,
+                    policy: Self.routing
+                )
                 if verbose {
                     print("worker \(worker): \(member) is not the primary (\(error.message)); asking again")
                 }
-                if switched, !followed {
-                    followed = true
+                if switched {
+                    switchesSincePause += 1
                     continue
                 }
             case .success(.error(let error)):
@@ -259,6 +265,7 @@ struct RebalanceDriver {
                 if verbose { print("worker \(worker): \(step) got no answer\(of) (\(reason)); asking again") }
             }
             try pauseBeforeAskingAgain(worker, step)
+            switchesSincePause = 0
         }
     }
 

@@ -245,7 +245,7 @@ struct CurveTests {
         try Data("\(keys.server.publicKey.z85) server\n".utf8).write(to: keys.url("server.pub"))
         try Data("\(keys.gateway.secretKey.z85)\n".utf8).write(to: keys.url("gateway.key"))
         let daemon = try await ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
-        func runExample(_ extra: [String]) throws -> (status: Int32, output: String) {
+        func runExample(_ extra: [String]) async throws -> (status: Int32, output: String) {
             let process = Process()
             process.executableURL = ReceiptdLauncher.binaryDirectory.appendingPathComponent("gateway-example")
             process.arguments =
@@ -254,19 +254,19 @@ struct CurveTests {
             process.standardOutput = output
             process.standardError = output
             try process.runInTurn()
-            guard process.waitForExit(seconds: 15) else {
+            guard await process.exited(within: 15) else {
                 process.terminate()
                 throw IntegrationError("gateway-example did not exit")
             }
             let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             return (process.terminationStatus, text)
         }
-        let curve = try runExample([
+        let curve = try await runExample([
             "--curve-server-key", keys.url("server.pub").path, "--curve-client-key", keys.url("gateway.key").path,
         ])
         #expect(curve.status == 0, "\(curve.output)")
         #expect(curve.output.contains("saw READ for m1"))
-        let plaintext = try runExample([])
+        let plaintext = try await runExample([])
         #expect(plaintext.status == 1, "a plaintext C gateway got in: \(plaintext.output)")
         #expect(try await daemon.counter("receiptd.auth.handshake_failures", label: "ingest") >= 1)
     }

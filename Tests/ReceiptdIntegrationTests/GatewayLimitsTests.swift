@@ -353,7 +353,7 @@ struct GatewayLimitsTests {
             ([], ["RECEIPTD_MAX_ID_BYTES": "0"], "max id bytes must be in 1...65536, got 0"),
         ] as [([String], [String: String], String)]
     )
-    func invalidLimitsStopTheStart(arguments: [String], environment: [String: String], message: String) throws {
+    func invalidLimitsStopTheStart(arguments: [String], environment: [String: String], message: String) async throws {
         let directory = try TemporaryDirectory.make(prefix: "rdlim")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let process = ReceiptdLauncher.process(
@@ -364,7 +364,7 @@ struct GatewayLimitsTests {
         process.standardError = output
         process.standardOutput = output
         try process.runInTurn()
-        guard process.waitForExit(seconds: 15) else {
+        guard await process.exited(within: 15) else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             Issue.record("receiptd \(arguments) \(environment) did not stop on its own")

@@ -3,7 +3,7 @@ import Testing
 @testable import ReceiptsClient
 
 /// A subscription's snapshot schedule, with time passed in: one ask per key at a time, the
-/// earlier of two due times, the slow joiner's round once, and the next timer.
+/// first of two due times scheduled, the slow joiner's round once, and the next timer.
 struct RepairScheduleTests {
     private let start = ContinuousClock.now
 
@@ -15,15 +15,13 @@ struct RepairScheduleTests {
         var schedule = RepairSchedule<String>()
         let asks = [schedule.ask("c1"), schedule.ask("c1"), schedule.ask("c2")]
         #expect(asks == [true, false, true], "a key asked already is not asked twice; another is")
-        #expect(schedule.isAsking("c1"))
         let answers = [schedule.answered("c1"), schedule.answered("c1")]
         #expect(answers == [true, false], "a second answer finds nothing asked")
-        #expect(!schedule.isAsking("c1"))
         let again = schedule.ask("c1")
         #expect(again, "asked again once answered")
     }
 
-    @Test func theEarlierDueTimeStandsAndAnAskCancelsIt() {
+    @Test func theFirstDueTimeScheduledStandsAndAnAskCancelsIt() {
         var schedule = RepairSchedule<Int>()
         schedule.schedule(0, at: at(100))
         schedule.schedule(0, at: at(50))
@@ -35,6 +33,20 @@ struct RepairScheduleTests {
         #expect(schedule.nextTimer == nil, "asking cancels the due repair")
         let late = schedule.takeDue(now: at(200))
         #expect(late.keys.isEmpty)
+    }
+
+    @Test func anAskSentElsewhereKeepsItsDueRepair() {
+        var schedule = RepairSchedule<String>()
+        let asked = schedule.ask("c1")
+        schedule.schedule("c1", at: at(100))
+        let answered = schedule.answered("c1")
+        schedule.askElsewhere("c1")
+        #expect(asked && answered)
+        #expect(schedule.nextTimer == at(100), "a redirect does not cancel the repair due")
+        let again = schedule.ask("c1")
+        #expect(!again, "still asking")
+        let due = schedule.takeDue(now: at(100))
+        #expect(due.keys == ["c1"])
     }
 
     @Test func dueKeysComeOnceInTheirOrder() {

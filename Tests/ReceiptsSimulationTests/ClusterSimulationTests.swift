@@ -20,8 +20,8 @@ import Testing
         var ran: UInt64 = 0
         var acknowledged = 0
         var faults = 0
-        // On a thread of its own: a minute of seeds must not take one of the cooperative pool's
-        // few threads from the tests running beside it.
+        // On a serial queue of its own: a minute of seeds must not take one of the cooperative
+        // pool's few threads from the tests running beside it.
         let failed = await withTaskExecutorPreference(BlockingWait.ownExecutor(label: "simulation-sweep")) {
             while ran < seeds {
                 let elapsed = ContinuousClock.now - started
