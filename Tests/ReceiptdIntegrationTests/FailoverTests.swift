@@ -11,9 +11,9 @@ import Testing
 /// event; the old primary, started again, follows the new one.
 @Suite(.serialized) struct FailoverTests {
     /// The flags of member `name` (`alpha-0` or `beta-0`) of ordinal 0, on `etcd`.
-    static func arguments(_ name: String, etcd: EtcdProcess, extra: [String] = []) -> [String] {
+    static func arguments(_ name: String, etcd: EtcdProcess, leaseSeconds: Int = 2, extra: [String] = []) -> [String] {
         [
-            "--etcd", etcd.clientURL, "--member", name, "--members", "alpha,beta", "--lease-ttl-s", "2",
+            "--etcd", etcd.clientURL, "--member", name, "--members", "alpha,beta", "--lease-ttl-s", "\(leaseSeconds)",
             "--replication-timeout-ms", "5000", "--replication-fallback", "local",
         ] + extra
     }
