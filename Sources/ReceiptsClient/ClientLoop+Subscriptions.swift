@@ -250,10 +250,9 @@ extension ClientLoop {
     /// Starts repairs whose time came and the slow-joiner snapshot.
     func runSubscriptionTimers(now: Instant) {
         for id in Array(subscriptions.keys) {
-            guard let subscription = subscriptions[id] else { continue }
-            let (settled, due) = subscriptions[id]?.repairs.takeDue(now: now) ?? (false, [])
-            if settled, case .conversation(let conversation) = subscription.topic,
-                !subscription.tracker.isRepairing(conversation)
+            guard let (settled, due) = subscriptions[id]?.repairs.takeDue(now: now) else { continue }
+            if settled, case .conversation(let conversation)? = subscriptions[id]?.topic,
+                subscriptions[id]?.tracker.isRepairing(conversation) == false
             {
                 subscriptions[id]?.tracker.expectSnapshot(of: conversation)
                 requestRepair(conversation, subscription: id)

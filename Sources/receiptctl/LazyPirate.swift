@@ -16,8 +16,9 @@ import ZeroMQ
 /// the primary answers anything but `health`: questions go to the member taken for the
 /// primary, starting with the ordinal's first. One that gets no answer leaves the next member
 /// in turn to be asked (a primary that died, whose standby takes over), and a `NOT_PRIMARY`
-/// answer moves the ordinal to the member it names (``follow(_:worker:recentSwitches:policy:)``). An unreplicated
-/// worker is an ordinal of one member, which never moves.
+/// answer moves the ordinal to the member it names
+/// (``follow(_:worker:recentSwitches:policy:)``). An unreplicated worker is an ordinal of one
+/// member, which never moves.
 ///
 /// Not `Sendable`: its sockets belong to the one thread that drives the move.
 final class LazyPirate {

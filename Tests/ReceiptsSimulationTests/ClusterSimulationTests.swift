@@ -5,9 +5,9 @@ import Testing
 /// The cluster simulation (`ClusterSimulation`) over many seeds, with each planted bug, and the
 /// replay of one seed.
 ///
-/// `RECEIPTS_SIMULATION_SEEDS` sets how many seeds the sweep runs (1,000 by default, or 60 s,
-/// whichever ends first, once 100 ran); `RECEIPTS_SIMULATION_SEED` (and `RECEIPTS_SIMULATION_BUG`, a
-/// `PlantedBug` name) make `replay` print that seed's whole trace.
+/// `RECEIPTS_SIMULATION_SEEDS` sets how many seeds the sweep runs (1,000 by default, or 60 s
+/// once 100 ran, whichever ends first); `RECEIPTS_SIMULATION_SEED` (and
+/// `RECEIPTS_SIMULATION_BUG`, a `PlantedBug` name) make `replay` print that seed's whole trace.
 @Suite struct ClusterSimulationTests {
     static let environment = ProcessInfo.processInfo.environment
     /// The sweep stops after 60 s only once this many seeds ran (or after 3 minutes): on a

@@ -1,26 +1,19 @@
+import ReceiptsReplication
+
 /// A term this member won (deploy/REPLICATION.md, section 6.3): what its `ServiceLoop` needs to
 /// serve as the elected primary: the term to start in the log, and the coordinator that guards
 /// its writes and its lease.
-package struct PrimaryTerm {
+struct PrimaryTerm {
     /// The term won.
-    package var term: UInt64
+    var term: UInt64
     /// The coordinator the campaign went through.
-    package var coordinator: any Coordinator
+    var coordinator: any Coordinator
     /// The primary key's create revision: the guard of every later write.
-    package var guardRevision: Int64
+    var guardRevision: Int64
     /// The in-sync set recorded by the campaign.
-    package var recorded: Set<String>
+    var recorded: Set<String>
     /// The lease the primary key was created with (read before the campaign): once the
     /// coordinator holds another, the key is gone with the old one, and this member acknowledges
     /// nothing more in this term, however its new lease's deadline moves.
-    package var lease: Int64
-
-    package init(term: UInt64, coordinator: any Coordinator, guardRevision: Int64, recorded: Set<String>, lease: Int64)
-    {
-        self.term = term
-        self.coordinator = coordinator
-        self.guardRevision = guardRevision
-        self.recorded = recorded
-        self.lease = lease
-    }
+    var lease: Int64
 }
