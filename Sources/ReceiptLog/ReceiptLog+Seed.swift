@@ -38,8 +38,8 @@ extension ReceiptLog {
                 message: "the incoming snapshot was written into \(snapshot.directory), not \(directory)"
             )
         }
-        let lockDescriptor = try Self.lock(directory)
-        defer { FileIO.close(lockDescriptor) }
+        let directoryLock = try LogDirectoryLock.acquire(directory)
+        defer { directoryLock.release() }
         try snapshot.checkAndSync()
         try LogSeeding.mark(directory)
         try LogSeeding.removeLogFiles(in: directory, keeping: snapshot.name)
@@ -60,8 +60,8 @@ extension ReceiptLog {
     ///
     /// - Throws: ``LogError`` `.locked` while the log is open, `.io` or `.fsyncFailed`.
     public static func empty(directory: String) throws(LogError) {
-        let lockDescriptor = try Self.lock(directory)
-        defer { FileIO.close(lockDescriptor) }
+        let directoryLock = try LogDirectoryLock.acquire(directory)
+        defer { directoryLock.release() }
         try LogSeeding.mark(directory)
         _ = try LogSeeding.discardInterrupted(directory)
     }

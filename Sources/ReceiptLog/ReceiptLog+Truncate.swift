@@ -21,8 +21,8 @@ extension ReceiptLog {
     ///   opening would throw for a damaged log, `.io` or `.fsyncFailed`.
     @discardableResult
     public static func truncate(directory: String, to position: LogPosition) throws(LogError) -> LogPosition {
-        let lockDescriptor = try Self.lock(directory)
-        defer { FileIO.close(lockDescriptor) }
+        let directoryLock = try LogDirectoryLock.acquire(directory)
+        defer { directoryLock.release() }
         let truncation = try LogTruncation(directory: directory, position: position.offset)
         for step in truncation.steps {
             try truncation.apply(step)

@@ -13,7 +13,7 @@ import Synchronization
 public final class ReceiptLog: Sendable {
     let writer: LogWriter
     private let thread: Mutex<pthread_t?>
-    private let lockDescriptor: Mutex<Int32?>
+    private let directoryLock: LogDirectoryLock
     let replaySegments: [ReplaySegment]
     let replayStart: UInt64
     /// Serialises compactions; never taken by appends.
@@ -73,12 +73,12 @@ public final class ReceiptLog: Sendable {
         try Self.validate(configuration)
         let directory = configuration.directory
         try FileIO.makeDirectories(directory)
-        let lockDescriptor = try Self.lock(directory)
+        let directoryLock = try LogDirectoryLock.acquire(directory)
         let recovered: Recovered
         do throws(LogError) {
             recovered = try Self.recover(configuration, logger: logger)
         } catch {
-            FileIO.close(lockDescriptor)
+            directoryLock.release()
             throw error
         }
         let snapshot: MappedSnapshot?
@@ -88,14 +88,14 @@ public final class ReceiptLog: Sendable {
             }
         } catch {
             FileIO.close(recovered.active.fd)
-            FileIO.close(lockDescriptor)
+            directoryLock.release()
             throw error
         }
         self.recovery = recovered.report
         self.recoverySnapshot = Mutex(snapshot)
         self.replaySegments = recovered.replaySegments
         self.replayStart = recovered.replayStart
-        self.lockDescriptor = Mutex(lockDescriptor)
+        self.directoryLock = directoryLock
         let writer = LogWriter(
             configuration: configuration,
             end: recovered.report.endPosition.offset,
@@ -114,7 +114,7 @@ public final class ReceiptLog: Sendable {
             thread = started
         case .failure(let failure):
             FileIO.close(active.fd)
-            FileIO.close(lockDescriptor)
+            directoryLock.release()
             throw LogError(code: .io, message: "cannot start the writer thread", cause: failure)
         }
         self.thread = Mutex(thread)
@@ -196,10 +196,7 @@ public final class ReceiptLog: Sendable {
         } else {
             pthread_join(thread, nil)
         }
-        self.lockDescriptor.withLock { descriptor in
-            if let fd = descriptor { FileIO.close(fd) }
-            descriptor = nil
-        }
+        self.directoryLock.release()
         if let failure = self.writer.state.withLock({ $0.failure }) {
             throw failure
         }
@@ -212,26 +209,5 @@ public final class ReceiptLog: Sendable {
         if case .interval(let milliseconds) = configuration.fsyncPolicy, milliseconds <= 0 {
             throw LogError(code: .invalidArgument, message: "the fsync interval must be positive")
         }
-    }
-
-    /// Takes an exclusive `flock` on the directory's LOCK file, so two processes (or two opens
-    /// in one) never write the same log; the kernel releases it when the process dies.
-    static func lock(_ directory: String) throws(LogError) -> Int32 {
-        let path = directory + "/" + LogFileName.lock
-        let fd = try FileIO.open(path, O_RDWR | O_CREAT)
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let error = errno
-            FileIO.close(fd)
-            if error == EWOULDBLOCK {
-                throw LogError(code: .locked, message: "the log directory is in use by another open log", file: path)
-            }
-            throw LogError(
-                code: .io,
-                message: "flock failed",
-                cause: SystemCallError(call: "flock", errno: error),
-                file: path
-            )
-        }
-        return fd
     }
 }

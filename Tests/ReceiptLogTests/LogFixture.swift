@@ -28,20 +28,8 @@ final class LogFixture: Sendable {
     }
 
     /// Opens the log with callbacks wired to an ``Events`` recorder.
-    /// Opens the log. A `.locked` refusal is tried again for up to a second: while another
-    /// test of this process starts a child (receiptd, receiptctl), the child holds a copy of
-    /// every descriptor, the LOCK file's included, between its fork and its exec (O_CLOEXEC
-    /// closes it only at the exec), so the lock of a log closed just before can linger there.
     func open(_ configure: (inout LogConfiguration) -> Void = { _ in }) throws(LogError) -> OpenLog {
-        var attempts = 0
-        while true {
-            do {
-                return try OpenLog(configuration: self.configuration(configure), logger: self.logs.logger)
-            } catch  where error.code == .locked && attempts < 100 {
-                attempts += 1
-                usleep(10_000)
-            }
-        }
+        try OpenLog(configuration: self.configuration(configure), logger: self.logs.logger)
     }
 
     func path(_ name: String) -> String {

@@ -61,9 +61,7 @@ final class PipelineFixture {
         )
     }
 
-    /// Opens a pipeline. A `.locked` log is tried again for up to a second: a child process
-    /// that another test of this process starts holds a copy of the LOCK descriptor between
-    /// its fork and its exec.
+    /// Opens a pipeline whose sink sees its log.
     private static func open(
         _ configuration: ServiceConfiguration,
         awaitingLimit: Int,
@@ -71,26 +69,17 @@ final class PipelineFixture {
         counters: ServiceCounters,
         sink: RecordingSink
     ) throws -> ReceiptPipeline {
-        var attempts = 0
-        while true {
-            do {
-                let pipeline = try ReceiptPipeline(
-                    configuration: configuration,
-                    logger: Logger(label: "receipt-pipeline-test", factory: { _ in SwiftLogNoOpLogHandler() }),
-                    counters: counters,
-                    sink: sink,
-                    wake: {},
-                    awaitingLimit: awaitingLimit,
-                    gate: gate
-                )
-                sink.log = pipeline.log
-                return pipeline
-            } catch {
-                guard (error.cause as? LogError)?.code == .locked, attempts < 100 else { throw error }
-                attempts += 1
-                usleep(10_000)
-            }
-        }
+        let pipeline = try ReceiptPipeline(
+            configuration: configuration,
+            logger: Logger(label: "receipt-pipeline-test", factory: { _ in SwiftLogNoOpLogHandler() }),
+            counters: counters,
+            sink: sink,
+            wake: {},
+            awaitingLimit: awaitingLimit,
+            gate: gate
+        )
+        sink.log = pipeline.log
+        return pipeline
     }
 
     // MARK: - Input

@@ -79,6 +79,30 @@ struct ConfigurationTests {
         #expect(health.workerCount == 3)
     }
 
+    @Test("A second receiptd on a data directory in use is refused, and the first serves on")
+    func aDataDirectoryInUseIsRefused() async throws {
+        let daemon = try await ReceiptdProcess()
+        let endpoints = try TemporaryDirectory.make(prefix: "rdsd")
+        defer { try? FileManager.default.removeItem(atPath: endpoints) }
+        let second = ReceiptdLauncher.process(
+            arguments: [
+                "--data-dir", daemon.dataDirectory, "--http", "off",
+                "--ingest", "ipc://\(endpoints)/ingest", "--ingest-sub", "ipc://\(endpoints)/ingest-sub",
+                "--publish", "ipc://\(endpoints)/publish", "--query", "ipc://\(endpoints)/query",
+            ]
+        )
+        let output = Pipe()
+        second.standardError = output
+        second.standardOutput = output
+        try second.runInTurn()
+        #expect(await second.exited(within: 15), "a refused start exits on its own")
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(second.terminationStatus != 0)
+        #expect(text.contains("in use by another open log"), "\(text)")
+        #expect(try await daemon.health().workerCount == 1)
+        #expect(try await daemon.terminate() == 0)
+    }
+
     @Test("A restart with other pending-receipt settings is refused unless the operator accepts the change")
     func replaySettingsAreKept() async throws {
         let daemon = try await ReceiptdProcess(arguments: ["--pending-limit", "10"])
