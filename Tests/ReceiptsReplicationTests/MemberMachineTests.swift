@@ -20,16 +20,25 @@ struct MemberMachineTests {
         MemberMachine(member: record("b"), mayStartOrdinal: mayStartOrdinal, acknowledgement: .standby)
     }
 
-    /// A row: the keys, b's own last term, whether b holds a lease, the quiet period left, and
-    /// what b does.
+    static func facts(
+        ownLastTerm: TermHistory.Entry? = nil,
+        lease: Int64 = 7,
+        stopping: Bool = false,
+        now: Int64 = 0
+    )
+        -> MemberMachine.Facts
+    {
+        MemberMachine.Facts(ownLastTerm: ownLastTerm, lease: lease, stopping: stopping, now: now)
+    }
+
+    /// A row: the keys read, b's own last term, whether b holds a lease, and what b does.
     struct Row: Sendable, CustomTestStringConvertible {
         var name: String
         var state: OrdinalState
         var ownLastTerm: TermHistory.Entry? = nil
         var holdsLease = true
-        var quiet: Int64? = nil
         var mayStartOrdinal = false
-        var action: MemberMachine.Action
+        var effect: MemberMachine.Effect
         var testDescription: String { name }
     }
 
@@ -37,82 +46,212 @@ struct MemberMachineTests {
         Row(
             name: "another member is primary: follow it",
             state: OrdinalState(primary: record("a", term: 4), primaryRevision: 9, term: 4),
-            action: .follow(record("a", term: 4))
+            effect: .follow(record("a", term: 4))
         ),
         Row(
             name: "the keys name b from an earlier run: resign at that revision",
             state: OrdinalState(primary: record("b", term: 4), primaryRevision: 9, term: 4),
-            action: .resign(guardRevision: 9)
+            effect: .resign(guardRevision: 9)
         ),
         Row(
             name: "no primary, b in the latest term's in-sync set: campaign for the next term",
             state: OrdinalState(term: 4, inSync: InSyncRecord(term: 4, standbys: ["b", "c"], ack: "standby")),
-            action: .campaign(record("b", term: 5), InSyncRecord(term: 5, standbys: ["c"], ack: "standby"))
+            effect: .campaign(
+                record("b", term: 5),
+                InSyncRecord(term: 5, standbys: ["c"], ack: "standby"),
+                over: OrdinalState()
+            )
         ),
         Row(
             name: "no primary, b in an older term's in-sync set only: not eligible",
             state: OrdinalState(term: 4, inSync: InSyncRecord(term: 3, standbys: ["b"], ack: "standby")),
-            action: .stayWaiting(milliseconds: 1000)
+            effect: .wait(milliseconds: 1000)
         ),
         Row(
             name: "no primary, b wrote the latest term: eligible, and the term follows its own",
             state: OrdinalState(term: 4),
             ownLastTerm: TermHistory.Entry(term: 4, start: 100, member: "b"),
-            action: .campaign(record("b", term: 5), InSyncRecord(term: 5, standbys: [], ack: "standby"))
+            effect: .campaign(
+                record("b", term: 5),
+                InSyncRecord(term: 5, standbys: [], ack: "standby"),
+                over: OrdinalState()
+            )
         ),
         Row(
             name: "b's own terms file is ahead of the keys (etcd restored from a backup): never a term again",
             state: OrdinalState(term: 2, inSync: InSyncRecord(term: 2, standbys: ["b"], ack: "standby")),
             ownLastTerm: TermHistory.Entry(term: 7, start: 100, member: "b"),
-            action: .campaign(record("b", term: 8), InSyncRecord(term: 8, standbys: [], ack: "standby"))
+            effect: .campaign(
+                record("b", term: 8),
+                InSyncRecord(term: 8, standbys: [], ack: "standby"),
+                over: OrdinalState()
+            )
         ),
         Row(
             name: "another member wrote the latest term and b is not in sync: not eligible",
             state: OrdinalState(term: 4),
             ownLastTerm: TermHistory.Entry(term: 4, start: 100, member: "a"),
-            action: .stayWaiting(milliseconds: 1000)
+            effect: .wait(milliseconds: 1000)
         ),
         Row(
             name: "an ordinal's first term, b of the first member set: campaign for term 1",
             state: OrdinalState(),
             mayStartOrdinal: true,
-            action: .campaign(record("b", term: 1), InSyncRecord(term: 1, standbys: [], ack: "standby"))
+            effect: .campaign(
+                record("b", term: 1),
+                InSyncRecord(term: 1, standbys: [], ack: "standby"),
+                over: OrdinalState()
+            )
         ),
         Row(
             name: "an ordinal's first term, b not of the first member set: wait",
             state: OrdinalState(),
-            action: .stayWaiting(milliseconds: 1000)
-        ),
-        Row(
-            name: "eligible but a hand-over's quiet period runs: wait what remains of it",
-            state: OrdinalState(term: 4, inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "standby")),
-            quiet: 300,
-            action: .stayWaiting(milliseconds: 300)
-        ),
-        Row(
-            name: "a long quiet period is waited in steps of at most a second",
-            state: OrdinalState(term: 4, inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "standby")),
-            quiet: 1800,
-            action: .stayWaiting(milliseconds: 1000)
+            effect: .wait(milliseconds: 1000)
         ),
         Row(
             name: "eligible without a lease: wait for the grant, no campaign",
             state: OrdinalState(term: 4, inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "standby")),
             holdsLease: false,
-            action: .awaitLease(milliseconds: 100)
+            effect: .wait(milliseconds: 100)
         ),
     ]
 
     @Test(arguments: rows)
     func whatAMemberDoesWithTheKeys(row: Row) {
-        let machine = Self.machine(mayStartOrdinal: row.mayStartOrdinal)
-        let action = machine.next(
-            state: row.state,
-            ownLastTerm: row.ownLastTerm,
-            holdsLease: row.holdsLease,
-            quietMilliseconds: row.quiet
+        var machine = Self.machine(mayStartOrdinal: row.mayStartOrdinal)
+        let effect = machine.step(
+            .keys(row.state),
+            Self.facts(ownLastTerm: row.ownLastTerm, lease: row.holdsLease ? 7 : 0)
         )
-        #expect(action == row.action)
+        // A campaign is over the keys it decided with.
+        if case .campaign(let record, let inSync, _) = row.effect {
+            #expect(effect == .campaign(record, inSync, over: row.state))
+            #expect(machine.role == .candidate(term: record.term))
+        } else {
+            #expect(effect == row.effect)
+        }
+    }
+
+    @Test func keysAreReadFirstAndAgainAfterAFailedRead() {
+        var machine = Self.machine()
+        #expect(machine.step(.started, Self.facts()) == .readKeys)
+        #expect(machine.step(.keysUnreadable, Self.facts()) == .wait(milliseconds: 500))
+        #expect(machine.step(.waited, Self.facts()) == .readKeys)
+        #expect(machine.role == .waiting)
+    }
+
+    static let eligible = OrdinalState(term: 4, inSync: InSyncRecord(term: 4, standbys: ["b", "c"], ack: "standby"))
+
+    /// The lease is the one read before the campaign: one granted meanwhile can only make the new
+    /// primary stop acknowledging, never acknowledge on a key that is gone.
+    @Test func aWonCampaignServesWithTheLeaseReadBeforeItAndTheRecordedStandbys() {
+        var machine = Self.machine()
+        _ = machine.step(.keys(Self.eligible), Self.facts(lease: 7))
+        #expect(
+            machine.step(.campaignEnded(.won(guardRevision: 12)), Self.facts(lease: 9))
+                == .serve(term: 5, guardRevision: 12, lease: 7, recorded: ["c"])
+        )
+        #expect(machine.role == .primary(term: 5, guardRevision: 12))
+        #expect(machine.keys == nil, "the keys that name b come next")
+    }
+
+    @Test func aLostCampaignDecidesWithTheKeysItLostTo() {
+        var machine = Self.machine()
+        _ = machine.step(.keys(Self.eligible), Self.facts())
+        let a5 = Self.record("a", term: 5)
+        let now = OrdinalState(primary: a5, primaryRevision: 12, term: 5)
+        #expect(machine.step(.campaignEnded(.lost(now)), Self.facts()) == .follow(a5))
+        #expect(machine.role == .standby(a5))
+    }
+
+    /// A member whose lease is gone fails every campaign until the next grant: never at once.
+    @Test func aCampaignOfUnknownOutcomeIsTriedAgainAfterAWaitWithKeysReadAgain() {
+        var machine = Self.machine()
+        _ = machine.step(.keys(Self.eligible), Self.facts())
+        #expect(machine.step(.campaignEnded(nil), Self.facts()) == .wait(milliseconds: 100))
+        #expect(machine.role == .waiting)
+        #expect(machine.step(.waited, Self.facts()) == .readKeys)
+    }
+
+    @Test func aHandOverToAnotherMemberIsWaitedOutAndToThisOneIsNot() {
+        var toC = Self.eligible
+        toC.handOver = HandOverRecord(term: 4, to: "c")
+        var machine = Self.machine()
+        #expect(machine.step(.keys(toC), Self.facts(now: 0)) == .wait(milliseconds: 1000))
+        #expect(machine.step(.waited, Self.facts(now: 1000)) == .wait(milliseconds: 1000))
+        #expect(machine.step(.waited, Self.facts(now: 1700)) == .wait(milliseconds: 300))
+        #expect(
+            machine.step(.waited, Self.facts(now: 2000))
+                == .campaign(
+                    Self.record("b", term: 5),
+                    InSyncRecord(term: 5, standbys: ["c"], ack: "standby"),
+                    over: toC
+                )
+        )
+
+        var toB = Self.eligible
+        toB.handOver = HandOverRecord(term: 4, to: "b")
+        var named = Self.machine()
+        #expect(
+            named.step(.keys(toB), Self.facts(now: 0))
+                == .campaign(
+                    Self.record("b", term: 5),
+                    InSyncRecord(term: 5, standbys: ["c"], ack: "standby"),
+                    over: toB
+                )
+        )
+    }
+
+    /// After any role the keys are read again: those seen in it are stale.
+    @Test(arguments: [MemberMachine.RoleEnding.left, .handedOver])
+    func aRoleThatEndsReadsTheKeysAgain(ending: MemberMachine.RoleEnding) {
+        var machine = Self.machine()
+        _ = machine.step(.keys(Self.eligible), Self.facts())
+        _ = machine.step(.campaignEnded(.won(guardRevision: 12)), Self.facts())
+        let leaves = machine.observe(OrdinalState(term: 6))
+        #expect(leaves, "keys without b end b's term")
+        #expect(machine.step(.roleEnded(ending), Self.facts()) == .readKeys)
+        #expect(machine.role == .waiting)
+        #expect(machine.knownTerm == 5)
+    }
+
+    /// A stop frees the ordinal at once: a primary, and a member that won a campaign as the stop
+    /// came, give the key back; any other role just ends.
+    @Test func aStopGivesBackAKeyThisMemberHoldsAndThenExits() {
+        var primary = Self.machine()
+        _ = primary.step(.keys(Self.eligible), Self.facts())
+        _ = primary.step(.campaignEnded(.won(guardRevision: 12)), Self.facts())
+        #expect(primary.step(.roleEnded(.stopped), Self.facts(stopping: true)) == .resign(guardRevision: 12))
+        #expect(primary.step(.resigned, Self.facts(stopping: true)) == .exit)
+
+        var winner = Self.machine()
+        _ = winner.step(.keys(Self.eligible), Self.facts())
+        #expect(
+            winner.step(.campaignEnded(.won(guardRevision: 12)), Self.facts(stopping: true))
+                == .resign(guardRevision: 12)
+        )
+        #expect(winner.role == .waiting, "never primary")
+
+        var standby = Self.machine()
+        let a4 = Self.record("a", term: 4)
+        #expect(
+            standby.step(.keys(OrdinalState(primary: a4, primaryRevision: 9, term: 4)), Self.facts()) == .follow(a4)
+        )
+        #expect(standby.step(.roleEnded(.stopped), Self.facts(stopping: true)) == .exit)
+
+        var reading = Self.machine()
+        #expect(reading.step(.keysUnreadable, Self.facts(stopping: true)) == .exit)
+    }
+
+    @Test func watchedKeysEndARoleTheyDoNotMatch() {
+        var machine = Self.machine()
+        let a4 = Self.record("a", term: 4)
+        let a = OrdinalState(primary: a4, primaryRevision: 9, term: 4)
+        _ = machine.step(.keys(a), Self.facts())
+        let stays = !machine.observe(a)
+        #expect(stays && !machine.keysContradictRole)
+        let leaves = machine.observe(OrdinalState(term: 4))
+        #expect(leaves && machine.keysContradictRole)
     }
 
     @Test func keysMatchTheRoleOnlyWhileTheyNameWhatTheMemberIsIn() {
@@ -150,7 +289,8 @@ struct MemberMachineTests {
         #expect(machine.role == .primary(term: 8, guardRevision: 5))
     }
 
-    /// The invariants stop the process: a term that goes back, a second primary role in one term.
+    /// The invariants stop the process: a term that goes back, a second primary role in one term,
+    /// a campaign's end that no campaign began.
     @Test func aTermThatGoesBackOrASecondPrimaryRoleInATermStopsTheProcess() async {
         await #expect(processExitsWith: .failure) {
             var machine = MemberMachineTests.machine()
@@ -161,6 +301,10 @@ struct MemberMachineTests {
             var machine = MemberMachineTests.machine()
             machine.take(.primary(term: 5, guardRevision: 1))
             machine.take(.primary(term: 5, guardRevision: 2))
+        }
+        await #expect(processExitsWith: .failure) {
+            var machine = MemberMachineTests.machine()
+            _ = machine.step(.campaignEnded(.won(guardRevision: 1)), MemberMachineTests.facts())
         }
     }
 }

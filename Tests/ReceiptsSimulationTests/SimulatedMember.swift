@@ -57,6 +57,11 @@ final class SimulatedMember {
         case none
         case primary(Primary)
         case standby(Standby)
+
+        var isNone: Bool {
+            if case .none = self { return true }
+            return false
+        }
     }
 
     static let timeoutMilliseconds: Int64 = 1000
@@ -64,6 +69,9 @@ final class SimulatedMember {
     static let shippingWindow: UInt64 = 32
     /// The coordinator's lease TTL (`InMemoryCoordinator`'s default, as `--etcd-lease-ttl-s`'s).
     static let leaseTTLSeconds: Int64 = 3
+    /// The most effects a member carries out in one turn (a resign that cannot reach the
+    /// coordinator and a read of the keys again could otherwise go round).
+    static let effectsPerTurn = 8
 
     let name: String
     /// This member as a primary record names it (the term is its campaign's).
@@ -83,14 +91,12 @@ final class SimulatedMember {
     private(set) var serving = Serving.none
     /// The highest term seen, which fences sessions of older ones (a follower's `knownTerm`).
     private var knownTerm: UInt64 = 0
-    /// The keys as last read.
-    private var lastState: OrdinalState?
+    /// What the member feeds its machine next: the outcome of the last effect carried out.
+    private var pending = MemberMachine.Input.started
     /// The last session id used: each member's ids are its own range.
     private var nextSession: UInt64
     /// Whether this process's coordinator has started (its first lease granted).
     private var coordinatorStarted = false
-    /// The wait after another member was handed the ordinal.
-    private var quietPeriod = HandOverQuietPeriod()
 
     /// A member of the ordinal's first member set (so it may start the ordinal), not yet started.
     init(name: String, index: Int, clockRate: Double, bug: PlantedBug?, store: InMemoryCoordinator.Store) {
@@ -118,10 +124,9 @@ final class SimulatedMember {
         coordinator = InMemoryCoordinator(store: store, ordinal: 0, member: name, leaseTTLSeconds: Self.leaseTTLSeconds)
         machine = MemberMachine(member: record, mayStartOrdinal: true, acknowledgement: .standby)
         serving = .none
-        lastState = nil
+        pending = .started
         knownTerm = history.last?.term ?? 0
         coordinatorStarted = false
-        quietPeriod = HandOverQuietPeriod()
     }
 
     /// The process dies. A crash of the machine loses what was not synced; a crash of the
@@ -180,7 +185,7 @@ final class SimulatedMember {
 
     /// One turn of the member's loop at `storeNow` (milliseconds on the store's clock): reads
     /// the keys (unless it is cut off from the coordinator), leaves a role they no longer match,
-    /// takes the next one, and serves.
+    /// carries out what its machine says next, and serves.
     func turn(at storeNow: Int64, reachesCoordinator: Bool, world: ClusterSimulation) async {
         self.storeNow = storeNow
         let now = localTime(storeNow)
@@ -190,23 +195,16 @@ final class SimulatedMember {
             coordinatorStarted = true
         }
         if reachesCoordinator, let state = await world.keys() {
-            lastState = state
             knownTerm = max(knownTerm, state.term)
-        }
-        guard let state = lastState else { return }
-        switch serving {
-        case .none:
-            await decide(state, now: now, reachesCoordinator: reachesCoordinator, world: world)
-        case .primary, .standby:
-            guard machine.matches(state) else {
+            // The watcher's part: keys the role does not match end its loop.
+            if machine.observe(state), !serving.isNone {
                 world.note(
                     "\(name) leaves its role (keys: primary \(state.primary?.member ?? "none") term \(state.term))"
                 )
-                serving = .none
-                await decide(state, now: now, reachesCoordinator: reachesCoordinator, world: world)
-                return
+                end(.left)
             }
         }
+        if serving.isNone { await decide(now: now, reachesCoordinator: reachesCoordinator, world: world) }
         switch serving {
         case .none: break
         case .primary(var primary):
@@ -218,59 +216,60 @@ final class SimulatedMember {
         }
     }
 
-    /// What `MemberMachine` decides with the keys, carried out.
-    private func decide(_ state: OrdinalState, now: Int64, reachesCoordinator: Bool, world: ClusterSimulation) async {
-        let unnamed = state.primary == nil
-        var action = machine.next(
-            state: state,
-            ownLastTerm: unnamed ? ownLastTerm : nil,
-            holdsLease: coordinator.lease != 0,
-            quietMilliseconds: unnamed
-                ? quietPeriod.remaining(after: state.handOver, term: state.term, member: name, now: now) : nil
-        )
-        if bug == .campaignWithoutInSyncCheck, case .stayWaiting = action, state.primary == nil,
-            coordinator.lease != 0
-        {
-            // What the machine would do without its eligibility check.
-            let term = max(state.term, ownLastTerm?.term ?? 0) + 1
-            var won = record
-            won.term = term
-            let standbys = (state.inSync?.standbys ?? []).filter { $0 != name }
-            action = .campaign(won, InSyncRecord(term: term, standbys: standbys, ack: "standby"))
-        }
-        switch action {
-        case .resign(let guardRevision):
-            guard reachesCoordinator else { return }
-            try? await coordinator.resign(guardRevision: guardRevision)
-            lastState = nil
-        case .follow(let primary):
-            machine.take(.standby(primary))
-            knownTerm = max(knownTerm, primary.term)
-            var standby = Standby(primary: primary, session: 0, lastHeard: now)
-            openSession(&standby, now: now, world: world)
-            serving = .standby(standby)
-            world.note("\(name) follows \(primary.member) in term \(primary.term)")
-        case .stayWaiting:
-            machine.take(.waiting)
-        case .awaitLease:
-            break
-        case .campaign(let won, let inSync):
-            guard reachesCoordinator else { return }
-            // The lease the primary key is attached to; a lease granted later bounds nothing.
-            let lease = coordinator.lease
-            guard case .won(let guardRevision)? = try? await coordinator.campaign(won, inSync: inSync, over: state)
-            else {
-                lastState = nil
-                return
-            }
-            promote(
-                term: won.term,
-                guardRevision: guardRevision,
-                lease: lease,
-                recorded: Set(inSync.standbys),
+    /// The role's loop ends: the machine hears why at the next decision.
+    private func end(_ ending: MemberMachine.RoleEnding) {
+        serving = .none
+        pending = .roleEnded(ending)
+    }
+
+    /// What `MemberMachine` says to do, carried out (as `ReplicatedMember` does) until an effect
+    /// takes time: a wait, or a role, which lasts for later turns.
+    private func decide(now: Int64, reachesCoordinator: Bool, world: ClusterSimulation) async {
+        for _ in 0..<Self.effectsPerTurn {
+            let facts = MemberMachine.Facts(
+                ownLastTerm: ownLastTerm,
+                lease: coordinator.lease,
+                stopping: false,
                 now: now
             )
-            world.won(term: won.term, by: name)
+            var effect = machine.step(pending, facts)
+            if bug == .campaignWithoutInSyncCheck, case .wait = effect, let state = machine.keys,
+                state.primary == nil, coordinator.lease != 0
+            {
+                // What the machine would do without its eligibility check.
+                effect = machine.campaign(over: state, facts)
+            }
+            switch effect {
+            case .readKeys:
+                guard reachesCoordinator, let state = await world.keys() else {
+                    pending = .keysUnreadable
+                    continue
+                }
+                pending = .keys(state)
+            case .resign(let guardRevision):
+                if reachesCoordinator { try? await coordinator.resign(guardRevision: guardRevision) }
+                pending = .resigned
+            case .wait:
+                pending = .waited
+                return
+            case .campaign(let record, let inSync, let state):
+                pending = .campaignEnded(
+                    reachesCoordinator ? try? await coordinator.campaign(record, inSync: inSync, over: state) : nil
+                )
+            case .follow(let primary):
+                knownTerm = max(knownTerm, primary.term)
+                var standby = Standby(primary: primary, session: 0, lastHeard: now)
+                openSession(&standby, now: now, world: world)
+                serving = .standby(standby)
+                world.note("\(name) follows \(primary.member) in term \(primary.term)")
+                return
+            case .serve(let term, let guardRevision, let lease, let recorded):
+                promote(term: term, guardRevision: guardRevision, lease: lease, recorded: recorded, now: now)
+                world.won(term: term, by: name)
+                return
+            case .exit:
+                return
+            }
         }
     }
 
@@ -281,7 +280,6 @@ final class SimulatedMember {
     /// at the durable end, and the in-sync set's first verdict comes before anything is served:
     /// the recorded standbys gate from position 0 until they confirm.
     private func promote(term: UInt64, guardRevision: Int64, lease: Int64, recorded: Set<String>, now: Int64) {
-        machine.take(.primary(term: term, guardRevision: guardRevision))
         knownTerm = term
         if bug != .promoteWithoutWritingTerm {
             append(SimulatedEntry(term: term, kind: .termStart(member: name)))
@@ -391,7 +389,7 @@ final class SimulatedMember {
         let record = HandOverRecord(term: primary.term, to: target)
         guard (try? await coordinator.handOver(record, guardRevision: primary.guardRevision)) == true else { return }
         world.note("\(name) hands term \(primary.term) over to \(target)")
-        serving = .none
+        end(.handedOver)
     }
 
     /// Whether the lease of the primary's key is certainly alive (section 7.3).

@@ -1,5 +1,6 @@
 import Logging
 import ReceiptsReplication
+import ReceiptsWire
 import Synchronization
 
 /// A member of a replicated ordinal whose role its coordinator decides (deploy/REPLICATION.md,
@@ -13,10 +14,12 @@ import Synchronization
 /// they campaign (`HandOverQuietPeriod`), so that the named standby, which has the whole log,
 /// takes the next term at once.
 ///
-/// Runs on the worker's thread. A task watches the ordinal's keys and asks the running loop to
-/// end (`ServiceControl.requestLeave`) when they no longer match its role; every change of role
-/// closes the log and opens it again, so each role starts from what recovery builds. What to do
-/// next, and whether keys match the role, is decided by `MemberMachine`, a value with no I/O.
+/// Runs on the worker's thread and decides nothing itself: `MemberMachine` says what to do next
+/// and this carries it out (etcd calls, the standby and primary loops, waits) and feeds the
+/// result back. A task watches the ordinal's keys and asks the running loop to end
+/// (`ServiceControl.requestLeave`) when the machine finds its role no longer matches them; every
+/// change of role closes the log and opens it again, so each role starts from what recovery
+/// builds.
 final class ReplicatedMember: Sendable {
     private let configuration: ServiceConfiguration
     private let settings: ReplicationSettings
@@ -25,8 +28,6 @@ final class ReplicatedMember: Sendable {
     private let control: ServiceControl
     private let machine: Mutex<MemberMachine>
     private let metrics: ReplicationMetrics
-    /// The ordinal's keys as last seen by the watcher.
-    private let latest = Mutex<OrdinalState?>(nil)
 
     init(
         configuration: ServiceConfiguration,
@@ -71,7 +72,6 @@ final class ReplicatedMember: Sendable {
             watcher.cancel()
             Blocking.run { await coordinator.close() }
         }
-        var quietPeriod = HandOverQuietPeriod()
         var ready = false
         func readyOnce() {
             if !ready {
@@ -79,64 +79,97 @@ final class ReplicatedMember: Sendable {
                 onReady()
             }
         }
-        while !control.isStopRequested {
-            let state: OrdinalState
-            if let seen = latest.withLock({ $0 }) {
-                state = seen
-            } else {
+        var input = MemberMachine.Input.started
+        var published: MemberMachine.Role?
+        while true {
+            let facts = MemberMachine.Facts(
+                ownLastTerm: ownLastTerm(),
+                lease: coordinator.lease,
+                stopping: control.isStopRequested,
+                now: ServiceClock.monotonicMilliseconds()
+            )
+            let (effect, role, term, keysKnown) = machine.withLock { machine in
+                (machine.step(input, facts), machine.role, machine.knownTerm, machine.keys != nil)
+            }
+            if role != published {
+                published = role
+                publish(role, knownTerm: term)
+            }
+            switch effect {
+            case .readKeys:
                 do {
-                    state = try Blocking.run { () async throws(CoordinationError) in try await coordinator.state() }
+                    input = .keys(
+                        try Blocking.run { () async throws(CoordinationError) in try await coordinator.state() }
+                    )
                 } catch {
                     logger.warning("cannot read the ordinal's keys; trying again", metadata: ["error": "\(error)"])
-                    control.waitForWake(milliseconds: 500)
-                    continue
+                    input = .keysUnreadable
                 }
-            }
-            // Read only while no primary is named: the quiet period starts when it is first seen so.
-            let unnamed = state.primary == nil
-            let ownLastTerm =
-                unnamed ? ((try? TermsFile.read(directory: configuration.dataDirectory)) ?? nil)?.last : nil
-            let quiet =
-                unnamed
-                ? quietPeriod.remaining(
-                    after: state.handOver,
-                    term: state.term,
-                    member: settings.member,
-                    now: ServiceClock.monotonicMilliseconds()
-                ) : nil
-            let action = machine.withLock {
-                $0.next(
-                    state: state,
-                    ownLastTerm: ownLastTerm,
-                    holdsLease: coordinator.lease != 0,
-                    quietMilliseconds: quiet
-                )
-            }
-            switch action {
             case .resign(let guardRevision):
-                // A key this member holds from an earlier run or term: hand it back and start over.
                 _ = try? Blocking.run { () async throws(CoordinationError) in
                     try await coordinator.resign(guardRevision: guardRevision)
                 }
-                latest.withLock { $0 = nil }
+                input = .resigned
+            case .wait(let milliseconds):
+                // Waiting with the keys known is a role: not eligible, or no lease yet.
+                if role == .waiting && keysKnown { readyOnce() }
+                control.waitForWake(milliseconds: Int32(milliseconds))
+                input = .waited
+            case .campaign(let record, let inSync, let state):
+                input = .campaignEnded(campaign(record, inSync: inSync, over: state))
             case .follow(let primary):
-                try follow(primary, onReady: readyOnce)
-            case .stayWaiting(let milliseconds):
-                setRole(.waiting)
-                readyOnce()
-                control.waitForWake(milliseconds: Int32(milliseconds))
-            case .awaitLease(let milliseconds):
-                // Without a lease no campaign can win: wait, quietly, for the coordinator's next grant.
-                control.waitForWake(milliseconds: Int32(milliseconds))
-            case .campaign(let record, let inSync):
-                try campaign(record, inSync: inSync, over: state, onReady: readyOnce)
+                input = .roleEnded(try follow(primary, onReady: readyOnce))
+            case .serve(let term, let guardRevision, let lease, let recorded):
+                input = .roleEnded(
+                    try serve(
+                        term: term,
+                        guardRevision: guardRevision,
+                        lease: lease,
+                        recorded: recorded,
+                        onReady: readyOnce
+                    )
+                )
+            case .exit:
+                return
             }
         }
     }
 
+    /// The last entry of this member's `terms` file; a file that cannot be read counts as none
+    /// (the member is then eligible only through the in-sync record), with a warning.
+    private func ownLastTerm() -> TermHistory.Entry? {
+        do {
+            return try TermsFile.read(directory: configuration.dataDirectory)?.last
+        } catch {
+            logger.warning("cannot read the terms file", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Campaigns with the keys; nil when the outcome is unknown.
+    private func campaign(_ record: PrimaryRecord, inSync: InSyncRecord, over state: OrdinalState) -> CampaignOutcome? {
+        let coordinator = self.coordinator
+        do {
+            let outcome = try Blocking.run { () async throws(CoordinationError) in
+                try await coordinator.campaign(record, inSync: inSync, over: state)
+            }
+            if case .lost(let now) = outcome {
+                logger.info(
+                    "another member is primary",
+                    metadata: ["replication.primary": "\(now.primary?.member ?? "none")"]
+                )
+            }
+            return outcome
+        } catch {
+            logger.warning("the campaign's outcome is unknown; reading the keys again", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
     /// Follows `primary` until the keys name another (or none), or a stop.
-    private func follow(_ primary: PrimaryRecord, onReady: () -> Void) throws(ServiceError) {
-        setRole(.standby(primary))
+    private func follow(_ primary: PrimaryRecord, onReady: () -> Void) throws(ServiceError) -> MemberMachine.RoleEnding
+    {
+        startRole()
         logger.info(
             "following",
             metadata: ["replication.primary": "\(primary.member)", "replication.term": "\(primary.term)"]
@@ -151,120 +184,75 @@ final class ReplicatedMember: Sendable {
             metrics: metrics
         )
         try loop.run(onReady: onReady)
+        return control.isStopRequested ? .stopped : .left
     }
 
-    /// Campaigns for `record`'s term over `state`; on winning, serves as primary until deposed
-    /// or stopped.
-    private func campaign(
-        _ record: PrimaryRecord,
-        inSync: InSyncRecord,
-        over state: OrdinalState,
+    /// Serves as primary in `term` until deposed, handed over or stopped.
+    private func serve(
+        term: UInt64,
+        guardRevision: Int64,
+        lease: Int64,
+        recorded: Set<String>,
         onReady: () -> Void
-    ) throws(ServiceError) {
-        let term = record.term
-        let coordinator = self.coordinator
-        control.role = .candidate
-        metrics.record(role: .candidate, term: state.term)
-        // The lease the campaign attaches the primary key to: read before, so that a lease granted
-        // meanwhile can only make the new primary stop acknowledging, never acknowledge on a key
-        // that is gone.
-        let lease = coordinator.lease
-        let outcome: CampaignOutcome
-        do {
-            outcome = try Blocking.run { () async throws(CoordinationError) in
-                try await coordinator.campaign(record, inSync: inSync, over: state)
-            }
-        } catch {
-            logger.warning("the campaign's outcome is unknown; reading the keys again", metadata: ["error": "\(error)"])
-            latest.withLock { $0 = nil }
-            // Not at once: a member whose lease is gone (etcd back after a pause, say) fails
-            // every campaign until the coordinator's next grant, and retried in a loop it
-            // logged hundreds of these a second.
-            control.waitForWake(milliseconds: Int32(MemberMachine.campaignRetryMilliseconds))
-            return
-        }
-        switch outcome {
-        case .lost(let now):
-            logger.info(
-                "another member is primary",
-                metadata: ["replication.primary": "\(now.primary?.member ?? "none")"]
+    ) throws(ServiceError) -> MemberMachine.RoleEnding {
+        logger.notice("won the campaign; serving as primary", metadata: ["replication.term": "\(term)"])
+        startRole()
+        let loop = try ServiceLoop(
+            configuration: configuration,
+            logger: logger,
+            control: control,
+            primaryTerm: PrimaryTerm(
+                term: term,
+                coordinator: coordinator,
+                guardRevision: guardRevision,
+                recorded: recorded,
+                lease: lease
+            ),
+            replicationMetrics: metrics
+        )
+        metrics.promoted(reason: "lease")
+        try loop.run(onReady: onReady)
+        if let handedOver = loop.handedOver {
+            logger.notice(
+                "handed over; following the new primary",
+                metadata: ["replication.handover.to": "\(handedOver.to)", "replication.term": "\(handedOver.term)"]
             )
-            latest.withLock { $0 = now }
-        case .won(let guardRevision):
-            logger.notice("won the campaign; serving as primary", metadata: ["replication.term": "\(term)"])
-            // The keys seen so far name no primary: the watcher brings the ones that name this member.
-            latest.withLock { $0 = nil }
-            setRole(.primary(term: term, guardRevision: guardRevision))
-            metrics.record(role: .primary, term: term)
-            let loop = try ServiceLoop(
-                configuration: configuration,
-                logger: logger,
-                control: control,
-                primaryTerm: PrimaryTerm(
-                    term: term,
-                    coordinator: coordinator,
-                    guardRevision: guardRevision,
-                    recorded: Set(inSync.standbys),
-                    lease: lease
-                ),
-                replicationMetrics: metrics
-            )
-            metrics.promoted(reason: "lease")
-            try loop.run(onReady: onReady)
-            if let handedOver = loop.handedOver {
-                logger.notice(
-                    "handed over; following the new primary",
-                    metadata: ["replication.handover.to": "\(handedOver.to)", "replication.term": "\(handedOver.term)"]
-                )
-            } else if control.isStopRequested {
-                // A stop without a hand-over frees the ordinal at once instead of after the lease's TTL.
-                _ = try? Blocking.run { () async throws(CoordinationError) in
-                    try await coordinator.resign(guardRevision: guardRevision)
-                }
-            } else {
-                let expired = LeaseDeadline.now() > coordinator.leaseDeadline
-                metrics.deposed(reason: expired ? "lease_expired" : "superseded")
-                logger.warning(
-                    "deposed; following the new primary",
-                    metadata: ["replication.lease_expired": "\(expired)"]
-                )
-            }
-            latest.withLock { $0 = nil }
+            return .handedOver
         }
+        if control.isStopRequested { return .stopped }
+        let expired = LeaseDeadline.now() > coordinator.leaseDeadline
+        metrics.deposed(reason: expired ? "lease_expired" : "superseded")
+        logger.warning("deposed; following the new primary", metadata: ["replication.lease_expired": "\(expired)"])
+        return .left
     }
 
-    /// Takes a new role: a leave asked for the old one is void; keys already seen that do not
-    /// match the new one ask for the next change at once.
-    private func setRole(_ new: MemberMachine.Role) {
+    /// Before a role's loop runs: a leave asked for the old role is void, and keys already seen
+    /// that the new one does not match ask for the next change at once.
+    private func startRole() {
         control.clearLeave()
-        machine.withLock { $0.take(new) }
-        switch new {
-        case .waiting:
-            control.role = .waiting
-            metrics.record(role: .waiting, term: latest.withLock { $0?.term } ?? 0)
-        case .standby(let primary):
-            control.role = .standby
-            metrics.record(role: .standby, term: primary.term)
-        case .primary:
-            control.role = .primary  // the metrics are recorded with the term won, by `campaign`
+        if machine.withLock({ $0.keysContradictRole }) { control.requestLeave() }
+    }
+
+    /// Shows a new role in `ServiceControl` (health, readiness, the gate) and the metrics. Within
+    /// a role the loops may say more (a primary whose lease lapsed is `deposed`).
+    private func publish(_ role: MemberMachine.Role, knownTerm: UInt64) {
+        let (shown, term): (MemberRole, UInt64)
+        switch role {
+        case .waiting: (shown, term) = (.waiting, knownTerm)
+        case .candidate: (shown, term) = (.candidate, knownTerm)
+        case .standby(let primary): (shown, term) = (.standby, primary.term)
+        case .primary(let won, _): (shown, term) = (.primary, won)
         }
-        // Keys seen before the role changed may already call for the next change.
-        if let state = latest.withLock({ $0 }), !matches(state) { control.requestLeave() }
+        control.role = shown
+        metrics.record(role: shown, term: term)
     }
 
-    /// Whether the keys agree with the role the member is in.
-    private func matches(_ state: OrdinalState) -> Bool {
-        machine.withLock { $0.matches(state) }
-    }
-
-    /// Follows the ordinal's keys: stores each state and asks the loop to leave when the role
-    /// no longer matches it.
+    /// Follows the ordinal's keys and asks the loop to leave when the role no longer matches them.
     private func watch() async {
         while !Task.isCancelled {
             do {
                 for try await state in coordinator.changes() {
-                    latest.withLock { $0 = state }
-                    if !matches(state) { control.requestLeave() }
+                    if machine.withLock({ $0.observe(state) }) { control.requestLeave() }
                 }
                 return
             } catch {
