@@ -33,7 +33,6 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
@@ -88,14 +87,15 @@ let package = Package(
         ),
 
         // The etcd coordinator (deploy/REPLICATION.md, section 3): leases, the campaign
-        // transaction and the watch, through etcd's JSON gateway over async-http-client.
+        // transaction and the watch, through etcd's JSON gateway over HTTP/1.1 on swift-nio.
         .target(
             name: "ReceiptsCoordination",
             dependencies: [
                 "ReceiptsReplication",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

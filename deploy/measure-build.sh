@@ -2,9 +2,10 @@
 # Measures the cold release build a new user's first deploy/run.sh meets, per package: a fresh
 # clone of this commit, an empty build directory and, with --fresh-cache, an empty SwiftPM cache
 # (every dependency cloned from its origin, as on a fresh machine). Prints the time to resolve
-# the dependencies, the build's wall time, and per package the build steps and the wall time of
-# the steps it started. SwiftPM runs one step per core at once, so a step's time here is until the
-# next step starts: an approximation, whose column sums to the build's wall time.
+# the dependencies, the build's wall time and steps, and per package the compiler time it took:
+# every half second the running compilers are sampled (a Swift module's frontend by its module
+# name, a C file's clang by its path), so a package's core-seconds are its samples times 0.5 s,
+# and they sum to about the build's wall time times the cores it kept busy.
 #
 # Usage: deploy/measure-build.sh [--fresh-cache]   (run it on an otherwise idle machine)
 set -euo pipefail
@@ -22,55 +23,67 @@ started=$EPOCHREALTIME
 swift package "${cache[@]}" resolve >/dev/null
 resolved=$EPOCHREALTIME
 
-# Each line of the build's output with the time it was printed.
-for product in receiptd receiptctl; do
-  swift build "${cache[@]}" -c release --product "$product" 2>&1 |
-    while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done
-done >"$work/build.log"
-built=$EPOCHREALTIME
-
-# The package a module belongs to: ours, or the checkout whose Sources hold it.
-package_of() {
-  local module=$1 directory
-  if [[ -d "Sources/$module" ]]; then
-    echo "receiptd"
-    return
-  fi
-  for directory in .build/checkouts/*/Sources/"$module"; do
-    if [[ -d "$directory" ]]; then
-      basename "$(dirname "$(dirname "$directory")")"
-      return
-    fi
+# The running compilers, every half second while the builds run: a Swift frontend by its module
+# name, a clang by the source file it compiles, a linker as such.
+sample() {
+  while true; do
+    ps -eww -o args= | awk '
+      $1 ~ /swift-frontend$/ { for (i = 1; i < NF; i++) if ($i == "-module-name") { print "module " $(i + 1); break } }
+      $1 ~ /clang(\+\+)?(-[0-9]+)?$/ {
+        for (i = 2; i <= NF; i++) if ($i ~ /\.(c|cc|cpp|S|s)$/) { print "file " $i; break }
+      }
+      $1 ~ /(^|\/)(ld|ld\.gold|ld\.lld|lld)$/ { print "link" }
+    '
+    sleep 0.5
   done
-  echo "(other)"
+}
+sample >"$work/samples" &
+sampler=$!
+for product in receiptd receiptctl; do
+  swift build "${cache[@]}" -c release --product "$product" >"$work/build-$product.log" 2>&1
+done
+built=$EPOCHREALTIME
+kill "$sampler"
+
+# The package of a sample: ours, or the checkout that holds the module or file.
+package_of() {
+  local kind=$1 name=$2 directory
+  case "$kind" in
+    link) echo "(linking)" ;;
+    file)
+      case "$name" in
+        */.build/checkouts/*) name=${name#*/.build/checkouts/} && echo "${name%%/*}" ;;
+        *) echo "receiptd" ;;
+      esac
+      ;;
+    module)
+      if [[ -d "Sources/$name" ]]; then
+        echo "receiptd"
+        return
+      fi
+      for directory in .build/checkouts/*/Sources/"$name"; do
+        if [[ -d "$directory" ]]; then
+          basename "$(dirname "$(dirname "$directory")")"
+          return
+        fi
+      done
+      echo "(module:$name)"
+      ;;
+  esac
 }
 
-# Each step's module, then its time until the next step starts.
-awk '
-  /\[[0-9]+\/[0-9]+\]/ {
-    module = "(linking-and-other)"
-    if ($3 == "Compiling" && $4 != "plugin") module = $4
-    else if ($3 == "Emitting" && $4 == "module") module = $5
-    else if ($3 == "Compiling" && $4 == "plugin") module = "(plugins)"
-    if (previous != "") print previousModule, $1 - previous
-    previous = $1; previousModule = module
-  }
-  END { if (previous != "") print previousModule, 0 }
-' "$work/build.log" >"$work/steps"
-
-# Module to package, once per module, then the sums per package.
-cut -d' ' -f1 "$work/steps" | sort -u | while read -r module; do
-  echo "$module $(package_of "$module")"
+sort "$work/samples" | uniq -c | while read -r count kind name; do
+  echo "$count $(package_of "$kind" "${name:-}")"
 done >"$work/packages"
 
+steps=$(grep -hcE '^\[[0-9]+/[0-9]+\]' "$work"/build-*.log | awk '{ total += $1 } END { print total }')
 awk -v resolve="$(awk -v a="$started" -v b="$resolved" 'BEGIN { print b - a }')" \
-  -v build="$(awk -v a="$resolved" -v b="$built" 'BEGIN { print b - a }')" '
-  FNR == NR { package[$1] = $2; next }
-  { steps[package[$1]] += 1; seconds[package[$1]] += $2; total += 1 }
+  -v build="$(awk -v a="$resolved" -v b="$built" 'BEGIN { print b - a }')" -v steps="$steps" '
+  { seconds[$2] += $1 * 0.5; total += $1 * 0.5 }
   END {
-    printf "resolve: %.0f s; release build of receiptd and receiptctl: %.0f s, %d steps\n", resolve, build, total
-    print "| package | steps | wall time of its steps (s) |"
+    printf "resolve: %.0f s; release build of receiptd and receiptctl: %.0f s wall, %d steps, %.0f compiler core-seconds\n", resolve, build, steps, total
+    print "| package | compiler core-seconds | share |"
     print "|---|---:|---:|"
-    for (p in steps) printf "| %s | %d | %.0f |\n", p, steps[p], seconds[p] | "sort -t\"|\" -k4 -n -r"
+    for (p in seconds) printf "| %s | %.0f | %.0f%% |\n", p, seconds[p], 100 * seconds[p] / total | "sort -t\"|\" -k3 -n -r"
   }
-' "$work/packages" "$work/steps"
+' "$work/packages"

@@ -55,8 +55,8 @@ public final class EtcdCoordinator: Coordinator {
     ///     default election timeout.
     ///   - leaseFilePath: Where the granted lease's id is kept (`<data-dir>/lease`), or nil.
     ///   - logger: For lease changes (info, warning) and failed calls (debug).
-    /// - Throws: `CoordinationError` when no endpoint is given, one is not an `http://` or
-    ///   `https://` URL, or the TTL is below 1 s.
+    /// - Throws: `CoordinationError` when no endpoint is given, one is not `http://host:port`
+    ///   (receiptd does not speak TLS to etcd yet), or the TTL is below 1 s.
     public init(
         endpoints: [String],
         prefix: String = "/receiptd/default",
@@ -67,9 +67,6 @@ public final class EtcdCoordinator: Coordinator {
         logger: Logger
     ) throws(CoordinationError) {
         guard !endpoints.isEmpty else { throw CoordinationError(.invalidUse, "etcd: no endpoint given") }
-        for endpoint in endpoints where !endpoint.hasPrefix("http://") && !endpoint.hasPrefix("https://") {
-            throw CoordinationError(.invalidUse, "etcd: the endpoint \"\(endpoint)\" is not an http:// or https:// URL")
-        }
         guard leaseTTLSeconds >= 1 else {
             throw CoordinationError(.invalidUse, "etcd: a lease TTL of \(leaseTTLSeconds) s is below 1 s")
         }
@@ -81,7 +78,7 @@ public final class EtcdCoordinator: Coordinator {
         logger[metadataKey: "etcd.member"] = "\(member)"
         logger[metadataKey: "etcd.ordinal"] = "\(ordinal)"
         self.logger = logger
-        self.gateway = EtcdGateway(endpoints: endpoints, connectTimeout: .seconds(1), logger: logger)
+        self.gateway = try EtcdGateway(endpoints: endpoints, connectTimeout: .seconds(1))
     }
 
     /// How often the lease is renewed, and how long a keepalive may take: TTL/3.
