@@ -6,8 +6,8 @@ import ReceiptsReplication
 struct ReplicationOptions: ParsableArguments {
     @Option(
         help: """
-            etcd client URLs, comma-separated: turns replication on, with roles decided by a lease in etcd \
-            (RECEIPTD_ETCD; default off).
+            etcd client URLs (http://host:port), comma-separated: turns replication on, with roles decided \
+            by a lease in etcd (RECEIPTD_ETCD; default off).
             """
     )
     var etcd: String?
