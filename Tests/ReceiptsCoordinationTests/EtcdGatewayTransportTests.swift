@@ -17,6 +17,14 @@ struct EtcdGatewayTransportTests {
         try EtcdGateway(endpoints: endpoints, connectTimeout: .seconds(1))
     }
 
+    /// A range call, as a coordinator makes one.
+    static func range(
+        _ gateway: EtcdGateway,
+        timeout: Duration = .seconds(5)
+    ) async throws -> EtcdMessages.HeaderResponse {
+        try await gateway.call("range", "/v3/kv/range", Body(), timeout: timeout)
+    }
+
     @Test(
         arguments: [
             ("http://127.0.0.1:2379", "127.0.0.1", 2379),
@@ -45,8 +53,7 @@ struct EtcdGatewayTransportTests {
     @Test func aCallIsOnePostOfItsJSONAndItsAnswerIsDecoded() async throws {
         let peer = try ScriptedPeer([.reply(ScriptedPeer.answer(status: "200 OK", #"{"header":{"revision":"42"}}"#))])
         defer { peer.close() }
-        let answer: EtcdMessages.HeaderResponse = try await Self.gateway(peer.endpoint)
-            .call("range", "/v3/kv/range", Body(), timeout: .seconds(5))
+        let answer = try await Self.range(Self.gateway(peer.endpoint))
         #expect(answer.header?.revision == 42)
         let request = try #require(peer.requests.first)
         let lines = request.head.split(separator: "\r\n").map(String.init)
@@ -61,8 +68,7 @@ struct EtcdGatewayTransportTests {
         defer { peer.close() }
         let started = ContinuousClock.now
         let error = await #expect(throws: CoordinationError.self) {
-            let _: EtcdMessages.HeaderResponse = try await Self.gateway(peer.endpoint)
-                .call("range", "/v3/kv/range", Body(), timeout: .milliseconds(300))
+            _ = try await Self.range(Self.gateway(peer.endpoint), timeout: .milliseconds(300))
         }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("no answer from \(peer.endpoint)/v3/kv/range") == true)
@@ -92,12 +98,7 @@ struct EtcdGatewayTransportTests {
         let gateway = try Self.gateway(peer.endpoint)
         for expected: CoordinationError.Code in [.unavailable, .malformed, .unavailable] {
             let error = await #expect(throws: CoordinationError.self) {
-                let _: EtcdMessages.HeaderResponse = try await gateway.call(
-                    "range",
-                    "/v3/kv/range",
-                    Body(),
-                    timeout: .seconds(5)
-                )
+                _ = try await Self.range(gateway)
             }
             #expect(error?.code == expected, "\(error.map(String.init(describing:)) ?? "")")
         }
@@ -111,21 +112,11 @@ struct EtcdGatewayTransportTests {
         defer { peer.close() }
         let gateway = try Self.gateway(closed.endpoint, peer.endpoint)
         let error = await #expect(throws: CoordinationError.self) {
-            let _: EtcdMessages.HeaderResponse = try await gateway.call(
-                "range",
-                "/v3/kv/range",
-                Body(),
-                timeout: .seconds(5)
-            )
+            _ = try await Self.range(gateway)
         }
         #expect(error?.code == .unavailable)
         #expect(peer.requests.isEmpty, "not retried")
-        let answer: EtcdMessages.HeaderResponse = try await gateway.call(
-            "range",
-            "/v3/kv/range",
-            Body(),
-            timeout: .seconds(5)
-        )
+        let answer = try await Self.range(gateway)
         #expect(answer.header?.revision == 7)
     }
 
@@ -156,12 +147,7 @@ struct EtcdGatewayTransportTests {
         await #expect(throws: CoordinationError.self) { try await watch.value }
         try await Self.eventually { peer.connectionsClosedByClient == 1 }
         let error = await #expect(throws: CoordinationError.self) {
-            let _: EtcdMessages.HeaderResponse = try await gateway.call(
-                "range",
-                "/v3/kv/range",
-                Body(),
-                timeout: .seconds(5)
-            )
+            _ = try await Self.range(gateway)
         }
         #expect(error?.code == .invalidUse)
     }
