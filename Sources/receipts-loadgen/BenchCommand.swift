@@ -53,7 +53,8 @@ struct BenchCommand: ParsableCommand {
             groups = reads applied in groups of 10 to 10,000 members, in process; readstate = batched ingest \
             with and without read-state updates on users' topics; devicesync = a read on one device to its read \
             state on another, idle and at 50k events/s; pipelining = batched ingest with 2 frames \
-            of 500 events in flight per gateway, beside the wire limit and --baseline-receiptd.
+            of 500 events in flight per gateway, beside the wire limit and --baseline-receiptd; handoffs = \
+            receiptd's context switches and read/write system calls per acknowledged frame, by thread.
             """
     )
     var only: String?
@@ -61,7 +62,7 @@ struct BenchCommand: ParsableCommand {
     /// The names `--only` takes.
     static let sections = [
         "ingest", "batched", "single", "client", "curve", "metrics", "workers", "latency", "disk", "redis", "memory",
-        "restart", "storage", "replication", "failover", "groups", "readstate", "devicesync", "pipelining",
+        "restart", "storage", "replication", "failover", "groups", "readstate", "devicesync", "pipelining", "handoffs",
     ]
 
     @Option(
@@ -136,6 +137,7 @@ struct BenchCommand: ParsableCommand {
         if wanted("pipelining") {
             try bench.ingestLittlePipelining(baseline: baselineReceiptd.map { URL(fileURLWithPath: $0) })
         }
+        if wanted("handoffs") { try bench.handoffs() }
         bench.table.note(
             "Machine load average (1 min) \(loadBefore) at the start, \(Self.loadAverage()) at the end: with 2 cores, "
                 + "anything above ~2 means other processes competed with receiptd and the load generator."
