@@ -39,8 +39,12 @@ sample() {
 }
 sample >"$work/samples" &
 sampler=$!
+trap 'kill "$sampler" 2>/dev/null; rm -rf "$work"' EXIT
 for product in receiptd receiptctl; do
-  swift build "${cache[@]}" -c release --product "$product" >"$work/build-$product.log" 2>&1
+  if ! swift build "${cache[@]}" -c release --product "$product" >"$work/build-$product.log" 2>&1; then
+    tail -40 "$work/build-$product.log" >&2
+    exit 1
+  fi
 done
 built=$EPOCHREALTIME
 kill "$sampler"

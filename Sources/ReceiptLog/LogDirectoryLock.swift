@@ -33,12 +33,16 @@ final class LogDirectoryLock: Sendable {
     /// - Throws: ``LogError`` `.locked` when this process or another holds it, `.io` otherwise.
     static func acquire(_ directory: String) throws(LogError) -> LogDirectoryLock {
         let path = directory + "/" + LogFileName.lock
+        // The directory's identity and its LOCK file through one descriptor of it, so that a
+        // directory swapped for another between the two cannot hold one key and lock another.
+        let directoryDescriptor = try FileIO.open(directory, O_RDONLY | O_DIRECTORY)
+        defer { FileIO.close(directoryDescriptor) }
         var status = stat()
-        guard stat(directory, &status) == 0 else {
+        guard fstat(directoryDescriptor, &status) == 0 else {
             throw LogError(
                 code: .io,
                 message: "cannot stat the log directory",
-                cause: SystemCallError(call: "stat", errno: errno),
+                cause: SystemCallError(call: "fstat", errno: errno),
                 file: directory
             )
         }
@@ -47,7 +51,15 @@ final class LogDirectoryLock: Sendable {
         // the process's record lock, so it is never opened while this process holds it.
         return try Self.held.withLock { held throws(LogError) in
             guard !held.contains(identity) else { throw Self.inUse(path) }
-            let fd = try FileIO.open(path, O_RDWR | O_CREAT)
+            let fd = openat(directoryDescriptor, LogFileName.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            guard fd >= 0 else {
+                throw LogError(
+                    code: .io,
+                    message: "cannot open the log directory's lock file",
+                    cause: SystemCallError(call: "openat", errno: errno),
+                    file: path
+                )
+            }
             var range = flock()
             range.l_type = Int16(F_WRLCK)
             range.l_whence = Int16(SEEK_SET)

@@ -95,7 +95,7 @@ final class EtcdGateway: Sendable {
         _ body: some Encodable,
         receive: (Result) async throws(CoordinationError) -> Void
     ) async throws(CoordinationError) {
-        let endpoint = currentEndpoint
+        let (turn, endpoint) = current
         let url = endpoint.url + path
         let request = try Self.encode(body, for: url)
         var framing = EtcdStreamFraming()
@@ -117,7 +117,7 @@ final class EtcdGateway: Sendable {
         } catch let error as CoordinationError {
             throw error
         } catch {
-            throw failure(name, url, error)
+            throw failure(name, url, error, turn: turn)
         }
         throw CoordinationError(.unavailable, "\(name): \(url) ended the stream")
     }
@@ -131,8 +131,10 @@ final class EtcdGateway: Sendable {
         for channel in channels { try? await channel.close() }
     }
 
-    private var currentEndpoint: GatewayEndpoint {
-        endpoints[preferred.load(ordering: .relaxed) % endpoints.count]
+    /// The endpoint calls go to, with the rotation's count when it was taken.
+    private var current: (turn: Int, endpoint: GatewayEndpoint) {
+        let turn = preferred.load(ordering: .relaxed)
+        return (turn, endpoints[turn % endpoints.count])
     }
 
     /// Posts and reads the whole answer; an HTTP error status becomes a `CoordinationError`.
@@ -142,7 +144,7 @@ final class EtcdGateway: Sendable {
         _ body: some Encodable,
         timeout: Duration
     ) async throws(CoordinationError) -> (endpoint: String, bytes: [UInt8]) {
-        let endpoint = currentEndpoint
+        let (turn, endpoint) = current
         let url = endpoint.url + path
         let request = try Self.encode(body, for: url)
         let bytes: [UInt8]
@@ -165,7 +167,7 @@ final class EtcdGateway: Sendable {
         } catch let error as CoordinationError {
             throw error
         } catch {
-            throw failure(name, url, error)
+            throw failure(name, url, error, turn: turn)
         }
         return (endpoint.url, bytes)
     }
@@ -181,8 +183,17 @@ final class EtcdGateway: Sendable {
         receive: (_ status: UInt, _ part: ByteBuffer) async throws(CoordinationError) -> Void,
         failed: (_ status: UInt, _ body: [UInt8]) -> CoordinationError
     ) async throws {
+        guard open.withLock({ $0 != nil }) else {
+            throw CoordinationError(.invalidUse, "the etcd gateway is shut down")
+        }
+        // TCP keepalives probe an idle connection after 2 s, every second, 3 times: a watch on an
+        // endpoint whose machine died without a reset fails within about 5 s instead of never.
         let connection = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(Self.timeAmount(connectTimeout))
+            .channelOption(.socketOption(.so_keepalive), value: 1)
+            .channelOption(.tcpOption(NIOBSDSocket.Option(rawValue: TCP_KEEPIDLE)), value: 2)
+            .channelOption(.tcpOption(NIOBSDSocket.Option(rawValue: TCP_KEEPINTVL)), value: 1)
+            .channelOption(.tcpOption(NIOBSDSocket.Option(rawValue: TCP_KEEPCNT)), value: 3)
             .connect(host: endpoint.host, port: endpoint.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
@@ -210,9 +221,12 @@ final class EtcdGateway: Sendable {
                 head.headers.add(name: "Content-Type", value: "application/json")
                 head.headers.add(name: "Content-Length", value: "\(request.count)")
                 head.headers.add(name: "Connection", value: "close")
-                try await outbound.write(.head(head))
-                try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: request))))
-                try await outbound.write(.end(nil))
+                // One write, one flush: etcd answers once it has read Content-Length bytes and then
+                // closes, so a separate write of the end could find the connection closed (CI saw
+                // "I/O on closed channel" on a range call).
+                try await outbound.write(
+                    contentsOf: [.head(head), .body(.byteBuffer(ByteBuffer(bytes: request))), .end(nil)]
+                )
                 var status: UInt = 0
                 var errorBody: [UInt8] = []
                 for try await part in inbound {
@@ -263,9 +277,12 @@ final class EtcdGateway: Sendable {
         var description: String { "no answer within \(timeout)" }
     }
 
-    /// A call that got no answer: the next call goes to the next endpoint.
-    private func failure(_ name: String, _ url: String, _ error: any Error) -> CoordinationError {
-        if endpoints.count > 1 { preferred.add(1, ordering: .relaxed) }
+    /// A call that got no answer: the next call goes to the endpoint after the one it used (once,
+    /// however many calls to it fail together, and not past a rotation made meanwhile).
+    private func failure(_ name: String, _ url: String, _ error: any Error, turn: Int) -> CoordinationError {
+        if endpoints.count > 1 {
+            _ = preferred.compareExchange(expected: turn, desired: turn + 1, ordering: .relaxed)
+        }
         return CoordinationError(.unavailable, "\(name): no answer from \(url)", cause: error)
     }
 

@@ -28,6 +28,8 @@ final class ReplicatedMember: Sendable {
     private let control: ServiceControl
     private let machine: Mutex<MemberMachine>
     private let metrics: ReplicationMetrics
+    /// The last failure to read the terms file, so that a lasting one is logged once.
+    private let termsFileFailure = Mutex<String?>(nil)
 
     init(
         configuration: ServiceConfiguration,
@@ -80,7 +82,7 @@ final class ReplicatedMember: Sendable {
             }
         }
         var input = MemberMachine.Input.started
-        var published: MemberMachine.Role?
+        var published: (role: MemberMachine.Role, term: UInt64)?
         while true {
             let facts = MemberMachine.Facts(
                 ownLastTerm: ownLastTerm(),
@@ -91,8 +93,8 @@ final class ReplicatedMember: Sendable {
             let (effect, role, term, keysKnown) = machine.withLock { machine in
                 (machine.step(input, facts), machine.role, machine.knownTerm, machine.keys != nil)
             }
-            if role != published {
-                published = role
+            if published?.role != role || published?.term != term {
+                published = (role, term)
                 publish(role, knownTerm: term)
             }
             switch effect {
@@ -111,8 +113,9 @@ final class ReplicatedMember: Sendable {
                 }
                 input = .resigned
             case .wait(let milliseconds):
-                // Waiting with the keys known is a role: not eligible, or no lease yet.
-                if role == .waiting && keysKnown { readyOnce() }
+                // Waiting with the keys known and a lease is a role: not eligible, or a hand-over's
+                // quiet period (not a wait for a lease, a read or a campaign to try again).
+                if role == .waiting && keysKnown && facts.lease != 0 { readyOnce() }
                 control.waitForWake(milliseconds: Int32(milliseconds))
                 input = .waited
             case .campaign(let record, let inSync, let state):
@@ -136,12 +139,20 @@ final class ReplicatedMember: Sendable {
     }
 
     /// The last entry of this member's `terms` file; a file that cannot be read counts as none
-    /// (the member is then eligible only through the in-sync record), with a warning.
+    /// (the member is then eligible only through the in-sync record), with a warning when the
+    /// failure is new.
     private func ownLastTerm() -> TermHistory.Entry? {
         do {
-            return try TermsFile.read(directory: configuration.dataDirectory)?.last
+            let last = try TermsFile.read(directory: configuration.dataDirectory)?.last
+            termsFileFailure.withLock { $0 = nil }
+            return last
         } catch {
-            logger.warning("cannot read the terms file", metadata: ["error": "\(error)"])
+            let description = "\(error)"
+            let isNew = termsFileFailure.withLock { last in
+                defer { last = description }
+                return last != description
+            }
+            if isNew { logger.warning("cannot read the terms file", metadata: ["error": "\(description)"]) }
             return nil
         }
     }
