@@ -214,6 +214,12 @@ package struct MemberMachine: Sendable {
     /// What to do with the keys.
     private mutating func decide(_ state: OrdinalState, _ facts: Facts) -> Effect {
         if let primary = state.primary {
+            guard primary.term >= highestTerm else {
+                // Keys older than a term this member already took (a watcher's event that arrived
+                // after a fresher read): never a term back; read them again.
+                keys = nil
+                return .wait(milliseconds: Self.campaignRetryMilliseconds)
+            }
             if primary.member == member.member { return .resign(guardRevision: state.primaryRevision) }
             take(.standby(primary))
             return .follow(primary)

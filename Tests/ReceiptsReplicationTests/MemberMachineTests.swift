@@ -243,6 +243,23 @@ struct MemberMachineTests {
         #expect(reading.step(.keysUnreadable, Self.facts(stopping: true)) == .exit)
     }
 
+    /// A watcher's event can arrive after a fresher read: keys naming a primary of a term below
+    /// one the member took are read again, never followed (following would take a term back).
+    @Test func keysNamingAnOlderTermsPrimaryAreReadAgainNotFollowed() {
+        var machine = Self.machine()
+        let a5 = Self.record("a", term: 5)
+        #expect(
+            machine.step(.keys(OrdinalState(primary: a5, primaryRevision: 12, term: 5)), Self.facts()) == .follow(a5)
+        )
+        let left = machine.step(.roleEnded(.left), Self.facts())
+        #expect(left == .readKeys)
+        let stale = OrdinalState(primary: Self.record("c", term: 4), primaryRevision: 9, term: 4)
+        _ = machine.observe(stale)
+        #expect(machine.step(.waited, Self.facts()) == .wait(milliseconds: 100))
+        #expect(machine.keys == nil)
+        #expect(machine.step(.waited, Self.facts()) == .readKeys)
+    }
+
     @Test func watchedKeysEndARoleTheyDoNotMatch() {
         var machine = Self.machine()
         let a4 = Self.record("a", term: 4)
