@@ -16,8 +16,9 @@ import Synchronization
 /// release build: BoringSSL and HTTP/2 came with it for a TLS that etcd here does not use yet.)
 ///
 /// With several endpoints (the members of an etcd cluster), calls go to one of them until a call
-/// to it fails to get an answer; the next call goes to the next endpoint. A call is never
-/// retried here: a transaction whose answer was lost may have been applied, and only the caller
+/// to it gets no answer, or a server error (a member cut off from its cluster answers 503 "no
+/// leader"); the next call goes to the next endpoint. A call is never retried here: a
+/// transaction whose answer was lost may have been applied, and only the caller
 /// knows how to find out (read the state again).
 final class EtcdGateway: Sendable {
     /// The largest unary answer read; the ordinal's few small keys are far smaller.
@@ -112,7 +113,7 @@ final class EtcdGateway: Sendable {
                     try await receive(try Self.result(of: message, as: Result.self, name: name, at: url))
                 }
             } failed: { status, bytes in
-                Self.httpError(name, url, status, bytes)
+                failure(name, url, status: status, bytes, turn: turn)
             }
         } catch let error as CoordinationError {
             throw error
@@ -160,7 +161,7 @@ final class EtcdGateway: Sendable {
                     }
                     collected += part.readableBytesView
                 } failed: { status, answer in
-                    Self.httpError(name, url, status, answer)
+                    self.failure(name, url, status: status, answer, turn: turn)
                 }
                 return collected
             }
@@ -277,13 +278,25 @@ final class EtcdGateway: Sendable {
         var description: String { "no answer within \(timeout)" }
     }
 
-    /// A call that got no answer: the next call goes to the endpoint after the one it used (once,
-    /// however many calls to it fail together, and not past a rotation made meanwhile).
+    /// A call that got no answer: the next call goes to the endpoint after the one it used, unless
+    /// the caller cancelled it.
     private func failure(_ name: String, _ url: String, _ error: any Error, turn: Int) -> CoordinationError {
-        if endpoints.count > 1 {
-            _ = preferred.compareExchange(expected: turn, desired: turn + 1, ordering: .relaxed)
-        }
+        if !Task.isCancelled { rotate(from: turn) }
         return CoordinationError(.unavailable, "\(name): no answer from \(url)", cause: error)
+    }
+
+    /// An HTTP error answer; a server error (an etcd member cut off from its cluster answers 503
+    /// "no leader" to every call) moves the next call to the next endpoint too.
+    private func failure(_ name: String, _ url: String, status: UInt, _ body: [UInt8], turn: Int) -> CoordinationError {
+        if status >= 500 { rotate(from: turn) }
+        return Self.httpError(name, url, status, body)
+    }
+
+    /// Moves calls from the endpoint of `turn` to the next one: once, however many calls to it
+    /// fail together, and not past a rotation made meanwhile.
+    private func rotate(from turn: Int) {
+        guard endpoints.count > 1 else { return }
+        _ = preferred.compareExchange(expected: turn, desired: turn + 1, ordering: .relaxed)
     }
 
     private static func encode(_ body: some Encodable, for url: String) throws(CoordinationError) -> [UInt8] {

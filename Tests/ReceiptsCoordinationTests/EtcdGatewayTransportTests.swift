@@ -120,6 +120,24 @@ struct EtcdGatewayTransportTests {
         #expect(answer.header?.revision == 7)
     }
 
+    /// An etcd member cut off from its cluster answers 503 "no leader" to everything: the next
+    /// call goes to the next endpoint. A refusal of the call itself (4xx) keeps the endpoint.
+    @Test func aServerErrorMovesTheNextCallToTheNextEndpointAndARefusalDoesNot() async throws {
+        let noLeader = ScriptedPeer.answer(
+            status: "503 Service Unavailable",
+            #"{"error":"etcdserver: no leader","message":"etcdserver: no leader","code":14}"#
+        )
+        let refused = ScriptedPeer.answer(status: "400 Bad Request", #"{"error":"bad","code":3}"#)
+        let isolated = try ScriptedPeer([.reply(refused), .reply(noLeader)])
+        defer { isolated.close() }
+        let healthy = try ScriptedPeer([.reply(ScriptedPeer.answer(status: "200 OK", #"{"header":{"revision":"9"}}"#))])
+        defer { healthy.close() }
+        let gateway = try Self.gateway(isolated.endpoint, healthy.endpoint)
+        for _ in 0..<2 { await #expect(throws: CoordinationError.self) { _ = try await Self.range(gateway) } }
+        #expect(isolated.requests.count == 2, "the 400 kept the endpoint")
+        #expect(try await Self.range(gateway).header?.revision == 9)
+    }
+
     /// A watch's messages come out whole whatever the chunks, and a shutdown ends the open stream
     /// (and fails every later call).
     @Test func aStreamIsCutIntoItsMessagesAndAShutdownEndsIt() async throws {
