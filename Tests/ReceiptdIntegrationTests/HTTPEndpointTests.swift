@@ -219,9 +219,8 @@ struct HTTPEndpointTests {
         let binary = try HTTPProbe.requireBinary("prometheus")
         let daemon = try await ReceiptdProcess()
         let target = try #require(daemon.httpAddress)
-        let prometheus = try PrometheusServer(binary: binary, target: target)
+        let prometheus = try await PrometheusServer.startedAndReady(binary: binary, target: target)
         defer { prometheus.stop() }
-        try await prometheus.waitUntilReady()
 
         let sent = try await Self.sendEvents(to: daemon, messages: 25)
         let query = #"receiptd_events_total{outcome="accepted"}"#

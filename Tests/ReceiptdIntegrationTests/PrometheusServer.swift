@@ -49,6 +49,24 @@ final class PrometheusServer {
 
     deinit { stop() }
 
+    /// Starts Prometheus and waits until it is ready. The free port is chosen before Prometheus
+    /// binds it, so another test's socket can take it in between ("address already in use": CI
+    /// saw it once); that start is tried again on another port, up to 3 times.
+    static func startedAndReady(binary: String, target: String) async throws -> PrometheusServer {
+        var attempts = 0
+        while true {
+            let server = try PrometheusServer(binary: binary, target: target)
+            do {
+                try await server.waitUntilReady()
+                return server
+            } catch {
+                attempts += 1
+                server.stop()
+                guard attempts < 3, "\(error)".contains("address already in use") else { throw error }
+            }
+        }
+    }
+
     /// Kills Prometheus and removes its directory; idempotent.
     func stop() {
         if process.isRunning {
