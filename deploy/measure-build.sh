@@ -4,8 +4,9 @@
 # (every dependency cloned from its origin, as on a fresh machine). Prints the time to resolve
 # the dependencies, the build's wall time and steps, and per package the compiler time it took:
 # every half second the running compilers are sampled (a Swift module's frontend by its module
-# name, a C file's clang by its path), so a package's core-seconds are its samples times 0.5 s,
-# and they sum to about the build's wall time times the cores it kept busy.
+# name, a C file's clang by its path), so a package's core-seconds are its samples times 0.5 s.
+# One sample counts one process, whatever threads it runs: the shares are approximate, the wall
+# time and the steps are exact.
 #
 # Usage: deploy/measure-build.sh [--fresh-cache]   (run it on an otherwise idle machine)
 set -euo pipefail

@@ -18,6 +18,14 @@ struct ThreadActivity {
                 syscalls: later.syscalls - earlier.syscalls
             )
         }
+
+        static func + (one: Counts, other: Counts) -> Counts {
+            Counts(
+                voluntarySwitches: one.voluntarySwitches + other.voluntarySwitches,
+                involuntarySwitches: one.involuntarySwitches + other.involuntarySwitches,
+                syscalls: one.syscalls + other.syscalls
+            )
+        }
     }
 
     /// By thread name (`comm`).
@@ -35,11 +43,12 @@ struct ThreadActivity {
             let io = (try? String(contentsOfFile: directory + "/io", encoding: .utf8)) ?? ""
             let fields = Self.fields(status + io)
             let name = comm.trimmingCharacters(in: .whitespacesAndNewlines)
-            var counts = activity.threads[name, default: Counts()]
-            counts.voluntarySwitches += fields["voluntary_ctxt_switches"] ?? 0
-            counts.involuntarySwitches += fields["nonvoluntary_ctxt_switches"] ?? 0
-            counts.syscalls += (fields["syscr"] ?? 0) + (fields["syscw"] ?? 0)
-            activity.threads[name] = counts
+            let counts = Counts(
+                voluntarySwitches: fields["voluntary_ctxt_switches"] ?? 0,
+                involuntarySwitches: fields["nonvoluntary_ctxt_switches"] ?? 0,
+                syscalls: (fields["syscr"] ?? 0) + (fields["syscw"] ?? 0)
+            )
+            activity.threads[name] = activity.threads[name, default: Counts()] + counts
         }
         return activity
     }
@@ -55,13 +64,7 @@ struct ThreadActivity {
 
     /// The sum over every thread.
     var total: Counts {
-        threads.values.reduce(Counts()) { sum, counts in
-            Counts(
-                voluntarySwitches: sum.voluntarySwitches + counts.voluntarySwitches,
-                involuntarySwitches: sum.involuntarySwitches + counts.involuntarySwitches,
-                syscalls: sum.syscalls + counts.syscalls
-            )
-        }
+        threads.values.reduce(Counts(), +)
     }
 
     /// `name: value` lines as numbers.
