@@ -30,6 +30,8 @@ package struct MemberMachine: Sendable {
         case keys(OrdinalState)
         /// The keys could not be read.
         case keysUnreadable
+        /// A takeover ended, whatever its outcome (the keys say what it did).
+        case tookOver
         /// A wait ended (its time passed, or something woke the member).
         case waited
         /// A resignation ended, whatever its outcome: a key not given back goes with its lease.
@@ -49,6 +51,9 @@ package struct MemberMachine: Sendable {
         /// The keys no longer matched the role (a primary deposed or superseded, a standby's
         /// primary gone).
         case left
+        /// A standby heard nothing from its primary for `--replication-takeover-ms` while the
+        /// keys made it one that may take over (``mayTakeOver(from:_:)``).
+        case primarySilent
     }
 
     /// What the member knows of itself when it feeds an input.
@@ -79,6 +84,11 @@ package struct MemberMachine: Sendable {
         case resign(guardRevision: Int64)
         /// Follow this primary (a standby loop) until the keys name another, or a stop.
         case follow(PrimaryRecord)
+        /// Depose a primary that went silent (section 6.5): hand its term over to this member
+        /// on its behalf (the `handover` key naming this member, the primary key deleted), while
+        /// the primary key is the one created at `guardRevision`. This member then campaigns at
+        /// once, and the others wait the quiet period.
+        case takeOver(HandOverRecord, guardRevision: Int64)
         /// Wait, then feed ``Input/waited``: not eligible, a hand-over's quiet period, no lease,
         /// or a read or campaign to try again.
         case wait(milliseconds: Int64)
@@ -119,6 +129,9 @@ package struct MemberMachine: Sendable {
     private var campaign: (inSync: InSyncRecord, lease: Int64)?
     /// The wait after a hand-over to another member.
     private var quietPeriod = HandOverQuietPeriod()
+    /// The primary this member followed until it went silent: taken over if the keys read next
+    /// still name it and allow it.
+    private var silentPrimary: PrimaryRecord?
 
     package init(member: PrimaryRecord, mayStartOrdinal: Bool, acknowledgement: ReplicationSettings.Acknowledgement) {
         self.member = member
@@ -145,7 +158,7 @@ package struct MemberMachine: Sendable {
             keys = state
         case .keysUnreadable:
             if !facts.stopping { return .wait(milliseconds: Self.unreadableKeysMilliseconds) }
-        case .resigned:
+        case .resigned, .tookOver:
             keys = nil
         case .campaignEnded(let outcome):
             if let effect = campaignEnded(outcome, facts) { return effect }
@@ -158,6 +171,7 @@ package struct MemberMachine: Sendable {
                 // A stop without a hand-over frees the ordinal at once instead of after the TTL.
                 return .resign(guardRevision: guardRevision)
             }
+            if ending == .primarySilent, case .standby(let primary) = ended { silentPrimary = primary }
         }
         if facts.stopping { return .exit }
         guard let state = keys else { return .readKeys }
@@ -181,6 +195,24 @@ package struct MemberMachine: Sendable {
         case .primary(_, let guardRevision):
             state.primary?.member == member.member && state.primaryRevision == guardRevision
         }
+    }
+
+    /// Whether this member may take over from `primary`, which it followed and which went
+    /// silent, with the keys `state` (section 6.5): only under `--replication-ack standby`, where
+    /// no acknowledgement can complete without it once it stops confirming (section 7.4), and
+    /// only while the keys still name that primary and record this member in sync in their
+    /// latest term, under `standby` too.
+    package func mayTakeOver(from primary: PrimaryRecord, _ state: OrdinalState) -> Bool {
+        guard acknowledgement == .standby, state.primary == primary, let inSync = state.inSync else { return false }
+        return inSync.term == state.term && inSync.ack == ReplicationSettings.Acknowledgement.standby.rawValue
+            && inSync.standbys.contains(member.member)
+    }
+
+    /// Whether the member follows a primary that it may take over with the keys last seen, were
+    /// it to go silent.
+    package var mayTakeOverNow: Bool {
+        guard case .standby(let primary) = role, let keys else { return false }
+        return mayTakeOver(from: primary, keys)
     }
 
     /// Campaigns for the term after both the keys' and this member's own, without the
@@ -213,6 +245,8 @@ package struct MemberMachine: Sendable {
 
     /// What to do with the keys.
     private mutating func decide(_ state: OrdinalState, _ facts: Facts) -> Effect {
+        let silent = silentPrimary
+        silentPrimary = nil
         if let primary = state.primary {
             guard primary.term >= highestTerm else {
                 // Keys older than a term this member already took (a watcher's event that arrived
@@ -221,6 +255,12 @@ package struct MemberMachine: Sendable {
                 return .wait(milliseconds: Self.campaignRetryMilliseconds)
             }
             if primary.member == member.member { return .resign(guardRevision: state.primaryRevision) }
+            if let silent, mayTakeOver(from: silent, state) {
+                return .takeOver(
+                    HandOverRecord(term: state.term, to: member.member),
+                    guardRevision: state.primaryRevision
+                )
+            }
             take(.standby(primary))
             return .follow(primary)
         }

@@ -51,6 +51,10 @@ public struct ReplicationSettings: Sendable, Equatable {
     public var heartbeatMilliseconds: Int64 = 50
     /// A session silent this long is over.
     public var timeoutMilliseconds: Int64 = 1000
+    /// A standby of the in-sync set that hears nothing from its primary this long takes over
+    /// (`--replication-takeover-ms`, section 6.5), under `--replication-ack standby` only; 0
+    /// leaves failover to the primary's lease expiring.
+    public var takeoverMilliseconds: Int64 = 500
     /// A standby silent this long loses the pin that keeps its records from compaction.
     public var pinTimeoutMilliseconds: Int64 = 600_000
     /// A standby that has heard from no primary this long answers follower reads `UNAVAILABLE`

@@ -101,7 +101,7 @@ public enum MetricCatalog {
     )
     static let replicationPromotions = Family(
         "receiptd_replication_promotions_total",
-        "Times this member became primary, by reason (lease: the primary key was free)."
+        "Times this member became primary, by reason (lease: the primary key was free; takeover: it deposed a silent primary)."
     )
     static let replicationDepositions = Family(
         "receiptd_replication_depositions_total",

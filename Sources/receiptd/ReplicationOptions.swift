@@ -55,6 +55,15 @@ struct ReplicationOptions: ParsableArguments {
     )
     var replicationTimeoutMs: Int64?
 
+    @Option(
+        help: """
+            Silence of the primary after which a standby of the in-sync set deposes it and campaigns, under \
+            --replication-ack standby; 0 waits for the primary's lease to expire \
+            (RECEIPTD_REPLICATION_TAKEOVER_MS; default 500).
+            """
+    )
+    var replicationTakeoverMs: Int64?
+
     @Option(help: "Replication flow-control window (RECEIPTD_REPLICATION_WINDOW_BYTES; default 16777216).")
     var replicationWindowBytes: UInt64?
 
@@ -129,6 +138,18 @@ struct ReplicationOptions: ParsableArguments {
             "RECEIPTD_REPLICATION_TIMEOUT_MS",
             settings.timeoutMilliseconds
         )
+        settings.takeoverMilliseconds = try environment.number(
+            replicationTakeoverMs,
+            "RECEIPTD_REPLICATION_TAKEOVER_MS",
+            settings.takeoverMilliseconds
+        )
+        guard settings.takeoverMilliseconds == 0 || settings.takeoverMilliseconds > 2 * settings.heartbeatMilliseconds
+        else {
+            throw ValidationError(
+                "--replication-takeover-ms must be 0 or above \(2 * settings.heartbeatMilliseconds) (two heartbeats), "
+                    + "got \(settings.takeoverMilliseconds)"
+            )
+        }
         settings.windowBytes = try environment.number(
             replicationWindowBytes,
             "RECEIPTD_REPLICATION_WINDOW_BYTES",

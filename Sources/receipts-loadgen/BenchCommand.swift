@@ -49,7 +49,8 @@ struct BenchCommand: ParsableCommand {
             ReceiptsClient rows and the acknowledged one-event-per-frame row they are compared with; curve = \
             batched and one-event ingest with CurveZMQ on and off; workers = batched ingest against 1 and 2 \
             workers, the load split by owner; replication = ingest and latency with --replication-ack local and \
-            standby beside one unreplicated worker; failover = SIGKILLs of a replicated primary (with etcd); \
+            standby beside one unreplicated worker; failover = SIGKILLs and SIGSTOPs of a replicated primary \
+            (with etcd); falsefailover = a replicated ordinal on a loaded machine for --false-failover-minutes; \
             groups = reads applied in groups of 10 to 10,000 members, in process; readstate = batched ingest \
             with and without read-state updates on users' topics; devicesync = a read on one device to its read \
             state on another, idle and at 50k events/s; pipelining = batched ingest with 2 frames \
@@ -62,7 +63,8 @@ struct BenchCommand: ParsableCommand {
     /// The names `--only` takes.
     static let sections = [
         "ingest", "batched", "single", "client", "curve", "metrics", "workers", "latency", "disk", "redis", "memory",
-        "restart", "storage", "replication", "failover", "groups", "readstate", "devicesync", "pipelining", "handoffs",
+        "restart", "storage", "replication", "failover", "falsefailover", "groups", "readstate", "devicesync",
+        "pipelining", "handoffs",
     ]
 
     @Option(
@@ -70,8 +72,11 @@ struct BenchCommand: ParsableCommand {
     )
     var baselineReceiptd: String?
 
-    @Option(help: "SIGKILLs of the primary in the failover section.")
+    @Option(help: "SIGKILLs, and as many SIGSTOPs, of the primary in the failover section.")
     var failoverKills = 20
+
+    @Option(help: "How long the falsefailover section runs, in minutes.")
+    var falseFailoverMinutes = 10.0
 
     @OptionGroup var workload: WorkloadOptions
 
@@ -131,6 +136,7 @@ struct BenchCommand: ParsableCommand {
         if wanted("storage") { try bench.storage() }
         if wanted("replication") { try bench.replication() }
         if wanted("failover") { try bench.failover(kills: smoke ? 2 : failoverKills) }
+        if wanted("falsefailover") { try bench.falseFailovers(minutes: smoke ? 0.2 : falseFailoverMinutes) }
         if wanted("groups") { try bench.groups() }
         if wanted("readstate") { try bench.readStateCost() }
         if wanted("devicesync") { try bench.deviceSync() }

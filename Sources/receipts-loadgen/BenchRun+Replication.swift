@@ -14,13 +14,21 @@ extension BenchRun {
         var httpPorts: [Int]
 
         /// The members' flags: member `name` of ordinal 0 on `etcd`, the alpha set first, with
-        /// `/metrics` on `httpPort`.
-        static func arguments(_ name: String, etcd: EtcdProcess, ack: String, httpPort: Int) -> [String] {
+        /// `/metrics` on `httpPort`, and `--replication-fallback local` (two members: the survivor of
+        /// a failover acknowledges without its lost standby). With `defaults`, every other
+        /// replication flag keeps its default (the failover rows); without, the throughput rows'
+        /// 2 s lease and 5 s replication timeout.
+        static func arguments(
+            _ name: String,
+            etcd: EtcdProcess,
+            ack: String,
+            httpPort: Int,
+            defaults: Bool
+        ) -> [String] {
             [
-                "--etcd", etcd.clientURL, "--member", name, "--members", "alpha,beta", "--lease-ttl-s", "2",
-                "--replication-ack", ack, "--replication-timeout-ms", "5000", "--replication-fallback", "local",
-                "--http", "127.0.0.1:\(httpPort)",
-            ]
+                "--etcd", etcd.clientURL, "--member", name, "--members", "alpha,beta", "--replication-ack", ack,
+                "--replication-fallback", "local", "--http", "127.0.0.1:\(httpPort)",
+            ] + (defaults ? [] : ["--lease-ttl-s", "2", "--replication-timeout-ms", "5000"])
         }
 
         /// Whether `member`'s `/metrics` says that it is primary with its standby recorded in sync
@@ -34,11 +42,15 @@ extension BenchRun {
 
     /// Starts etcd, then alpha (which takes term 1) and beta (which follows it), and waits until
     /// alpha has beta recorded in sync.
-    func replicatedOrdinal(ack: String) throws -> ReplicatedOrdinal {
+    func replicatedOrdinal(ack: String, defaults: Bool = false) throws -> ReplicatedOrdinal {
         let etcd = try BlockingWait.run(seconds: EtcdProcess.startDeadlineSeconds + 10) { try await EtcdProcess() }
         let ports = [try LoopbackPort.free(), try LoopbackPort.free()]
-        let alpha = try daemon(ReplicatedOrdinal.arguments("alpha-0", etcd: etcd, ack: ack, httpPort: ports[0]))
-        let beta = try daemon(ReplicatedOrdinal.arguments("beta-0", etcd: etcd, ack: ack, httpPort: ports[1]))
+        let alpha = try daemon(
+            ReplicatedOrdinal.arguments("alpha-0", etcd: etcd, ack: ack, httpPort: ports[0], defaults: defaults)
+        )
+        let beta = try daemon(
+            ReplicatedOrdinal.arguments("beta-0", etcd: etcd, ack: ack, httpPort: ports[1], defaults: defaults)
+        )
         let ordinal = ReplicatedOrdinal(
             etcd: etcd,
             members: [alpha, beta],
@@ -49,7 +61,7 @@ extension BenchRun {
     }
 
     /// Waits (at most 30 s) until member `primary` is primary with its standby recorded in sync.
-    private func waitUntilInSync(_ ordinal: ReplicatedOrdinal, primary: Int) throws {
+    func waitUntilInSync(_ ordinal: ReplicatedOrdinal, primary: Int) throws {
         let deadline = Monotonic.now() + 30_000_000_000
         while !ordinal.isPrimaryWithStandbyInSync(primary) {
             guard Monotonic.now() < deadline else {
@@ -151,99 +163,10 @@ extension BenchRun {
         )
     }
 
-    /// Failover time: a replicated ordinal's primary is SIGKILLed `kills` times; each time, the
-    /// time from the kill to the first acknowledgement by the new primary, then the killed member
-    /// is started again (it rejoins as a standby) and caught up before the next kill.
-    ///
-    /// The probe that finds the new primary is a read, sent from the moment of the kill, of a
-    /// message acknowledged just before it; a raw SUB on the reader's whole topic frame at both
-    /// members (another device of the reader's) times the read state's arrival from the kill too.
-    mutating func failover(kills: Int) throws {
-        let ordinal = try replicatedOrdinal(ack: "standby")
-        defer { for member in ordinal.members { member.terminate() } }
-        let device = try ZMQSocket(context: context, type: .sub)
-        defer { device.close() }
-        try device.subscribe(Partitioning.exactUserTopic(for: DeviceSyncProbe.reader))
-        for member in ordinal.members { try device.connect(member.publishEndpoint) }
-        let conversation = DeviceSyncProbe.conversation
-        var sequence: UInt64 = 0
-        try waitForAcknowledgement(
-            ordinal.members[0],
-            of: .conversationUpserted(
-                conversation: conversation,
-                kind: .direct,
-                members: [DeviceSyncProbe.sender, DeviceSyncProbe.reader]
-            ),
-            sequence: &sequence,
-            seconds: 10
-        )
-        var seconds: [Double] = []
-        var syncSeconds: [Double] = []
-        for kill in 1...kills {
-            let roles = try ordinal.members.map { try health($0).role }
-            guard let primaryIndex = roles.firstIndex(of: .primary) else {
-                throw LoadgenError(.process, "no primary among the members: \(roles)")
-            }
-            let message = "f\(kill)"
-            try waitForAcknowledgement(
-                ordinal.members[primaryIndex],
-                of: .messageSent(
-                    conversation: conversation,
-                    message: message,
-                    sender: DeviceSyncProbe.sender,
-                    isSystem: false
-                ),
-                sequence: &sequence,
-                seconds: 10
-            )
-            let survivor = ordinal.members[1 - primaryIndex]
-            ordinal.members[primaryIndex].kill9()
-            let killed = Monotonic.now()
-            try waitForAcknowledgement(
-                survivor,
-                of: .read(conversation: conversation, user: DeviceSyncProbe.reader, message: message),
-                sequence: &sequence,
-                seconds: 30
-            )
-            seconds.append(Monotonic.seconds(from: killed, to: Monotonic.now()))
-            try waitForReadState(on: device, upTo: UInt64(kill), seconds: 10)
-            syncSeconds.append(Monotonic.seconds(from: killed, to: Monotonic.now()))
-            try ordinal.members[primaryIndex].start()
-            try waitUntilInSync(ordinal, primary: 1 - primaryIndex)
-        }
-        func cell(_ values: [Double]) -> String {
-            ResultTable.seconds(ResultTable.median(values)) + " / " + ResultTable.seconds(values.max() ?? 0)
-        }
-        table.add(
-            "failover: SIGKILL of the primary → first acknowledgement by the new one, \(kills) kills: p50 / max",
-            ours: cell(seconds),
-            baseline: "lease TTL 2 s",
-            target: "<= 5 s"
-        )
-        table.add(
-            "device sync across a failover: a read sent from the primary's SIGKILL → its read state on another "
-                + "device, \(kills) kills: p50 / max",
-            ours: cell(syncSeconds),
-            baseline: "the failover row",
-            target: "—"
-        )
-        table.note(
-            "Failover: two members and a real etcd on this machine, --lease-ttl-s 2, --replication-ack standby; the "
-                + "clock runs from the SIGKILL to the first acknowledged frame at the survivor's ingest endpoint "
-                + "(a one-event frame, a read of a message acknowledged before the kill, sent every 100 ms); the "
-                + "killed member is then started again, rejoins as a standby and catches up before the next kill. It "
-                + "covers the lease's expiry (up to the TTL after the last keepalive), etcd's expiry check, the watch, "
-                + "the campaign transaction, the restart of the survivor's loop as primary (recovery of its log) and "
-                + "the new term's first record. The device-sync row times the same read from the kill to its read "
-                + "state at a raw SUB connected to both members (the new primary's PUB is bound anew: the SUB "
-                + "reconnects, and the worker announces the reader's state when its subscription arrives)."
-        )
-    }
-
     /// Receives read states of `DeviceSyncProbe.reader` on `device` until one reads up to
     /// `sequence` or beyond.
     /// - Throws: `LoadgenError` if none does within `seconds`.
-    private func waitForReadState(on device: ZMQSocket, upTo sequence: UInt64, seconds: Double) throws {
+    func waitForReadState(on device: ZMQSocket, upTo sequence: UInt64, seconds: Double) throws {
         let deadline = Monotonic.now() + UInt64(seconds * 1e9)
         try device.setReceiveTimeout(milliseconds: 100)
         while Monotonic.now() < deadline {
@@ -254,7 +177,7 @@ extension BenchRun {
     }
 
     /// `member`'s health answer (a primary's or a standby's), within 5 s.
-    private func health(_ member: DaemonProcess) throws -> Health {
+    func health(_ member: DaemonProcess) throws -> Health {
         let client = member.client
         return try BlockingWait.run(seconds: 5) { try await client.health(worker: 0) }
     }
@@ -262,7 +185,7 @@ extension BenchRun {
     /// Sends `kind` in one-event frames to `member`'s ingest endpoint, every 100 ms with the same
     /// event id, until one is acknowledged without an error (a standby answers NOT_PRIMARY, a
     /// member between roles may not answer).
-    private func waitForAcknowledgement(
+    func waitForAcknowledgement(
         _ member: DaemonProcess,
         of kind: EventKind,
         sequence: inout UInt64,

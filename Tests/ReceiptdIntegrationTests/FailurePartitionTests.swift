@@ -29,20 +29,26 @@ import ZeroMQ
         throw IntegrationError("\(what) not seen within \(seconds) s; last health \(String(describing: last))")
     }
 
+    /// Section 6.5 and 7.4: the standby takes over from a frozen primary long before its lease
+    /// could expire, and the old primary, resumed with its lease still alive, acknowledges nothing.
     @Test func aFrozenPrimaryAcknowledgesNothingWhenItResumesAndRejoinsAsAStandby() async throws {
         let etcd = try await EtcdProcess()
-        let alpha = try await ReceiptdProcess(arguments: FailoverTests.arguments("alpha-0", etcd: etcd))
-        let beta = try await ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd))
+        let alpha = try await ReceiptdProcess(
+            arguments: FailoverTests.arguments("alpha-0", etcd: etcd, leaseSeconds: 30)
+        )
+        let beta = try await ReceiptdProcess(arguments: FailoverTests.arguments("beta-0", etcd: etcd, leaseSeconds: 30))
         var factory = EventFactory()
         let batches = ReplicationShippingTests.batches(&factory, count: 100)
         #expect(try alpha.ingestPipelined(batches).allSatisfy { $0.error == nil })
 
         alpha.signal(SIGSTOP)
-        // The frozen primary renews nothing: its lease expires and the standby takes over.
+        // The frozen primary's lease lasts 30 s; within 15 s, only a takeover serves.
         _ = try await FailoverTests.waitUntilServing(
             beta,
             probe: factory.make(.memberJoined(conversation: "c", user: "dan"))
         )
+        let promoted = try await HTTPProbe.get(try #require(beta.httpAddress), "/metrics").body
+        #expect(promoted.contains(#"receiptd_replication_promotions_total{reason="takeover"} 1"#), "\(promoted)")
         let late = factory.make(.messageSent(conversation: "c", message: "late", sender: "bob", isSystem: false))
         // Sent to the frozen primary before it resumes: it finds it in its socket when it does.
         let gateway = try ZMQSocket(context: ReceiptdProcess.sharedContext, type: .dealer)

@@ -155,8 +155,12 @@ import ZeroMQ
 
     @Test func aStandbyCutOffFromItsPrimaryAnswersUnavailableAndTheClientAsksThePrimary() async throws {
         let etcd = try await EtcdProcess()
-        // A long lease: the frozen primary stays primary, and the standby stays a standby.
-        let (alpha, beta) = try await Self.members(etcd, extra: ["--lease-ttl-s", "20"])
+        // A long lease and no takeover: the frozen primary stays primary, and the standby stays a
+        // standby.
+        let (alpha, beta) = try await Self.members(
+            etcd,
+            extra: ["--lease-ttl-s", "20", "--replication-takeover-ms", "0"]
+        )
         let client = try Self.client(alpha, beta)
         defer { _ = try? BlockingWait.run(seconds: 5) { await client.shutdown() } }
 

@@ -202,6 +202,146 @@ struct MemberMachineTests {
         )
     }
 
+    /// The keys of a4's term, with the given in-sync record.
+    static func followingA(inSync: InSyncRecord?) -> OrdinalState {
+        OrdinalState(primary: record("a", term: 4), primaryRevision: 9, term: 4, inSync: inSync, inSyncRevision: 10)
+    }
+
+    /// Section 6.5: a standby of the in-sync set whose primary went silent reads the keys; while
+    /// they still name that primary, it hands the term over to itself on the primary's behalf and
+    /// campaigns at once, before the primary's lease expires.
+    @Test func aStandbyInSyncTakesOverFromItsSilentPrimaryAndCampaignsAtOnce() {
+        var machine = Self.machine()
+        let keys = Self.followingA(inSync: InSyncRecord(term: 4, standbys: ["b", "c"], ack: "standby"))
+        #expect(machine.step(.keys(keys), Self.facts()) == .follow(Self.record("a", term: 4)))
+        #expect(machine.mayTakeOverNow)
+        #expect(machine.step(.roleEnded(.primarySilent), Self.facts()) == .readKeys)
+        #expect(machine.role == .waiting)
+        #expect(
+            machine.step(.keys(keys), Self.facts()) == .takeOver(HandOverRecord(term: 4, to: "b"), guardRevision: 9)
+        )
+        var deposed = keys
+        deposed.primary = nil
+        deposed.primaryRevision = 0
+        deposed.handOver = HandOverRecord(term: 4, to: "b")
+        #expect(machine.step(.tookOver, Self.facts()) == .readKeys)
+        #expect(
+            machine.step(.keys(deposed), Self.facts())
+                == .campaign(
+                    Self.record("b", term: 5),
+                    InSyncRecord(term: 5, standbys: ["c"], ack: "standby"),
+                    over: deposed
+                )
+        )
+    }
+
+    /// A row: the keys read after b's primary a (term 4, revision 9) went silent, and what b does.
+    struct SilenceRow: Sendable, CustomTestStringConvertible {
+        var name: String
+        var state: OrdinalState
+        var acknowledgement = ReplicationSettings.Acknowledgement.standby
+        var effect: MemberMachine.Effect
+        var testDescription: String { name }
+    }
+
+    static let silenceRows: [SilenceRow] = [
+        SilenceRow(
+            name: "in sync under standby: take over",
+            state: followingA(inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "standby")),
+            effect: .takeOver(HandOverRecord(term: 4, to: "b"), guardRevision: 9)
+        ),
+        SilenceRow(
+            name: "not in the in-sync set: follow a again (its lease decides)",
+            state: followingA(inSync: InSyncRecord(term: 4, standbys: ["c"], ack: "standby")),
+            effect: .follow(record("a", term: 4))
+        ),
+        SilenceRow(
+            name: "in an older term's set only: follow a again",
+            state: followingA(inSync: InSyncRecord(term: 3, standbys: ["b"], ack: "standby")),
+            effect: .follow(record("a", term: 4))
+        ),
+        SilenceRow(
+            name: "no in-sync key: follow a again",
+            state: followingA(inSync: nil),
+            effect: .follow(record("a", term: 4))
+        ),
+        SilenceRow(
+            name: "a set kept under local: a could still acknowledge alone; follow a again",
+            state: followingA(inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "local")),
+            effect: .follow(record("a", term: 4))
+        ),
+        SilenceRow(
+            name: "b acknowledges locally itself: follow a again",
+            state: followingA(inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "standby")),
+            acknowledgement: .local,
+            effect: .follow(record("a", term: 4))
+        ),
+        SilenceRow(
+            name: "another member took over meanwhile: follow it",
+            state: OrdinalState(
+                primary: record("c", term: 5),
+                primaryRevision: 14,
+                term: 5,
+                inSync: InSyncRecord(term: 5, standbys: ["b"], ack: "standby")
+            ),
+            effect: .follow(record("c", term: 5))
+        ),
+        SilenceRow(
+            name: "a is gone already: campaign",
+            state: OrdinalState(term: 4, inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "standby")),
+            effect: .campaign(
+                record("b", term: 5),
+                InSyncRecord(term: 5, standbys: [], ack: "standby"),
+                over: OrdinalState(term: 4, inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "standby"))
+            )
+        ),
+    ]
+
+    @Test(arguments: silenceRows)
+    func whatAStandbyDoesWhenItsPrimaryWentSilent(row: SilenceRow) {
+        var machine = MemberMachine(
+            member: Self.record("b"),
+            mayStartOrdinal: false,
+            acknowledgement: row.acknowledgement
+        )
+        _ = machine.step(.keys(Self.followingA(inSync: nil)), Self.facts())
+        #expect(machine.step(.roleEnded(.primarySilent), Self.facts()) == .readKeys)
+        #expect(machine.step(.keys(row.state), Self.facts()) == row.effect)
+    }
+
+    /// Silence counts once: keys read for another reason later follow the primary, whatever
+    /// they record.
+    @Test func aTakeoverIsDecidedOnlyWithTheKeysReadRightAfterTheSilence() {
+        var machine = Self.machine()
+        let keys = Self.followingA(inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "standby"))
+        _ = machine.step(.keys(keys), Self.facts())
+        _ = machine.step(.roleEnded(.primarySilent), Self.facts())
+        #expect(machine.step(.keysUnreadable, Self.facts()) == .wait(milliseconds: 500))
+        #expect(machine.step(.waited, Self.facts()) == .readKeys)
+        #expect(
+            machine.step(.keys(keys), Self.facts()) == .takeOver(HandOverRecord(term: 4, to: "b"), guardRevision: 9)
+        )
+        #expect(machine.step(.tookOver, Self.facts()) == .readKeys)
+        #expect(machine.step(.keys(keys), Self.facts()) == .follow(Self.record("a", term: 4)), "the takeover failed")
+        #expect(machine.step(.roleEnded(.left), Self.facts()) == .readKeys)
+        #expect(machine.step(.keys(keys), Self.facts()) == .follow(Self.record("a", term: 4)))
+    }
+
+    /// Whether a takeover is possible is asked by the standby's loop before it ends on silence.
+    @Test func aStandbyMayTakeOverOnlyWhileTheKeysRecordItInSync() {
+        var machine = Self.machine()
+        #expect(!machine.mayTakeOverNow, "not a standby")
+        _ = machine.step(
+            .keys(Self.followingA(inSync: InSyncRecord(term: 4, standbys: ["c"], ack: "standby"))),
+            Self.facts()
+        )
+        #expect(!machine.mayTakeOverNow)
+        _ = machine.observe(Self.followingA(inSync: InSyncRecord(term: 4, standbys: ["b", "c"], ack: "standby")))
+        #expect(machine.mayTakeOverNow)
+        _ = machine.observe(Self.followingA(inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "local")))
+        #expect(!machine.mayTakeOverNow)
+    }
+
     /// After any role the keys are read again: those seen in it are stale.
     @Test(arguments: [MemberMachine.RoleEnding.left, .handedOver])
     func aRoleThatEndsReadsTheKeysAgain(ending: MemberMachine.RoleEnding) {

@@ -7,10 +7,12 @@ import ReceiptsTestKit
 /// duplicates, gateways that re-send unacknowledged events with the same ids and follow
 /// `NOT_PRIMARY`, and faults chosen by one seed: crashes (of the process, or of the machine,
 /// which loses unsynced writes), pauses longer than a lease, partitions from the other members
-/// and from the coordinator, and the coordinator unavailable for a while.
+/// and from the coordinator, and the coordinator unavailable for a while. Standbys take over from
+/// a primary silent for `--replication-takeover-ms`, as `StandbyLoop` does.
 ///
-/// After every acknowledgement it checks that one member acknowledges in a term and none after a
-/// later term began; at the end, after the faults heal, that every acknowledged event is in the
+/// After every acknowledgement it checks that one member acknowledges in a term, and that after a
+/// later term began an earlier term's member acknowledges nothing (failover on the lease) or only
+/// what the later term's primary held when it won (with takeovers); at the end, after the faults heal, that every acknowledged event is in the
 /// final primary's log exactly once, and that every standby of the recorded in-sync set holds a
 /// prefix of that log with every acknowledged event.
 final class ClusterSimulation {
@@ -55,13 +57,17 @@ final class ClusterSimulation {
     private var isolated: [String: Int64] = [:]
     private var cutFromCoordinator: [String: Int64] = [:]
     private var coordinatorDownUntil: Int64 = 0
+    /// `--replication-takeover-ms`, chosen per seed: its default, or 0 (failover on the lease
+    /// only: then no member acknowledges in a term once a later one began).
+    private let takeoverMilliseconds: Int64
     /// The network's faults, chosen per seed.
     private let dropChance: Double
     private let duplicateChance: Double
     private let maximumDelay: Int64
-    /// Who acknowledged in each term, and when each term was won.
+    /// Who acknowledged in each term, and when each term was won with which events in its
+    /// primary's log.
     private var ackers: [UInt64: String] = [:]
-    private var wins: [UInt64: Int64] = [:]
+    private var wins: [UInt64: (at: Int64, held: Set<UInt64>)] = [:]
     /// Who first acknowledged each event, in which term and when, for a failure's report.
     private var firstAcknowledgement: [UInt64: String] = [:]
     private(set) var failure: SimulationFailure?
@@ -71,6 +77,7 @@ final class ClusterSimulation {
     /// Counts for the report.
     private(set) var acknowledgedEvents = 0
     private(set) var faults = 0
+    private(set) var takeovers = 0
 
     /// The keys as last read, and the store's revision then: they are read again only after a
     /// write (decoding them is most of a turn's cost).
@@ -100,11 +107,22 @@ final class ClusterSimulation {
         dropChance = Double.random(in: 0...0.05, using: &random)
         duplicateChance = Double.random(in: 0...0.03, using: &random)
         maximumDelay = Int64.random(in: 2...40, using: &random)
+        let takeover = ReplicationSettings(member: "", role: .elected, endpoint: "").takeoverMilliseconds
+        takeoverMilliseconds = Int.random(in: 0..<3, using: &random) == 0 ? 0 : takeover
         for index in 0..<count {
             let name = "m\(index)"
             // Within the margin the lease deadline keeps (deploy/REPLICATION.md, section 7.3).
             let rate = Double.random(in: Self.clockRates, using: &random)
-            members.append(SimulatedMember(name: name, index: index, clockRate: rate, bug: bug, store: store))
+            members.append(
+                SimulatedMember(
+                    name: name,
+                    index: index,
+                    clockRate: rate,
+                    takeoverMilliseconds: takeoverMilliseconds,
+                    bug: bug,
+                    store: store
+                )
+            )
             conditions[name] = .up
         }
         gateways = (0..<Int.random(in: 1...2, using: &random)).map { Gateway(name: "g\($0)") }
@@ -115,7 +133,7 @@ final class ClusterSimulation {
         let rates = members.map { "\($0.name) \(($0.clockRate * 1000).rounded() / 1000)" }.joined(separator: ", ")
         note(
             "\(members.count) members (clock rates \(rates)), \(gateways.count) gateways, drop \(dropChance), "
-                + "delay ≤ \(maximumDelay) ms"
+                + "delay ≤ \(maximumDelay) ms, takeover after \(takeoverMilliseconds) ms"
         )
         let faultsEnd = now + Self.faultMilliseconds
         while now < faultsEnd, failure == nil {
@@ -328,10 +346,16 @@ final class ClusterSimulation {
         if !keepsWholeTrace, trace.count > 200 { trace.removeFirst(100) }
     }
 
-    /// A member won the campaign for `term`.
-    func won(term: UInt64, by member: String) {
-        wins[term] = now
+    /// A member won the campaign for `term`, with `held` in its log.
+    func won(term: UInt64, by member: String, holding held: Set<UInt64>) {
+        wins[term] = (now, held)
         note("\(member) wins term \(term)")
+    }
+
+    /// A standby deposed its silent primary, whose term was `term`.
+    func tookOver(term: UInt64, by member: String) {
+        takeovers += 1
+        note("\(member) takes term \(term) over from its silent primary")
     }
 
     /// Records the in-sync set through `coordinator`, guarded by the primary key's revision.
@@ -341,7 +365,10 @@ final class ClusterSimulation {
         return recorded
     }
 
-    /// A member acknowledges `events` in `term`: one member a term, and none once a later term began.
+    /// A member acknowledges `events` in `term`: one member a term, and once a later term began,
+    /// only events its primary held when it won. (A primary that was taken over from keeps its
+    /// lease: resumed from a pause, it may still complete a frame its standby confirmed before
+    /// taking over, deploy/REPLICATION.md section 7.4; that event is in the next term's history.)
     func acknowledge(_ events: [UInt64], member: String, term: UInt64) {
         acknowledgedEvents += events.count
         if let acker = ackers[term], acker != member {
@@ -351,8 +378,15 @@ final class ClusterSimulation {
         for event in events where firstAcknowledgement[event] == nil {
             firstAcknowledgement[event] = "by \(member) in term \(term) at \(now)"
         }
-        if let later = wins.filter({ $0.key > term && $0.value <= now }).keys.min() {
-            fail("\(member) acknowledged \(events) in term \(term) after term \(later) began at \(wins[later] ?? 0)")
+        for (later, win) in wins.sorted(by: { $0.key < $1.key }) where later > term && win.at <= now {
+            if takeoverMilliseconds == 0 {
+                fail("\(member) acknowledged \(events) in term \(term) after term \(later) began at \(win.at)")
+            } else if let missing = events.first(where: { !win.held.contains($0) }) {
+                fail(
+                    "\(member) acknowledged e\(missing) in term \(term) after term \(later) began at \(win.at) "
+                        + "without it"
+                )
+            }
         }
     }
 

@@ -20,6 +20,7 @@ import Testing
         var ran: UInt64 = 0
         var acknowledged = 0
         var faults = 0
+        var takeovers = 0
         // On a serial queue of its own: a minute of seeds must not take one of the cooperative
         // pool's few threads from the tests running beside it.
         let failed = await withTaskExecutorPreference(BlockingWait.ownExecutor(label: "simulation-sweep")) {
@@ -32,13 +33,18 @@ import Testing
                 if failure != nil { return true }
                 acknowledged += simulation.acknowledgedEvents
                 faults += simulation.faults
+                takeovers += simulation.takeovers
                 ran += 1
             }
             return false
         }
         if failed { return }
         let seconds = Double((ContinuousClock.now - started).components.seconds) + 1e-18
-        print("simulation: \(ran) seeds, \(faults) faults, \(acknowledged) acknowledgements, \(seconds) s")
+        print(
+            "simulation: \(ran) seeds, \(faults) faults, \(takeovers) takeovers, \(acknowledged) acknowledgements, "
+                + "\(seconds) s"
+        )
+        #expect(takeovers > 0, "no standby took over from a silent primary in \(ran) seeds")
         #expect(ran >= min(seeds, Self.fewestSeeds), "too few seeds ran in 3 minutes to mean anything")
     }
 

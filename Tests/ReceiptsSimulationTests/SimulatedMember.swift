@@ -49,6 +49,9 @@ final class SimulatedMember {
         var session: UInt64
         var accepted = false
         var lastHeard: Int64
+        /// When the primary last sent something in an accepted session, or when following
+        /// began: the silence a takeover counts (`StandbyLoop`).
+        var heardFromPrimary: Int64
         var lastAck: (appended: UInt64, durable: UInt64, at: Int64) = (0, 0, 0)
     }
 
@@ -77,6 +80,8 @@ final class SimulatedMember {
     /// This member as a primary record names it (the term is its campaign's).
     let record: PrimaryRecord
     let bug: PlantedBug?
+    /// `--replication-takeover-ms`: 0 leaves failover to the lease.
+    let takeoverMilliseconds: Int64
     /// How fast this member's clock runs against the store's (1: the same rate).
     let clockRate: Double
     /// The store's clock at this member's current turn or message (milliseconds).
@@ -99,8 +104,16 @@ final class SimulatedMember {
     private var coordinatorStarted = false
 
     /// A member of the ordinal's first member set (so it may start the ordinal), not yet started.
-    init(name: String, index: Int, clockRate: Double, bug: PlantedBug?, store: InMemoryCoordinator.Store) {
+    init(
+        name: String,
+        index: Int,
+        clockRate: Double,
+        takeoverMilliseconds: Int64,
+        bug: PlantedBug?,
+        store: InMemoryCoordinator.Store
+    ) {
         self.name = name
+        self.takeoverMilliseconds = takeoverMilliseconds
         self.clockRate = clockRate
         self.bug = bug
         record = PrimaryRecord(
@@ -249,6 +262,11 @@ final class SimulatedMember {
             case .resign(let guardRevision):
                 if reachesCoordinator { try? await coordinator.resign(guardRevision: guardRevision) }
                 pending = .resigned
+            case .takeOver(let record, let guardRevision):
+                if reachesCoordinator, (try? await coordinator.handOver(record, guardRevision: guardRevision)) == true {
+                    world.tookOver(term: record.term, by: name)
+                }
+                pending = .tookOver
             case .wait:
                 pending = .waited
                 return
@@ -258,14 +276,14 @@ final class SimulatedMember {
                 )
             case .follow(let primary):
                 knownTerm = max(knownTerm, primary.term)
-                var standby = Standby(primary: primary, session: 0, lastHeard: now)
+                var standby = Standby(primary: primary, session: 0, lastHeard: now, heardFromPrimary: now)
                 openSession(&standby, now: now, world: world)
                 serving = .standby(standby)
                 world.note("\(name) follows \(primary.member) in term \(primary.term)")
                 return
             case .serve(let term, let guardRevision, let lease, let recorded):
                 promote(term: term, guardRevision: guardRevision, lease: lease, recorded: recorded, now: now)
-                world.won(term: term, by: name)
+                world.won(term: term, by: name, holding: Set(log.compactMap(\.event)))
                 return
             case .exit:
                 return
@@ -471,6 +489,11 @@ final class SimulatedMember {
     }
 
     private func serveStandby(_ standby: inout Standby, now: Int64, world: ClusterSimulation) {
+        if takeoverMilliseconds > 0, now - standby.heardFromPrimary >= takeoverMilliseconds, machine.mayTakeOverNow {
+            world.note("\(name) hears nothing from \(standby.primary.member) for \(now - standby.heardFromPrimary) ms")
+            end(.primarySilent)
+            return
+        }
         guard now - standby.lastHeard <= Self.timeoutMilliseconds else {
             openSession(&standby, now: now, world: world)
             return
@@ -527,6 +550,7 @@ final class SimulatedMember {
             knownTerm = term
             standby.accepted = true
             standby.lastHeard = now
+            standby.heardFromPrimary = now
             standby.lastAck = (0, 0, 0)
             if continueAt < UInt64(log.count), bug != .skipCutBackOnRejoin {
                 world.note("\(name) cuts its log back from \(log.count) to \(continueAt)")
@@ -546,6 +570,7 @@ final class SimulatedMember {
                 return
             }
             standby.lastHeard = now
+            standby.heardFromPrimary = now
             let end = UInt64(log.count)
             let overlap = Int(end) - Int(start)
             if start > end || overlap > entries.count

@@ -82,6 +82,8 @@ final class ReplicatedMember: Sendable {
             }
         }
         var input = MemberMachine.Input.started
+        // Whether the next promotion follows this member's takeover, for its metric's reason.
+        var tookOver = false
         var published: (role: MemberMachine.Role, term: UInt64)?
         while true {
             let facts = MemberMachine.Facts(
@@ -118,9 +120,13 @@ final class ReplicatedMember: Sendable {
                 if role == .waiting && keysKnown && facts.lease != 0 { readyOnce() }
                 control.waitForWake(milliseconds: Int32(milliseconds))
                 input = .waited
+            case .takeOver(let record, let guardRevision):
+                tookOver = takeOver(record, guardRevision: guardRevision)
+                input = .tookOver
             case .campaign(let record, let inSync, let state):
                 input = .campaignEnded(campaign(record, inSync: inSync, over: state))
             case .follow(let primary):
+                tookOver = false
                 input = .roleEnded(try follow(primary, onReady: readyOnce))
             case .serve(let term, let guardRevision, let lease, let recorded):
                 input = .roleEnded(
@@ -129,9 +135,11 @@ final class ReplicatedMember: Sendable {
                         guardRevision: guardRevision,
                         lease: lease,
                         recorded: recorded,
+                        reason: tookOver ? "takeover" : "lease",
                         onReady: readyOnce
                     )
                 )
+                tookOver = false
             case .exit:
                 return
             }
@@ -194,16 +202,37 @@ final class ReplicatedMember: Sendable {
             control: control,
             metrics: metrics
         )
-        try loop.run(onReady: onReady)
-        return control.isStopRequested ? .stopped : .left
+        let silent = try loop.run(onReady: onReady, mayTakeOver: { machine.withLock { $0.mayTakeOverNow } })
+        if control.isStopRequested { return .stopped }
+        return silent ? .primarySilent : .left
     }
 
-    /// Serves as primary in `term` until deposed, handed over or stopped.
+    /// Deposes the silent primary whose key was created at `guardRevision` by handing its term
+    /// over to this member; whether it was written.
+    private func takeOver(_ record: HandOverRecord, guardRevision: Int64) -> Bool {
+        let coordinator = self.coordinator
+        do {
+            let written = try Blocking.run { () async throws(CoordinationError) in
+                try await coordinator.handOver(record, guardRevision: guardRevision)
+            }
+            if written {
+                logger.warning("took over from the silent primary", metadata: ["replication.term": "\(record.term)"])
+            }
+            return written
+        } catch {
+            logger.warning("the takeover's outcome is unknown; reading the keys again", metadata: ["error": "\(error)"])
+            return false
+        }
+    }
+
+    /// Serves as primary in `term` until deposed, handed over or stopped; `reason` labels the
+    /// promotion's metric.
     private func serve(
         term: UInt64,
         guardRevision: Int64,
         lease: Int64,
         recorded: Set<String>,
+        reason: String,
         onReady: () -> Void
     ) throws(ServiceError) -> MemberMachine.RoleEnding {
         logger.notice("won the campaign; serving as primary", metadata: ["replication.term": "\(term)"])
@@ -221,7 +250,7 @@ final class ReplicatedMember: Sendable {
             ),
             replicationMetrics: metrics
         )
-        metrics.promoted(reason: "lease")
+        metrics.promoted(reason: reason)
         try loop.run(onReady: onReady)
         if let handedOver = loop.handedOver {
             logger.notice(

@@ -76,7 +76,7 @@ final class ReplicationMetrics: Sendable {
         if stalledSeconds > 0 { stalled.increment(by: stalledSeconds) }
     }
 
-    /// Counts a promotion (`reason`: `lease`).
+    /// Counts a promotion (`reason`: `lease`, or `takeover` after deposing a silent primary).
     func promoted(reason: String) {
         Metrics.Counter(label: MetricCatalog.replicationPromotions.name, dimensions: [("reason", reason)]).increment()
     }

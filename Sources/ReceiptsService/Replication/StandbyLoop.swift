@@ -71,8 +71,14 @@ final class StandbyLoop {
         control.workerCount = replica.engine.topology.workerCount
     }
 
-    /// Follows the primary until `stop()`, then closes the log.
-    func run(onReady: () -> Void) throws(ServiceError) {
+    /// Follows the primary until `stop()` or a leave, then closes the log. With
+    /// `settings.takeoverMilliseconds`, it also ends when the primary was silent that long (no
+    /// message of an open session, counted from the loop's start at the earliest) while
+    /// `mayTakeOver` says the member may take over (section 6.5).
+    ///
+    /// - Returns: Whether it ended because the primary went silent.
+    @discardableResult
+    func run(onReady: () -> Void, mayTakeOver: () -> Bool = { false }) throws(ServiceError) -> Bool {
         defer {
             for socket in [dealer, ingest, queries] { socket.close() }
             context.terminate()
@@ -115,7 +121,8 @@ final class StandbyLoop {
                 "worker.index": "\(configuration.workerIndex)",
             ]
         )
-        try send([replica.start(now: ServiceClock.monotonicMilliseconds())])
+        let started = ServiceClock.monotonicMilliseconds()
+        try send([replica.start(now: started)])
         onReady()
         var poller = ZMQPoller()
         let dealerItem = poller.add(dealer)
@@ -132,10 +139,22 @@ final class StandbyLoop {
             if poller.isReadable(dealerItem) { try receiveAll() }
             if let ingestItem, poller.isReadable(ingestItem) { try answer(ingest, ingest: true) }
             if let queriesItem, poller.isReadable(queriesItem) { try answer(queries, ingest: false) }
-            try send(replica.advance(now: ServiceClock.monotonicMilliseconds()))
+            let now = ServiceClock.monotonicMilliseconds()
+            try send(replica.advance(now: now))
             control.workerCount = replica.engine.topology.workerCount
+            // Measured after everything waiting was received: a loop that was itself held up
+            // (a slow disk, no core) does not take its own delay for the primary's silence.
+            let heard = max(replica.lastHeardFromPrimary ?? started, started)
+            if settings.takeoverMilliseconds > 0, now - heard >= settings.takeoverMilliseconds, mayTakeOver() {
+                logger.warning(
+                    "the primary is silent; taking over",
+                    metadata: ["replication.silent_ms": "\(now - heard)"]
+                )
+                return true
+            }
         }
         logger.info("stopped")
+        return false
     }
 
     /// Hands every waiting message to the replica and sends its answers.
