@@ -11,8 +11,10 @@ import ZeroMQ
 /// holds a DEALER to the ingest endpoint and one to the query endpoint, and every
 /// request carries a tag frame before the empty delimiter, which the worker's ROUTER returns
 /// with the reply: replies are matched by tag, so they may come in any order, late, or twice.
-/// What goes in which frame, and when, is the ``IngestScheduler``'s to decide; the loop keeps
-/// the sockets, the poll and the callers' continuations.
+/// What goes out, when, and to which member is decided by three socket-free schedulers that
+/// take the time from the loop: ``IngestScheduler`` (frames), ``QueryScheduler`` (queries) and
+/// ``SubscriptionScheduler`` (subscriptions and their snapshot repairs). The loop keeps the
+/// sockets, the poll and the callers' continuations.
 final class ClientLoop {
     typealias Instant = ContinuousClock.Instant
 
@@ -41,16 +43,24 @@ final class ClientLoop {
     )
     /// Callers of `send` waiting for their outcomes, by request id.
     var sendReplies: [UInt64: Reply<[EventOutcome]>] = [:]
-    /// Queries waiting for their reply, by tag.
-    var queries: [UInt64: PendingQuery] = [:]
+    /// The queries on the wire; they go out and are answered through this loop.
+    private(set) lazy var queries = QueryScheduler(
+        configuration: configuration,
+        primaries: primaries,
+        statistics: statistics,
+        environment: self
+    )
     /// The SUB sockets every subscription shares.
     let updateListeners: UpdateListeners
-    var subscriptions: [UInt64: Subscription] = [:]
-    /// Read-state subscriptions (their ids are distinct from `subscriptions`').
-    var readStateSubscriptions: [UInt64: ReadStateSubscription] = [:]
+    /// The subscriptions' repairs; it asks for snapshots and listens through this loop.
+    private(set) lazy var subscriptions = SubscriptionScheduler(
+        configuration: configuration,
+        statistics: statistics,
+        logger: logger,
+        environment: self
+    )
     /// Callers of `flush`, by request id.
     var flushes: [UInt64: Reply<Void>] = [:]
-    private var nextTag: UInt64 = 1
     /// Set when sockets were added or removed, so the poll set is rebuilt.
     var pollSetChanged = true
     private var running = true
@@ -181,9 +191,8 @@ final class ClientLoop {
             let now = clock.now
             scheduler.pump(now: now)
             scheduler.expireDeadlines(now: now)
-            expireQueries(now: now)
-            runSubscriptionTimers(now: now)
-            runReadStateTimers(now: now)
+            queries.expire(now: now)
+            subscriptions.runTimers(now: now)
             answerFlushes()
             let timeout = pollTimeout(now: clock.now)
             guard try poller.poll(timeoutMilliseconds: timeout) > 0 else { continue }
@@ -199,7 +208,9 @@ final class ClientLoop {
                 case .updates(let worker, let socket):
                     try receiveUpdates(worker: worker, socket: socket)
                 case .connections(let listener):
-                    if try updateListeners.connected(listener) { reconnected(worker: listener.worker) }
+                    if try updateListeners.connected(listener) {
+                        subscriptions.reconnected(worker: listener.worker, now: clock.now)
+                    }
                 }
                 if !running { return }
             }
@@ -233,13 +244,8 @@ final class ClientLoop {
     private func pollTimeout(now: Instant) -> Int {
         var next = now + .milliseconds(100)
         if let due = scheduler.nextDeadline() { next = min(next, due) }
-        for query in queries.values { next = min(next, query.deadline, query.resendAt ?? query.deadline) }
-        for subscription in subscriptions.values {
-            if let due = subscription.repairs.nextTimer { next = min(next, due) }
-        }
-        for subscription in readStateSubscriptions.values {
-            if let due = subscription.repairs.nextTimer { next = min(next, due) }
-        }
+        if let due = queries.nextDeadline { next = min(next, due) }
+        if let due = subscriptions.nextTimer { next = min(next, due) }
         guard next > now else { return 0 }
         let milliseconds = (next - now).components
         return Int(milliseconds.seconds * 1000 + milliseconds.attoseconds / 1_000_000_000_000_000) + 1
@@ -253,11 +259,11 @@ final class ClientLoop {
             if let reply { sendReplies[id] = reply }
             scheduler.startSend(id: id, events: events, outboxPosition: outboxPosition, now: clock.now)
         case .query(let id, let worker, let query, let deadline, let reply):
-            startQuery(query, worker: worker, deadline: deadline, completion: .caller(id: id, reply))
+            queries.start(query, worker: worker, deadline: deadline, completion: .caller(id: id, reply), now: clock.now)
         case .subscribe(let id, let topic, let output):
-            startSubscription(id: id, topic: topic, output: output)
+            subscriptions.startStatuses(id: id, topic: topic, output: output, now: clock.now)
         case .subscribeReadState(let id, let topic, let output):
-            startReadStateSubscription(id: id, topic: topic, output: output)
+            subscriptions.startReadStates(id: id, topic: topic, output: output, now: clock.now)
         case .cancel(let id):
             // Always behind its request in the inbox (see `RequestTicket`); nothing to do if the
             // request was answered meanwhile.
@@ -266,23 +272,16 @@ final class ClientLoop {
                 sendReplies.removeValue(forKey: id)?.resume(
                     returning: .failure(ReceiptsClientError(.cancelled, "the send was cancelled"))
                 )
-            } else if !cancelQuery(id: id), let reply = flushes.removeValue(forKey: id) {
+            } else if !queries.cancel(id: id), let reply = flushes.removeValue(forKey: id) {
                 reply.resume(returning: .failure(ReceiptsClientError(.cancelled, "the flush was cancelled")))
             }
         case .unsubscribe(let id):
-            endSubscription(id: id)
-            endReadStateSubscription(id: id)
+            subscriptions.end(id: id)
         case .flush(let id, let reply):
             flushes[id] = reply
         case .shutdown:
             running = false
         }
-    }
-
-    /// A fresh tag for a query.
-    func makeTag() -> UInt64 {
-        defer { nextTag += 1 }
-        return nextTag
     }
 
     /// The tag frame of a request.
@@ -323,14 +322,10 @@ final class ClientLoop {
         }
         for reply in sendReplies.values { reply.resume(returning: .failure(Self.closedError)) }
         sendReplies = [:]
-        for query in queries.values {
-            if case .caller(_, let reply) = query.completion { reply.resume(returning: .failure(Self.closedError)) }
-        }
-        queries = [:]
+        queries.failAll(Self.closedError)
         for reply in flushes.values { reply.resume(returning: .failure(Self.closedError)) }
         flushes = [:]
-        for id in Array(subscriptions.keys) { endSubscription(id: id) }
-        for id in Array(readStateSubscriptions.keys) { endReadStateSubscription(id: id) }
+        subscriptions.endAll()
         updateListeners.close()
         for connection in (ingestSockets + querySockets).joined() { connection.socket.close() }
         context.terminate()

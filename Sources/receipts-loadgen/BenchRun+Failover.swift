@@ -45,13 +45,11 @@ extension BenchRun {
         var takeover: [PrimaryFault: [Double]] = [:]
         var deviceSync: [PrimaryFault: [Double]] = [:]
         var round: UInt64 = 0
+        // The ordinal starts with member 0 primary and its standby in sync; each round ends so.
+        var primaryIndex = 0
         for fault in PrimaryFault.allCases {
             for _ in 1...kills {
                 round += 1
-                let roles = try ordinal.members.map { try health($0).role }
-                guard let primaryIndex = roles.firstIndex(of: .primary) else {
-                    throw LoadgenError(.process, "no primary among the members: \(roles)")
-                }
                 let (primary, survivor) = (ordinal.members[primaryIndex], ordinal.members[1 - primaryIndex])
                 let message = "f\(round)"
                 try waitForAcknowledgement(
@@ -83,7 +81,8 @@ extension BenchRun {
                 case .sigkill: _ = try primary.start()
                 case .sigstop: kill(primary.processIdentifier, SIGCONT)
                 }
-                try waitUntilInSync(ordinal, primary: 1 - primaryIndex)
+                primaryIndex = 1 - primaryIndex
+                try waitUntilInSync(ordinal, primary: primaryIndex)
             }
         }
         let promotions = ordinal.httpPorts.map { port in

@@ -176,12 +176,6 @@ extension BenchRun {
         throw LoadgenError(.timeout, "the read state up to \(sequence) did not reach the other device in \(seconds) s")
     }
 
-    /// `member`'s health answer (a primary's or a standby's), within 5 s.
-    func health(_ member: DaemonProcess) throws -> Health {
-        let client = member.client
-        return try BlockingWait.run(seconds: 5) { try await client.health(worker: 0) }
-    }
-
     /// Sends `kind` in one-event frames to `member`'s ingest endpoint, every 100 ms with the same
     /// event id, until one is acknowledged without an error (a standby answers NOT_PRIMARY, a
     /// member between roles may not answer).

@@ -29,6 +29,18 @@ import ZeroMQ
         throw IntegrationError("\(what) not seen within \(seconds) s; last health \(String(describing: last))")
     }
 
+    /// Reads `member`'s `/metrics` until a line starts with `sample`; at most `seconds`.
+    static func waitForMetric(_ member: ReceiptdProcess, _ sample: String, seconds: Double = 10) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last = ""
+        while Date() < deadline {
+            last = (try? await HTTPProbe.get(try #require(member.httpAddress), "/metrics").body) ?? ""
+            if last.split(separator: "\n").contains(where: { $0.hasPrefix(sample) }) { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw IntegrationError("\(sample) not seen within \(seconds) s: \(last.suffix(3000))")
+    }
+
     /// Section 6.5 and 7.4: the standby takes over from a frozen primary long before its lease
     /// could expire, and the old primary, resumed with its lease still alive, acknowledges nothing.
     @Test func aFrozenPrimaryAcknowledgesNothingWhenItResumesAndRejoinsAsAStandby() async throws {
@@ -40,6 +52,7 @@ import ZeroMQ
         var factory = EventFactory()
         let batches = ReplicationShippingTests.batches(&factory, count: 100)
         #expect(try alpha.ingestPipelined(batches).allSatisfy { $0.error == nil })
+        try await Self.waitForMetric(alpha, "receiptd_replication_in_sync_standbys 1")
 
         alpha.signal(SIGSTOP)
         // The frozen primary's lease lasts 30 s; within 15 s, only a takeover serves.
@@ -76,6 +89,9 @@ import ZeroMQ
             $0.role == .standby && $0.term == 2
         }
         #expect(rejoined.member == "alpha-0")
+        // A standby has no in-sync set: not the one it kept as primary (a new primary's gauge
+        // would start from it, and look in sync before it recorded anyone).
+        try await Self.waitForMetric(alpha, "receiptd_replication_in_sync_standbys 0")
         let primary = try await beta.health()
         _ = try await Self.waitForHealth(alpha, "alpha caught up") { $0.applied >= primary.applied }
         // The event only the old primary ever saw was never applied anywhere that counts.

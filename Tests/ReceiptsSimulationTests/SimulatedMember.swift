@@ -50,8 +50,11 @@ final class SimulatedMember {
         var accepted = false
         var lastHeard: Int64
         /// When the primary last sent something in an accepted session, or when following
-        /// began: the silence a takeover counts (`StandbyLoop`).
+        /// began, or when the member came back from a pause: the silence a takeover counts
+        /// (`StandbyLoop`).
         var heardFromPrimary: Int64
+        /// The member's last turn in this role.
+        var lastTurn: Int64
         var lastAck: (appended: UInt64, durable: UInt64, at: Int64) = (0, 0, 0)
     }
 
@@ -276,7 +279,13 @@ final class SimulatedMember {
                 )
             case .follow(let primary):
                 knownTerm = max(knownTerm, primary.term)
-                var standby = Standby(primary: primary, session: 0, lastHeard: now, heardFromPrimary: now)
+                var standby = Standby(
+                    primary: primary,
+                    session: 0,
+                    lastHeard: now,
+                    heardFromPrimary: now,
+                    lastTurn: now
+                )
                 openSession(&standby, now: now, world: world)
                 serving = .standby(standby)
                 world.note("\(name) follows \(primary.member) in term \(primary.term)")
@@ -489,6 +498,9 @@ final class SimulatedMember {
     }
 
     private func serveStandby(_ standby: inout Standby, now: Int64, world: ClusterSimulation) {
+        // A member that was itself paused counts the primary's silence again from now.
+        if now - standby.lastTurn > takeoverMilliseconds / 2 { standby.heardFromPrimary = now }
+        standby.lastTurn = now
         if takeoverMilliseconds > 0, now - standby.heardFromPrimary >= takeoverMilliseconds, machine.mayTakeOverNow {
             world.note("\(name) hears nothing from \(standby.primary.member) for \(now - standby.heardFromPrimary) ms")
             end(.primarySilent)

@@ -30,10 +30,13 @@ final class ReplicationMetrics: Sendable {
         truncated.increment(by: 0)
     }
 
-    /// Records the member's role and the term it serves or follows.
+    /// Records the member's role and the term it serves or follows. A member that is not
+    /// primary has no in-sync set: the size its last term as primary left is cleared, so a new
+    /// primary's shows only what its own shipper recorded.
     func record(role current: MemberRole, term value: UInt64) {
         for (role, gauge) in roles { gauge.record(role == current ? 1 : 0) }
         term.record(Double(value))
+        if current != .primary { inSync.record(0) }
     }
 
     /// Records a standby's lag: in bytes, and in seconds for how long it has lacked durable records.

@@ -73,8 +73,9 @@ final class StandbyLoop {
 
     /// Follows the primary until `stop()` or a leave, then closes the log. With
     /// `settings.takeoverMilliseconds`, it also ends when the primary was silent that long (no
-    /// message of an open session, counted from the loop's start at the earliest) while
-    /// `mayTakeOver` says the member may take over (section 6.5).
+    /// message of an open session, counted from the loop's start, or from its return after it
+    /// was itself held up, at the earliest) while `mayTakeOver` says the member may take over
+    /// (section 6.5).
     ///
     /// - Returns: Whether it ended because the primary went silent.
     @discardableResult
@@ -123,6 +124,8 @@ final class StandbyLoop {
         )
         let started = ServiceClock.monotonicMilliseconds()
         try send([replica.start(now: started)])
+        // The loop's last turn, and when it last came back from being held up itself.
+        var (lastTurn, resumed) = (started, started)
         onReady()
         var poller = ZMQPoller()
         let dealerItem = poller.add(dealer)
@@ -142,9 +145,13 @@ final class StandbyLoop {
             let now = ServiceClock.monotonicMilliseconds()
             try send(replica.advance(now: now))
             control.workerCount = replica.engine.topology.workerCount
-            // Measured after everything waiting was received: a loop that was itself held up
-            // (a slow disk, no core) does not take its own delay for the primary's silence.
-            let heard = max(replica.lastHeardFromPrimary ?? started, started)
+            // Silence counts only while this loop ran: one that was itself stopped or held up
+            // (SIGSTOP, a slow disk, no free core) for half the takeover time starts counting
+            // again, since the primary's messages of that time may still be on their way in
+            // (libzmq's I/O thread hands them over after the loop has looked).
+            if now - lastTurn > settings.takeoverMilliseconds / 2 { resumed = now }
+            lastTurn = now
+            let heard = max(replica.lastHeardFromPrimary ?? started, resumed)
             if settings.takeoverMilliseconds > 0, now - heard >= settings.takeoverMilliseconds, mayTakeOver() {
                 logger.warning(
                     "the primary is silent; taking over",
