@@ -31,6 +31,15 @@ extension BenchRun {
             ] + (defaults ? [] : ["--lease-ttl-s", "2", "--replication-timeout-ms", "5000"])
         }
 
+        /// How many times `member`'s process was promoted by a takeover (its
+        /// `receiptd_replication_promotions_total{reason="takeover"}`; 0 if it cannot be read).
+        func takeovers(of member: Int) -> Int {
+            let metrics = LoopbackHTTP.get(port: httpPorts[member], path: "/metrics")?.body ?? ""
+            let prefix = #"receiptd_replication_promotions_total{reason="takeover"} "#
+            let line = metrics.split(separator: "\n").first { $0.hasPrefix(prefix) }
+            return line.flatMap { Double($0.dropFirst(prefix.count)) }.map { Int($0) } ?? 0
+        }
+
         /// Whether `member`'s `/metrics` says that it is primary with its standby recorded in sync
         /// (so the standby may be promoted).
         func isPrimaryWithStandbyInSync(_ member: Int) -> Bool {
