@@ -162,6 +162,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // Swift Testing traits the test targets share.
+        .target(
+            name: "ReceiptsTestTraits",
+            dependencies: ["ReceiptsTestKit"],
+            swiftSettings: swiftSettings
+        ),
+
         // libFuzzer targets for the decoders, the segment scanner and the engine; deploy/fuzz.sh
         // builds receipts-fuzz with -sanitize=fuzzer,address and runs each target.
         .target(
@@ -229,7 +236,7 @@ let package = Package(
         // The coordinators' conformance (in memory and against a real etcd) and the gateway's JSON.
         .testTarget(
             name: "ReceiptsCoordinationTests",
-            dependencies: ["ReceiptsCoordination", "ReceiptsReplication", "ReceiptsTestKit"],
+            dependencies: ["ReceiptsCoordination", "ReceiptsReplication", "ReceiptsTestKit", "ReceiptsTestTraits"],
             swiftSettings: swiftSettings
         ),
         // The deterministic simulation of a replicated ordinal (ClusterSimulationTests).
@@ -242,7 +249,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptdIntegrationTests",
             dependencies: [
-                "ReceiptsClient", "ReceiptsCore", "ReceiptsTestKit", "ReceiptsWire", "ZeroMQ",
+                "ReceiptsClient", "ReceiptsCore", "ReceiptsTestKit", "ReceiptsTestTraits", "ReceiptsWire", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

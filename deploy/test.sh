@@ -28,21 +28,11 @@ build_without_warnings "/(Sources|Tests)/" "the build" swift build --build-tests
 # building, without warnings in its code, as the service's API moves.
 build_without_warnings "/Benchmarks/Benchmarks/" "the benchmarks' build" \
   swift build --package-path Benchmarks --target ReceiptsBenchmarks
-# Tests that load the whole machine (a gateway pipelining beside spinning threads, a package
-# built from nothing) run on their own afterwards, so they cannot slow others' timed checks; so do
-# the tests that need the machine's time on time: the coordinators' (against a real etcd, leases
-# of 2 to 6 s need keepalives on time, which a machine as busy as the main run cannot promise)
-# and the rebalance driver's (they must catch a move in its middle, between batches a few
-# hundred milliseconds apart).
-machine_loading='ReplyDeliveryTests/pipeliningAtTheLimitUnderContention|ReadmeQuickStartTests/gatewayPackageBuildsOutsideTheRepositoryAndRuns'
-timing='ReceiptsCoordinationTests|RebalanceDriverTests'
-# The cluster simulation keeps a core busy for a minute (1,000 seeds, or 60 s once 100 ran, then
-# each planted bug): on its own too, so that it takes no time from timed checks.
-simulation='ClusterSimulationTests'
-swift test --skip-build --skip "$machine_loading|$timing|$simulation"
-swift test --skip-build --filter "$machine_loading"
-swift test --skip-build --filter "$timing"
-swift test --skip-build --filter "$simulation"
+# Every Swift test in one run, as plain `swift test` runs them: the suites that start processes
+# and block on them run on threads of their own, as many at once as cores, and the timed ones
+# (leases, call timeouts) on threads of their own too (ReceiptsTestTraits), so none waits
+# behind the others for the cooperative pool.
+swift test --skip-build
 # Every fuzz target for a few seconds from the committed corpus (deploy/fuzz.sh for longer runs).
 deploy/fuzz.sh 3
 # The deploy kit renders and validates offline; the seeds' screens are driven in a real browser.

@@ -2,13 +2,14 @@ import Foundation
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Synchronization
 import Testing
 
 /// `ReceiptsClient` against several real workers: routing, retries across a crash, a paused
 /// worker, backpressure and cancellation.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ClientClusterTests {
     private static let members = ["a", "b", "c"]
 

@@ -3,6 +3,7 @@ import Logging
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
 /// 8.2): first against scripted members that answer NOT_PRIMARY or nothing, then against two
 /// real receiptd members and a real etcd, the primary SIGKILLed while gateways stream events
 /// through the client.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ClientFailoverTests {
     private static func message(_ conversation: String, _ message: String) -> EventKind {
         .messageSent(conversation: conversation, message: message, sender: "a", isSystem: false)

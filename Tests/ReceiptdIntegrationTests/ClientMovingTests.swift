@@ -3,6 +3,7 @@ import Logging
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
 /// moves between workers (SCALING.md): `moving` rejections, NOT_OWNER after the release, and
 /// UNAVAILABLE queries for a frozen conversation. The real worker cannot answer `moving` yet;
 /// these tests pin the client's side of the contract.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ClientMovingTests {
     private static func message(_ conversation: String, _ message: String) -> EventKind {
         .messageSent(conversation: conversation, message: message, sender: "a", isSystem: false)

@@ -2,11 +2,12 @@ import Foundation
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import Testing
 
 /// Events a client numbers reach each worker in the order they were numbered, so none falls
 /// behind receiptd's anti-replay window (4096 per source) and is taken for a replay.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ClientOrderingTests {
     private static func upsert(_ conversation: String) -> EventKind {
         .conversationUpserted(conversation: conversation, kind: .group, members: ["a", "b"])

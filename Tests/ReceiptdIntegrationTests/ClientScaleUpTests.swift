@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 /// for events, typed queries and subscriptions. Both ways of naming the workers are tried: a
 /// list longer than the routing count, and `{index}` templates that resolve ordinal 2 only
 /// when a redirect names it.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ClientScaleUpTests {
     private static let members = ["a", "b", "c"]
 

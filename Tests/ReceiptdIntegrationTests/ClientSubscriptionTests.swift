@@ -2,11 +2,12 @@ import Foundation
 import Logging
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 
 /// `ReceiptsClient.subscribe` against a real worker: restarts, slow consumers, cancellation.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ClientSubscriptionTests {
     /// Reads updates until `done` holds for the last status of each message, or `seconds` pass.
     private static func collect(

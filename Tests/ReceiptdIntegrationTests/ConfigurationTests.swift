@@ -1,10 +1,11 @@
 import Foundation
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 
 /// How receiptd finds its place among the workers from flags and the environment.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ConfigurationTests {
     /// `--exit-with-parent` (which the tests' launcher sets): a daemon whose parent is gone
     /// exits on its own; without it, an orphan runs on. The parent here is a shell that starts

@@ -3,6 +3,7 @@ import Logging
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 import ZeroMQ
@@ -55,7 +56,7 @@ private struct KeyRing {
 
 /// CurveZMQ and the ZAP allowlist against a real receiptd: who gets in on which endpoint,
 /// what refusals are counted, and SIGHUP reloading the lists.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct CurveTests {
     /// Sends a frame on a raw DEALER and reports whether any reply came within `milliseconds`.
     private static func answers(

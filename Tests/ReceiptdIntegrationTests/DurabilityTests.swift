@@ -2,13 +2,14 @@ import Foundation
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 import ZeroMQ
 
 /// Acknowledged means durable: graceful shutdown and SIGKILL at random moments, with
 /// frequent compaction, never lose an acknowledged event nor apply one twice.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct DurabilityTests {
     /// A gateway that keeps a window of batches in flight on a DEALER and records which
     /// events were acknowledged as accepted.

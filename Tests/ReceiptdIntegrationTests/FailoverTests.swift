@@ -2,6 +2,7 @@ import Foundation
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 /// the member set first in `--members` takes the first term, the other follows it; when the
 /// primary is SIGKILLed, the standby hears nothing from it, takes over (section 6.5) with every
 /// acknowledged event; the old primary, started again, follows the new one.
-@Suite(.serialized) struct FailoverTests {
+@Suite(.serialized, .startsProcesses) struct FailoverTests {
     /// The flags of member `name` (`alpha-0` or `beta-0`) of ordinal 0, on `etcd`.
     static func arguments(_ name: String, etcd: EtcdProcess, leaseSeconds: Int = 2, extra: [String] = []) -> [String] {
         [

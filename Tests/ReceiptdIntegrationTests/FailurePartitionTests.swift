@@ -2,6 +2,7 @@ import Foundation
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 import ZeroMQ
@@ -9,7 +10,7 @@ import ZeroMQ
 /// Failures of a replicated ordinal other than a clean SIGKILL (deploy/REPLICATION.md, sections
 /// 7 and 16): a primary frozen as if partitioned, a standby that dies and comes back, and etcd
 /// going away for a while. Two members, a real etcd, loopback only, every wait bounded.
-@Suite(.serialized) struct FailurePartitionTests {
+@Suite(.serialized, .startsProcesses) struct FailurePartitionTests {
     /// Asks `member` for health until `check` holds; at most `seconds`.
     static func waitForHealth(
         _ member: ReceiptdProcess,

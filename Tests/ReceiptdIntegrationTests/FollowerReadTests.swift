@@ -3,6 +3,7 @@ import Logging
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 import ZeroMQ
@@ -12,7 +13,7 @@ import ZeroMQ
 /// so in `served_by`, and answers `UNAVAILABLE` once cut off from its primary past
 /// `--standby-max-staleness-ms`; a client preferring standbys reads there and falls back to the
 /// primary when the standby refuses, is frozen or is dead.
-@Suite(.serialized) struct FollowerReadTests {
+@Suite(.serialized, .startsProcesses) struct FollowerReadTests {
     /// The staleness bound the members run with.
     static let stalenessMilliseconds = 500
 

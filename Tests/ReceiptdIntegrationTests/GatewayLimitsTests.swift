@@ -3,6 +3,7 @@ import Logging
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 import ZeroMQ
@@ -10,7 +11,7 @@ import ZeroMQ
 /// The limits a hostile gateway hits, against the real daemon: frames in flight per
 /// connection, events per batch, id length. Each refusal is clear, counted, and leaves
 /// nothing of its frame applied.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct GatewayLimitsTests {
     /// A raw DEALER that puts a tag (a correlation frame the ROUTER echoes) before the empty
     /// delimiter, so that replies are matched to frames in whatever order they come.

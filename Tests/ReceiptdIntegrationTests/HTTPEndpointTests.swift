@@ -1,13 +1,14 @@
 import Foundation
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 import ZeroMQ
 
 /// receiptd's HTTP endpoint: probes, `/metrics` against what was sent, promtool's lint, and a
 /// real Prometheus scraping it.
-@Suite
+@Suite(.startsProcesses)
 struct HTTPEndpointTests {
     /// The names the Grafana dashboard and the alert rules use: `deploy/prometheus/metrics.json`,
     /// which `deploy/check-deploy.sh` checks them against.

@@ -1,12 +1,13 @@
 import Foundation
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 import ZeroMQ
 
 /// The wire contract with the real daemon: snapshots and gaps, duplicates, bad input.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ProtocolTests {
     @Test("A late subscriber recovers through a snapshot with no gap and no duplicate")
     func lateJoinerRecoversFromSnapshot() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestTraits
 import ReceiptsWire
 import Synchronization
 import Testing
@@ -10,7 +11,7 @@ import Testing
 /// takes one per wake-up. The drops are counted in the stats and on `/metrics`, show on the
 /// wire as sequence gaps, and a `ReceiptsClient` subscription repairs them from a snapshot and
 /// ends equal to one.
-@Suite struct PublishingQueueLimitTests {
+@Suite(.startsProcesses) struct PublishingQueueLimitTests {
     @Test(.timeLimit(.minutes(2)))
     func droppedUpdatesAreCountedAndASubscriberEndsEqualToASnapshot() async throws {
         // Without read-state updates, every update of a frame is one of the conversation's.

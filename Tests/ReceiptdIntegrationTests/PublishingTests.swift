@@ -1,11 +1,12 @@
 import Foundation
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 
 /// The PUB side with a coalescing window: fewer updates, each final, sequences unbroken.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct PublishingTests {
     @Test(
         "With --coalesce-ms 200, receipts on a message within the window publish one update with the final counts; sequences go 1, 2, 3 ..."

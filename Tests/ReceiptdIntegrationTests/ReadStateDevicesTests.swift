@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestTraits
 import ReceiptsWire
 import Synchronization
 import Testing
@@ -10,7 +11,7 @@ import Testing
 /// laptop, each its own client, as two gateways would be) see the reads made through a third
 /// client on both workers, private ones included, and each ends equal to a fresh per-user
 /// snapshot after a worker is killed and started again.
-@Suite(.serialized) struct ReadStateDevicesTests {
+@Suite(.serialized, .startsProcesses) struct ReadStateDevicesTests {
     /// What one device shows: the latest state per conversation, as its stream delivered it.
     final class DeviceView: Sendable {
         private let states = Mutex<[String: UnreadCount]>([:])

@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 import ZeroMQ
@@ -9,7 +10,7 @@ import ZeroMQ
 /// ZeroMQ frames as a gateway written in another language uses them (issue 23): "u:" prefixes
 /// and conversation prefixes never match each other's topics, a private read reaches its
 /// reader's topic only, odd cursors are refused and paging lists every recipient once.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ReadStateWireTests {
     /// One PUB message as a SUB socket receives it: the topic frame, then the update.
     typealias Published = [[UInt8]]

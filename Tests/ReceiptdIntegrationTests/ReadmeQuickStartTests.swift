@@ -3,12 +3,13 @@ import Logging
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import Testing
 
 /// The Swift gateway quick start in README.md: its lines run in process, and its two blocks
 /// (`Package.swift` and `main.swift`) are built as a package outside this repository, as a new
 /// user would, and run against a real daemon.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ReadmeQuickStartTests {
     /// README.md's `swift` code blocks.
     private static func readmeSwiftBlocks() throws -> [String] {

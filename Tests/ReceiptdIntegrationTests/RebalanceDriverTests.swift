@@ -1,11 +1,12 @@
 import Foundation
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestTraits
 import Testing
 
 /// `receiptctl rebalance` as an operator runs it, against real workers: a worker restarted
 /// under a question, output to a file, a second driver at once.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct RebalanceDriverTests {
     /// `count` conversation ids that move from `sender` to `receiver` when `from` workers
     /// become `to`.

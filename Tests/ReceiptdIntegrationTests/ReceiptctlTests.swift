@@ -1,9 +1,10 @@
 import Foundation
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import Testing
 
 /// The README quick start through the real receiptctl binary.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ReceiptctlTests {
     /// Runs receiptctl against the daemon's data directory; returns its exit status and output.
     ///

@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 ///
 /// The frames are protobuf bytes written here field by field and the replies are read the same
 /// way, as a gateway with its own protobuf library sees them: the numbers are the contract.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ReplayWindowWireTests {
     /// Just enough of the protobuf encoding (varints and length-delimited fields) to write
     /// event batches and read ingest replies without receiptd's own codec.

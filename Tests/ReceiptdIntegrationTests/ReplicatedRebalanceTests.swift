@@ -3,6 +3,7 @@ import Logging
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
 /// ordinal 0's primary in the middle of the move is, to the driver, a sender that restarted
 /// (deploy/SCALING.md, "When a worker dies mid-move"): its standby takes over with every step
 /// that was answered, and the move completes.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ReplicatedRebalanceTests {
     /// The member sets, in preference order: `alpha-k` takes ordinal k's first term.
     static let memberSets = ["alpha", "beta"]

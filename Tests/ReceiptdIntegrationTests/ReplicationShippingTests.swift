@@ -2,6 +2,7 @@ import Foundation
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 import ZeroMQ
@@ -9,7 +10,7 @@ import ZeroMQ
 /// Two receiptd processes with fixed roles (deploy/REPLICATION.md, steps 3 and 4): the primary
 /// ships its log over the replication endpoint, and with `--replication-ack standby` every
 /// event it acknowledged is on the standby when the primary is SIGKILLed.
-@Suite struct ReplicationShippingTests {
+@Suite(.startsProcesses) struct ReplicationShippingTests {
     /// The primary's events: a group, then messages each delivered and read.
     static func batches(_ factory: inout EventFactory, count: Int) -> [[Event]] {
         var batches = [

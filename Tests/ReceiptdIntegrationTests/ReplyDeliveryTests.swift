@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptsCore
+import ReceiptsTestTraits
 import ReceiptsWire
 import Synchronization
 import Testing
@@ -8,7 +9,7 @@ import ZeroMQ
 /// Every frame a gateway sends is answered exactly once, however slowly it reads its replies:
 /// a reply that cannot leave yet (the ROUTER's queue to that peer is full) waits for it, and is
 /// never dropped. Raw DEALERs, as a gateway in C, Go or Python would pipeline frames.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ReplyDeliveryTests {
     /// A raw DEALER that pipelines frames and reads replies only when told to.
     private final class PipeliningDealer {

@@ -3,6 +3,7 @@ import Logging
 import ReceiptsClient
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Synchronization
 import Testing
@@ -10,7 +11,7 @@ import Testing
 /// Changing the worker count of real workers with `receiptctl rebalance` while a gateway
 /// streams events (deploy/SCALING.md): nothing acknowledged is lost, nothing is applied twice,
 /// every conversation ends with one owner and the state of a run that moved nothing.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct ScaleOutTests {
     static let conversations = (0..<48).map { "scale-\($0)" }
     static let members = ["u1", "u2", "u3"]

@@ -1,12 +1,13 @@
 import Foundation
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 
 /// Seed 000's and 003's flows against the real daemon, observed on the PUB socket and
 /// through queries.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct SeedFlowTests {
     private func expectAllAccepted(_ outcomes: [EventOutcome], sourceLocation: SourceLocation = #_sourceLocation) {
         for outcome in outcomes {

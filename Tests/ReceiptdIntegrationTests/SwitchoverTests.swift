@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptsCore
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 /// sections 6.3 and 12.2): `receiptctl demote` and SIGTERM hand the ordinal over to the standby
 /// without waiting for the lease's TTL, with every acknowledged event kept; `receiptctl
 /// replication status` and `/readyz` say each member's role.
-@Suite(.serialized) struct SwitchoverTests {
+@Suite(.serialized, .startsProcesses) struct SwitchoverTests {
     /// A primary (`alpha-0`, which takes term 1) and a standby (`beta-0`) that caught up with it
     /// after 200 acknowledged batches, and the events' factory.
     struct Pair {

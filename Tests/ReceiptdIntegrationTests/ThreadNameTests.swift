@@ -1,8 +1,9 @@
 import Foundation
+import ReceiptsTestTraits
 import Testing
 
 /// What an operator sees in `top -H`, `ps -L` or a debugger: receiptd's own threads by role.
-@Suite
+@Suite(.startsProcesses)
 struct ThreadNameTests {
     /// Each thread names itself as it starts, which may trail "ready" by a moment: the names
     /// are read until they are all there, for up to 5 seconds.

@@ -1,12 +1,13 @@
 import Foundation
 import ReceiptsTestKit
+import ReceiptsTestTraits
 import Testing
 
 /// The children the tests start of other programs (etcd, Prometheus) die with the test
 /// process: started through `setpriv --pdeathsig KILL` from the kit's spawning thread, which
 /// lives as long as the process, since the kernel sends the signal when the *thread* that
 /// started a child ends (prctl(2)).
-struct TiedChildTests {
+@Suite(.startsProcesses) struct TiedChildTests {
     /// A shell that touches `marker` once `setpriv` has set the signal, then becomes `sleep`.
     private static let arguments = ["-c", #": > "$0"; exec sleep 30"#]
 

@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptsCore
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 import ZeroMQ
@@ -7,7 +8,7 @@ import ZeroMQ
 /// A message over the transport bound (twice `--max-frame-bytes` plus 4 KiB) is not read:
 /// libzmq closes its connection with no reply. That disconnection is counted per endpoint and
 /// logged, so an operator sees why a gateway lost its connection; the worker serves on.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct TransportBoundTests {
     /// The application limit; the transport bound is 2 MiB + 4 KiB.
     private static let maxFrameBytes = 1 << 20

@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptsClient
 import ReceiptsCore
+import ReceiptsTestTraits
 import ReceiptsWire
 import Testing
 import ZeroMQ
@@ -9,7 +10,7 @@ import ZeroMQ
 /// are not UTF-8 (protobuf-c does not check them), a conversation kind that is not direct or
 /// group, a viewer's unknown time zone or locale. Each is refused with a reason naming what was
 /// wrong, and nothing of it is applied.
-@Suite(.serialized)
+@Suite(.serialized, .startsProcesses)
 struct WireValidationTests {
     /// `frame` with the one occurrence of `placeholder` replaced by `bytes` of the same length,
     /// so the protobuf lengths around it stay right: how a test writes bytes into a field that

@@ -181,9 +181,10 @@ final class StateRecorder: Sendable {
     private let recorded = Mutex(Recorded())
     private let consumer = Mutex<Task<Void, Never>?>(nil)
 
-    /// Starts consuming `stream`.
+    /// Starts consuming `stream`, on an executor of its own (as the tests run, `OwnThread`):
+    /// an unstructured task would take the cooperative pool's turn behind every other test.
     init(_ stream: AsyncThrowingStream<OrdinalState, any Error>) {
-        let task = Task { [self] in
+        let task = Task(executorPreference: BlockingWait.ownExecutor(label: "state-recorder")) { [self] in
             do {
                 for try await state in stream { recorded.withLock { $0.states.append(state) } }
                 recorded.withLock { $0.ended = true }

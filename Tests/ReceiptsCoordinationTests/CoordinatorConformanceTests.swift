@@ -1,10 +1,11 @@
 import ReceiptsReplication
+import ReceiptsTestTraits
 import Testing
 
 /// The same scenarios against `InMemoryCoordinator` and against `EtcdCoordinator` on a real
 /// etcd (deploy/REPLICATION.md, section 16): what the replication core relies on, whichever
 /// service it runs on. Each test starts its own service; etcd's waits are real time, bounded.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(1)), .ownThread)
 struct CoordinatorConformanceTests {
     static func primary(_ member: String, term: UInt64) -> PrimaryRecord {
         PrimaryRecord(

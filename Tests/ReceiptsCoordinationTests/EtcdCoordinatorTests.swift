@@ -1,10 +1,11 @@
 import Foundation
 import ReceiptsCoordination
 import ReceiptsReplication
+import ReceiptsTestTraits
 import Testing
 
 /// What only the etcd coordinator does: the lease file, and its lifecycle's refusals.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(1)), .ownThread)
 struct EtcdCoordinatorTests {
     /// Runs `body` on a fresh etcd, tearing it down however `body` ends.
     static func withEtcd(_ body: (EtcdHarness) async throws -> Void) async throws {

@@ -1,5 +1,7 @@
 import Foundation
 import ReceiptsReplication
+import ReceiptsTestKit
+import ReceiptsTestTraits
 import Synchronization
 import Testing
 
@@ -8,7 +10,7 @@ import Testing
 /// The gateway's HTTP/1.1 against a peer that answers as scripted (`ScriptedPeer`): what it
 /// sends, and that a peer that never answers, answers too much, cuts its answer, refuses, or is
 /// shut down on, fails the call with a code instead of hanging it.
-struct EtcdGatewayTransportTests {
+@Suite(.ownThread) struct EtcdGatewayTransportTests {
     struct Body: Encodable {
         var key = "a2V5"
     }
@@ -154,7 +156,7 @@ struct EtcdGatewayTransportTests {
         defer { peer.close() }
         let gateway = try Self.gateway(peer.endpoint)
         let revisions = Mutex<[Int64]>([])
-        let watch = Task {
+        let watch = Task(executorPreference: BlockingWait.ownExecutor(label: "watch")) {
             try await gateway.stream("watch", "/v3/watch", Body()) {
                 (answer: EtcdMessages.HeaderResponse) async throws(CoordinationError) in
                 revisions.withLock { $0.append(answer.header?.revision ?? 0) }
@@ -175,7 +177,7 @@ struct EtcdGatewayTransportTests {
         let peer = try ScriptedPeer([.replyAndHold(ScriptedPeer.chunkedHead)])
         defer { peer.close() }
         let gateway = try Self.gateway(peer.endpoint)
-        let watch = Task {
+        let watch = Task(executorPreference: BlockingWait.ownExecutor(label: "watch")) {
             try await gateway.stream("watch", "/v3/watch", Body()) {
                 (_: EtcdMessages.HeaderResponse) async throws(CoordinationError) in
             }

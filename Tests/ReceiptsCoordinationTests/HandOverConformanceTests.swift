@@ -1,9 +1,10 @@
 import ReceiptsReplication
+import ReceiptsTestTraits
 import Testing
 
 /// The hand-over transaction (deploy/REPLICATION.md, section 12.2) against both coordinators:
 /// the `handover` key and the primary key's deletion land together, under the primary's guard.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(1)), .ownThread)
 struct HandOverConformanceTests {
     @Test(arguments: Backend.allCases)
     func aHandOverWritesTheRecordAndDeletesThePrimaryKeyAtOnce(backend: Backend) async throws {
