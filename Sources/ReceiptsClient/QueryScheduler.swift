@@ -125,8 +125,9 @@ final class QueryScheduler {
         if case .caller = completion, configuration.readFrom == .standbyPreferred, query.query.isFollowerRead {
             query.readsStandby = true
         }
-        defer { nextTag += 1 }
-        send(query, tag: nextTag, now: now)
+        let tag = nextTag
+        nextTag += 1
+        send(query, tag: tag, now: now)
     }
 
     /// Puts a query on its ordinal's current member's socket (or a standby's, for a follower

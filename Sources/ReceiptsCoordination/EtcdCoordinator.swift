@@ -241,6 +241,27 @@ public final class EtcdCoordinator: Coordinator {
         return answer.succeeded
     }
 
+    public func takeOver(_ record: HandOverRecord, over state: OrdinalState) async throws(CoordinationError) -> Bool {
+        let transaction = EtcdMessages.TxnRequest(
+            compare: [
+                .init(key: keys.primary, target: .create, equals: state.primaryRevision),
+                .init(key: keys.term, target: .mod, equals: state.termRevision),
+                .init(key: keys.inSync, target: .mod, equals: state.inSyncRevision),
+            ],
+            success: [
+                .put(key: keys.handOver, value: OrdinalKeys.value(record), lease: 0),
+                .delete(key: keys.primary),
+            ]
+        )
+        let answer: EtcdMessages.TxnResponse = try await gateway.call(
+            "take over",
+            "/v3/kv/txn",
+            transaction,
+            timeout: callTimeout
+        )
+        return answer.succeeded
+    }
+
     /// The ordinal's state now, then after every batch of watch events on its keys (each read
     /// again with `state()`, so a batch yields one state). When the watch breaks it reconnects
     /// after a short backoff, reading the state again (a state equal to the last one yielded is

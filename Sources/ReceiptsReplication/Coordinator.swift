@@ -55,6 +55,17 @@ public protocol Coordinator: Sendable {
     ///   read the state again).
     func handOver(_ record: HandOverRecord, guardRevision: Int64) async throws(CoordinationError) -> Bool
 
+    /// Deposes a silent primary on its behalf (a takeover, section 6.5): writes the `handover`
+    /// key `record` (naming this member) and deletes the primary key, in one transaction that
+    /// succeeds only if the primary key is the one `state` shows and the term and in-sync keys
+    /// are unchanged since `state` was read (so the in-sync record that made this member
+    /// eligible still stands).
+    ///
+    /// - Returns: Whether it was written.
+    /// - Throws: `CoordinationError` when the service cannot be reached (the outcome is unknown:
+    ///   read the state again).
+    func takeOver(_ record: HandOverRecord, over state: OrdinalState) async throws(CoordinationError) -> Bool
+
     /// The ordinal's state after every change to its keys (a lease's expiry deleting the primary
     /// key included), starting with the state as it is when the stream starts. The stream ends
     /// when `close()` is called; it throws when the service cannot be reached for long enough

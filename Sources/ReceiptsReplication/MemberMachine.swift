@@ -86,9 +86,9 @@ package struct MemberMachine: Sendable {
         case follow(PrimaryRecord)
         /// Depose a primary that went silent (section 6.5): hand its term over to this member
         /// on its behalf (the `handover` key naming this member, the primary key deleted), while
-        /// the primary key is the one created at `guardRevision`. This member then campaigns at
-        /// once, and the others wait the quiet period.
-        case takeOver(HandOverRecord, guardRevision: Int64)
+        /// the keys are as read (`Coordinator.takeOver`). This member then campaigns at once,
+        /// and the others wait the quiet period.
+        case takeOver(HandOverRecord, over: OrdinalState)
         /// Wait, then feed ``Input/waited``: not eligible, a hand-over's quiet period, no lease,
         /// or a read or campaign to try again.
         case wait(milliseconds: Int64)
@@ -103,6 +103,9 @@ package struct MemberMachine: Sendable {
         case exit
     }
 
+    /// How long a primary's silence stays a reason to take over while the keys cannot be read:
+    /// keys read later say nothing of the primary now (it may have served again since).
+    package static let silenceValidityMilliseconds: Int64 = 1000
     /// How long a member waits before it looks again while it holds no lease, or after a
     /// campaign whose outcome is unknown.
     package static let campaignRetryMilliseconds: Int64 = 100
@@ -129,9 +132,10 @@ package struct MemberMachine: Sendable {
     private var campaign: (inSync: InSyncRecord, lease: Int64)?
     /// The wait after a hand-over to another member.
     private var quietPeriod = HandOverQuietPeriod()
-    /// The primary this member followed until it went silent: taken over if the keys read next
-    /// still name it and allow it.
-    private var silentPrimary: PrimaryRecord?
+    /// The primary this member followed until it went silent, and when (monotonic
+    /// milliseconds): taken over if the keys read next still name it and allow it, and the
+    /// silence is recent.
+    private var silentPrimary: (record: PrimaryRecord, at: Int64)?
 
     package init(member: PrimaryRecord, mayStartOrdinal: Bool, acknowledgement: ReplicationSettings.Acknowledgement) {
         self.member = member
@@ -171,7 +175,7 @@ package struct MemberMachine: Sendable {
                 // A stop without a hand-over frees the ordinal at once instead of after the TTL.
                 return .resign(guardRevision: guardRevision)
             }
-            if ending == .primarySilent, case .standby(let primary) = ended { silentPrimary = primary }
+            if ending == .primarySilent, case .standby(let primary) = ended { silentPrimary = (primary, facts.now) }
         }
         if facts.stopping { return .exit }
         guard let state = keys else { return .readKeys }
@@ -245,7 +249,7 @@ package struct MemberMachine: Sendable {
 
     /// What to do with the keys.
     private mutating func decide(_ state: OrdinalState, _ facts: Facts) -> Effect {
-        let silent = silentPrimary
+        let silent = silentPrimary.flatMap { facts.now - $0.at <= Self.silenceValidityMilliseconds ? $0.record : nil }
         silentPrimary = nil
         if let primary = state.primary {
             guard primary.term >= highestTerm else {
@@ -255,11 +259,9 @@ package struct MemberMachine: Sendable {
                 return .wait(milliseconds: Self.campaignRetryMilliseconds)
             }
             if primary.member == member.member { return .resign(guardRevision: state.primaryRevision) }
-            if let silent, mayTakeOver(from: silent, state) {
-                return .takeOver(
-                    HandOverRecord(term: state.term, to: member.member),
-                    guardRevision: state.primaryRevision
-                )
+            // Without a lease this member could not campaign after the takeover.
+            if let silent, facts.lease != 0, mayTakeOver(from: silent, state) {
+                return .takeOver(HandOverRecord(term: state.term, to: member.member), over: state)
             }
             take(.standby(primary))
             return .follow(primary)

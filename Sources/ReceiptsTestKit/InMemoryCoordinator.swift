@@ -227,6 +227,17 @@ package final class InMemoryCoordinator: Coordinator {
         }
     }
 
+    package func takeOver(_ record: HandOverRecord, over state: OrdinalState) async throws(CoordinationError) -> Bool {
+        try store.withContents("takeOver") { contents throws(CoordinationError) -> Bool in
+            guard state.primaryRevision != 0, contents.keys[keys.primary]?.createRevision == state.primaryRevision,
+                contents.keys[keys.term]?.modRevision ?? 0 == state.termRevision,
+                contents.keys[keys.inSync]?.modRevision ?? 0 == state.inSyncRevision
+            else { return false }
+            contents.write([(keys.handOver, OrdinalKeys.value(record), 0)], deleting: [keys.primary])
+            return true
+        }
+    }
+
     /// The ordinal's state now, then after every write that touches its keys. It throws when the
     /// store is or becomes unavailable, and ends at `close()`.
     package func changes() -> AsyncThrowingStream<OrdinalState, any Error> {

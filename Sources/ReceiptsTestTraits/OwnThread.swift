@@ -79,3 +79,21 @@ private actor Slots {
         }
     }
 }
+
+extension Task where Failure == any Error {
+    /// An unstructured task with a task executor of its own. A plain `Task {}` does not keep a
+    /// test's executor preference (``OwnThread``): it runs on the cooperative pool, where it can
+    /// wait behind every other test of the run for seconds.
+    @discardableResult
+    public static func onOwnThread(_ operation: sending @escaping () async throws -> Success) -> Task {
+        Task(executorPreference: BlockingWait.ownExecutor(label: "test-task"), operation: operation)
+    }
+}
+
+extension Task where Failure == Never {
+    /// An unstructured task with a task executor of its own (see the throwing one).
+    @discardableResult
+    public static func onOwnThread(_ operation: sending @escaping () async -> Success) -> Task {
+        Task(executorPreference: BlockingWait.ownExecutor(label: "test-task"), operation: operation)
+    }
+}

@@ -143,10 +143,12 @@ struct ReplicationOptions: ParsableArguments {
             "RECEIPTD_REPLICATION_TAKEOVER_MS",
             settings.takeoverMilliseconds
         )
-        guard settings.takeoverMilliseconds == 0 || settings.takeoverMilliseconds > 2 * settings.heartbeatMilliseconds
-        else {
+        // Half the takeover time is what a standby's own turns may lag before it counts the
+        // silence again; its turns come a heartbeat apart when idle, so that half needs room.
+        let shortest = 4 * settings.heartbeatMilliseconds
+        guard settings.takeoverMilliseconds == 0 || settings.takeoverMilliseconds >= shortest else {
             throw ValidationError(
-                "--replication-takeover-ms must be 0 or above \(2 * settings.heartbeatMilliseconds) (two heartbeats), "
+                "--replication-takeover-ms must be 0 or at least \(shortest) (four heartbeats), "
                     + "got \(settings.takeoverMilliseconds)"
             )
         }

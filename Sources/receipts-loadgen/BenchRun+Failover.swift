@@ -66,11 +66,12 @@ extension BenchRun {
                     seconds: 10
                 )
                 let takeoversBefore = ordinal.takeovers(of: 1 - primaryIndex)
+                // Before the signal: `kill9()` also waits for the process to be reaped.
+                let faulted = Monotonic.now()
                 switch fault {
                 case .sigkill: primary.kill9()
                 case .sigstop: kill(primary.processIdentifier, SIGSTOP)
                 }
-                let faulted = Monotonic.now()
                 try waitForAcknowledgement(
                     survivor,
                     of: .read(conversation: conversation, user: DeviceSyncProbe.reader, message: message),
@@ -78,7 +79,9 @@ extension BenchRun {
                     seconds: 30
                 )
                 takeover[fault, default: []].append(Monotonic.seconds(from: faulted, to: Monotonic.now()))
-                if ordinal.takeovers(of: 1 - primaryIndex) > takeoversBefore { tookOver += 1 }
+                if let before = takeoversBefore, let after = ordinal.takeovers(of: 1 - primaryIndex), after > before {
+                    tookOver += 1
+                }
                 try waitForReadState(on: device, upTo: round, seconds: 10)
                 deviceSync[fault, default: []].append(Monotonic.seconds(from: faulted, to: Monotonic.now()))
                 switch fault {

@@ -32,9 +32,10 @@ extension BenchRun {
         }
 
         /// How many times `member`'s process was promoted by a takeover (its
-        /// `receiptd_replication_promotions_total{reason="takeover"}`; 0 if it cannot be read).
-        func takeovers(of member: Int) -> Int {
-            let metrics = LoopbackHTTP.get(port: httpPorts[member], path: "/metrics")?.body ?? ""
+        /// `receiptd_replication_promotions_total{reason="takeover"}`, 0 before the first); nil if
+        /// its `/metrics` cannot be read.
+        func takeovers(of member: Int) -> Int? {
+            guard let metrics = LoopbackHTTP.get(port: httpPorts[member], path: "/metrics")?.body else { return nil }
             let prefix = #"receiptd_replication_promotions_total{reason="takeover"} "#
             let line = metrics.split(separator: "\n").first { $0.hasPrefix(prefix) }
             return line.flatMap { Double($0.dropFirst(prefix.count)) }.map { Int($0) } ?? 0

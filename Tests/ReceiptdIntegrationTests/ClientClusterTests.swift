@@ -88,7 +88,7 @@ struct ClientClusterTests {
 
         let acknowledged = AcknowledgedCount()
         let perCaller = 60
-        let stream = Task {
+        let stream = Task.onOwnThread {
             try await withThrowingTaskGroup(of: [EventOutcome].self) { group in
                 for caller in 0..<32 {
                     group.addTask {
@@ -160,7 +160,7 @@ struct ClientClusterTests {
         // A bound on the count: the stream ends at `progress.stop()`, long before. Each caller
         // pauses 1 ms between sends, so no machine is fast enough to reach the bound first.
         let maxPerCaller = 20_000
-        let stream = Task {
+        let stream = Task.onOwnThread {
             try await withThrowingTaskGroup(of: [(String, String, EventOutcome)].self) { group in
                 for worker in 0..<2 {
                     for caller in 0..<4 {
@@ -271,7 +271,7 @@ struct ClientClusterTests {
         let worker = cluster.workers[0]
         worker.signal(SIGSTOP)
         let framesBefore = client.currentStatistics.framesSent
-        let sending = Task { try await client.send((0..<10).map { Self.message("pause", "m\($0)") }) }
+        let sending = Task.onOwnThread { try await client.send((0..<10).map { Self.message("pause", "m\($0)") }) }
         // Paused for longer than the acknowledgement timeout from the frame's first sending on.
         for _ in 0..<500 where client.currentStatistics.framesSent == framesBefore {
             try await Task.sleep(for: .milliseconds(10))
@@ -324,12 +324,12 @@ struct ClientClusterTests {
         let worker = cluster.workers[0]
         worker.signal(SIGSTOP)
         let framesBefore = client.currentStatistics.framesSent
-        let sending = Task { try await client.send(Self.message("flush", "m1")) }
+        let sending = Task.onOwnThread { try await client.send(Self.message("flush", "m1")) }
         // The flush must find the event in flight (tasks start in any order).
         for _ in 0..<500 where client.currentStatistics.framesSent == framesBefore {
             try await Task.sleep(for: .milliseconds(10))
         }
-        let flushing = Task { try await client.flush() }
+        let flushing = Task.onOwnThread { try await client.flush() }
         try await Task.sleep(for: .milliseconds(200))
         flushing.cancel()
         let flushed = try await within(5, "the cancelled flush") { await flushing.result }
@@ -356,9 +356,9 @@ struct ClientClusterTests {
         let worker = cluster.workers[0]
         worker.signal(SIGSTOP)
         let waiting = (0..<20).map { index in
-            Task { try await client.send(Self.message("full", "m\(index)")) }
+            Task.onOwnThread { try await client.send(Self.message("full", "m\(index)")) }
         }
-        let cancelled = Task { try await client.send(Self.message("full", "cancelled")) }
+        let cancelled = Task.onOwnThread { try await client.send(Self.message("full", "cancelled")) }
         try await Task.sleep(for: .milliseconds(300))
         cancelled.cancel()
         let cancellation = try await within(5, "the cancelled send") { await cancelled.result }

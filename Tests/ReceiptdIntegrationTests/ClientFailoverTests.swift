@@ -188,7 +188,7 @@ struct ClientFailoverTests {
         let killAfter = 150
         // Task 0 says when it is halfway; the test kills the primary then.
         let (halfway, reachedHalfway) = AsyncStream.makeStream(of: Void.self)
-        let streaming = Task {
+        let streaming = Task.onOwnThread {
             await withTaskGroup(of: [String].self) { group in
                 for task in 0..<tasks {
                     group.addTask {

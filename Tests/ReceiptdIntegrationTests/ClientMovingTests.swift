@@ -66,7 +66,7 @@ struct ClientMovingTests {
     @Test func aCancelledSendStopsRetryingAMovingEvent() async throws {
         let worker = try ScriptedWorker { events, _ in Self.outcomes(events, Self.moving) }
         let client = try Self.client([worker])
-        let sending = Task { try await client.send(Self.message("c", "m1")) }
+        let sending = Task.onOwnThread { try await client.send(Self.message("c", "m1")) }
         for _ in 0..<500 where worker.frames.count < 3 {
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -143,7 +143,7 @@ struct ClientSubscriptionTests {
             .conversationUpserted(conversation: "cancel-sub", kind: .direct, members: ["a", "b"])
         ])
         let updates = client.subscribe(to: .conversation("cancel-sub"))
-        let consumer = Task {
+        let consumer = Task.onOwnThread {
             var count = 0
             for await _ in updates { count += 1 }
             return count

@@ -89,7 +89,7 @@ struct CurveTests {
         let gateway = try daemon.makeClient(curve: keys.client(keys.gateway))
         let reader = try daemon.makeClient(curve: keys.client(keys.reader))
         defer {
-            Task {
+            Task.onOwnThread {
                 await gateway.shutdown()
                 await reader.shutdown()
             }
@@ -126,9 +126,9 @@ struct CurveTests {
         let keys = try KeyRing()
         let daemon = try await ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
         let gateway = try daemon.makeClient(curve: keys.client(keys.gateway))
-        defer { Task { await gateway.shutdown() } }
+        defer { Task.onOwnThread { await gateway.shutdown() } }
         // An allowed gateway streams throughout.
-        let stream = Task {
+        let stream = Task.onOwnThread {
             var factory = EventFactory(source: "gw-stream")
             var acceptedCount = 0
             for index in 0..<40 {
@@ -197,7 +197,7 @@ struct CurveTests {
         let keys = try KeyRing()
         let daemon = try await ReceiptdProcess(arguments: keys.arguments, curve: keys.client(keys.admin))
         let connected = try daemon.makeClient(curve: keys.client(keys.gateway))
-        defer { Task { await connected.shutdown() } }
+        defer { Task.onOwnThread { await connected.shutdown() } }
         var factory = EventFactory(source: "gw-sighup")
         func conversation(_ name: String) -> [Event] {
             [
@@ -228,7 +228,7 @@ struct CurveTests {
         daemon.signal(SIGHUP)
         try await daemon.waitForCounter("receiptd.auth.reloads.failed", toReach: 1)
         let stillIn = try daemon.makeClient(curve: keys.client(keys.stranger))
-        defer { Task { await stillIn.shutdown() } }
+        defer { Task.onOwnThread { await stillIn.shutdown() } }
         #expect(try await stillIn.send(identified: conversation("hup-5")) == [accepted, accepted])
         for message in ["hup-1", "hup-2", "hup-3", "hup-5"] {
             #expect(

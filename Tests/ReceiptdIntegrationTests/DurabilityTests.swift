@@ -304,7 +304,7 @@ struct DurabilityTests {
             counters.first { $0.name == "receiptd.queries.served" && $0.label == "compact" }?.value ?? 0
         }
         let before = try await daemon.client.stats(worker: 0)
-        let compaction = Task { try await requester.compact(worker: 0) }
+        let compaction = Task.onOwnThread { try await requester.compact(worker: 0) }
         var taken = false
         var finishedSinceRequest = false
         for _ in 0..<1000 where !taken {
@@ -324,7 +324,7 @@ struct DurabilityTests {
         of task: Task<Value, any Error>,
         within deadline: Duration
     ) async -> Value? {
-        let timer = Task {
+        let timer = Task.onOwnThread {
             try await Task.sleep(for: deadline)
             task.cancel()
         }

@@ -172,7 +172,7 @@ import ZeroMQ
         }
         // The client's read is refused by the standby and goes to the primary, which answers
         // once it resumes.
-        let read = Task { try await client.status(of: "m49", in: "c", viewer: Viewer(user: "ann")) }
+        let read = Task.onOwnThread { try await client.status(of: "m49", in: "c", viewer: Viewer(user: "ann")) }
         try await Task.sleep(for: .milliseconds(300))
         alpha.signal(SIGCONT)
         let status = try await read.value

@@ -178,7 +178,7 @@ struct GatewayLimitsTests {
         let before = client.currentStatistics.framesSent
 
         daemon.signal(SIGSTOP)
-        let sending = Task {
+        let sending = Task.onOwnThread {
             try await withThrowingTaskGroup(of: [EventOutcome].self) { group in
                 for caller in 0..<8 {
                     group.addTask { try await client.send((0..<10).map { Self.message("eager", "m\(caller)-\($0)") }) }

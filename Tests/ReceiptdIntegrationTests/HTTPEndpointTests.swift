@@ -58,7 +58,8 @@ struct HTTPEndpointTests {
     /// A fatal log error (here a write past the file-size limit, as on a full disk) stops the
     /// worker at once, but `/metrics` stays up for the grace period, so that the error is
     /// scraped and `ReceiptdFsyncErrors` can fire; then receiptd exits 74.
-    @Test(.timeLimit(.minutes(1)))
+    // The limit counts the wait for a slot of `.startsProcesses` as well as the test.
+    @Test(.timeLimit(.minutes(10)))
     func aFatalLogErrorIsScrapedBeforeTheExit() async throws {
         let daemon = try await ReceiptdProcess(arguments: ["--fatal-grace-s", "15"], fileSizeLimitBytes: 1 << 20)
         let address = try #require(daemon.httpAddress)
@@ -125,7 +126,7 @@ struct HTTPEndpointTests {
         #expect(try await daemon.terminate() == 0)
 
         let address = "127.0.0.1:\(try LoopbackPort.free())"
-        let watcher = Task { () -> [String] in
+        let watcher = Task.onOwnThread { () -> [String] in
             var answers: [String] = []
             let deadline = Date().addingTimeInterval(30)
             while Date() < deadline {

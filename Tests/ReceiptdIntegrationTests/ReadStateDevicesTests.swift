@@ -19,7 +19,7 @@ import Testing
 
         /// Follows the user's read state until the task is cancelled.
         func follow(_ stream: ReadStateUpdates) -> Task<Void, Never> {
-            Task {
+            Task.onOwnThread { [self] in
                 for await update in stream {
                     states.withLock { $0[update.change.state.conversation] = update.change.state }
                     updates.withLock { $0 += 1 }

@@ -91,8 +91,8 @@ struct ScaleOutTests {
         guard case .exportResult(let export) = exported else { throw IntegrationError("no export: \(exported)") }
         #expect(export.conversations == [moving] && export.remaining == 0)
 
-        let read = Task { try await client.send(.read(conversation: moving, user: "u2", message: "m1")) }
-        let status = Task { try await client.status(of: "m1", in: moving, viewer: Viewer(user: "u1")) }
+        let read = Task.onOwnThread { try await client.send(.read(conversation: moving, user: "u2", message: "m1")) }
+        let status = Task.onOwnThread { try await client.status(of: "m1", in: moving, viewer: Viewer(user: "u1")) }
         for _ in 0..<500
         where client.currentStatistics.movingRetries < 2 || client.currentStatistics.queryRetries < 2 {
             try await Task.sleep(for: .milliseconds(10))
@@ -316,7 +316,7 @@ final class LoadStream: Sendable {
     static func start(_ clients: [ReceiptsClient], rounds: Int) async throws -> LoadStream {
         let stream = LoadStream(clients: clients)
         try await stream.setUp()
-        stream.state.withLock { $0.task = Task { try await stream.run(rounds: 400, seconds: 120) } }
+        stream.state.withLock { $0.task = Task.onOwnThread { try await stream.run(rounds: 400, seconds: 120) } }
         try await stream.waitForRounds(rounds)
         return stream
     }
@@ -393,7 +393,7 @@ final class Updates: Sendable {
 
     init(_ updates: StatusUpdates) {
         let store = self.store
-        task = Task {
+        task = Task.onOwnThread {
             for await update in updates { store.updates.withLock { $0.append(update) } }
         }
     }

@@ -218,7 +218,7 @@ struct MemberMachineTests {
         #expect(machine.step(.roleEnded(.primarySilent), Self.facts()) == .readKeys)
         #expect(machine.role == .waiting)
         #expect(
-            machine.step(.keys(keys), Self.facts()) == .takeOver(HandOverRecord(term: 4, to: "b"), guardRevision: 9)
+            machine.step(.keys(keys), Self.facts()) == .takeOver(HandOverRecord(term: 4, to: "b"), over: keys)
         )
         var deposed = keys
         deposed.primary = nil
@@ -240,6 +240,9 @@ struct MemberMachineTests {
         var name: String
         var state: OrdinalState
         var acknowledgement = ReplicationSettings.Acknowledgement.standby
+        /// When the keys come, after the silence (milliseconds).
+        var after: Int64 = 0
+        var holdsLease = true
         var effect: MemberMachine.Effect
         var testDescription: String { name }
     }
@@ -248,7 +251,10 @@ struct MemberMachineTests {
         SilenceRow(
             name: "in sync under standby: take over",
             state: followingA(inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "standby")),
-            effect: .takeOver(HandOverRecord(term: 4, to: "b"), guardRevision: 9)
+            effect: .takeOver(
+                HandOverRecord(term: 4, to: "b"),
+                over: followingA(inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "standby"))
+            )
         ),
         SilenceRow(
             name: "not in the in-sync set: follow a again (its lease decides)",
@@ -274,6 +280,18 @@ struct MemberMachineTests {
             name: "b acknowledges locally itself: follow a again",
             state: followingA(inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "standby")),
             acknowledgement: .local,
+            effect: .follow(record("a", term: 4))
+        ),
+        SilenceRow(
+            name: "in sync, but the keys came over a second after the silence: follow a again",
+            state: followingA(inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "standby")),
+            after: 1001,
+            effect: .follow(record("a", term: 4))
+        ),
+        SilenceRow(
+            name: "in sync, but without a lease (no campaign could follow): follow a again",
+            state: followingA(inSync: InSyncRecord(term: 4, standbys: ["b"], ack: "standby")),
+            holdsLease: false,
             effect: .follow(record("a", term: 4))
         ),
         SilenceRow(
@@ -305,8 +323,9 @@ struct MemberMachineTests {
             acknowledgement: row.acknowledgement
         )
         _ = machine.step(.keys(Self.followingA(inSync: nil)), Self.facts())
-        #expect(machine.step(.roleEnded(.primarySilent), Self.facts()) == .readKeys)
-        #expect(machine.step(.keys(row.state), Self.facts()) == row.effect)
+        #expect(machine.step(.roleEnded(.primarySilent), Self.facts(now: 5000)) == .readKeys)
+        let facts = Self.facts(lease: row.holdsLease ? 7 : 0, now: 5000 + row.after)
+        #expect(machine.step(.keys(row.state), facts) == row.effect)
     }
 
     /// Silence counts once: keys read for another reason later follow the primary, whatever
@@ -319,7 +338,7 @@ struct MemberMachineTests {
         #expect(machine.step(.keysUnreadable, Self.facts()) == .wait(milliseconds: 500))
         #expect(machine.step(.waited, Self.facts()) == .readKeys)
         #expect(
-            machine.step(.keys(keys), Self.facts()) == .takeOver(HandOverRecord(term: 4, to: "b"), guardRevision: 9)
+            machine.step(.keys(keys), Self.facts()) == .takeOver(HandOverRecord(term: 4, to: "b"), over: keys)
         )
         #expect(machine.step(.tookOver, Self.facts()) == .readKeys)
         #expect(machine.step(.keys(keys), Self.facts()) == .follow(Self.record("a", term: 4)), "the takeover failed")

@@ -11,9 +11,9 @@ import ReceiptsTestKit
 /// a primary silent for `--replication-takeover-ms`, as `StandbyLoop` does.
 ///
 /// After every acknowledgement it checks that one member acknowledges in a term, and that after a
-/// later term began an earlier term's member acknowledges nothing (failover on the lease) or only
-/// what the later term's primary held when it won (with takeovers); at the end, after the faults heal, that every acknowledged event is in the
-/// final primary's log exactly once, and that every standby of the recorded in-sync set holds a
+/// later term began an earlier term's member acknowledges nothing, or, for a term a standby took
+/// over, only what the later terms' primaries held when they won; at the end, after the faults
+/// heal, that every acknowledged event is in the final primary's log exactly once, and that every standby of the recorded in-sync set holds a
 /// prefix of that log with every acknowledged event.
 final class ClusterSimulation {
     /// One gateway: its events not yet acknowledged (with when each was last sent) and the
@@ -58,7 +58,7 @@ final class ClusterSimulation {
     private var cutFromCoordinator: [String: Int64] = [:]
     private var coordinatorDownUntil: Int64 = 0
     /// `--replication-takeover-ms`, chosen per seed: its default, or 0 (failover on the lease
-    /// only: then no member acknowledges in a term once a later one began).
+    /// only).
     private let takeoverMilliseconds: Int64
     /// The network's faults, chosen per seed.
     private let dropChance: Double
@@ -78,6 +78,8 @@ final class ClusterSimulation {
     private(set) var acknowledgedEvents = 0
     private(set) var faults = 0
     private(set) var takeovers = 0
+    /// The terms a standby took over from their silent primary.
+    private var takenOver: Set<UInt64> = []
 
     /// The keys as last read, and the store's revision then: they are read again only after a
     /// write (decoding them is most of a turn's cost).
@@ -355,6 +357,7 @@ final class ClusterSimulation {
     /// A standby deposed its silent primary, whose term was `term`.
     func tookOver(term: UInt64, by member: String) {
         takeovers += 1
+        takenOver.insert(term)
         note("\(member) takes term \(term) over from its silent primary")
     }
 
@@ -365,10 +368,11 @@ final class ClusterSimulation {
         return recorded
     }
 
-    /// A member acknowledges `events` in `term`: one member a term, and once a later term began,
-    /// only events its primary held when it won. (A primary that was taken over from keeps its
-    /// lease: resumed from a pause, it may still complete a frame its standby confirmed before
-    /// taking over, deploy/REPLICATION.md section 7.4; that event is in the next term's history.)
+    /// A member acknowledges `events` in `term`: one member a term, and none once a later term
+    /// began, unless `term` was taken over: then only events the later terms' primaries held
+    /// when they won. (A primary that was taken over from keeps its lease: resumed from a pause,
+    /// it may still complete a frame its standby confirmed before taking over,
+    /// deploy/REPLICATION.md section 7.4; that event is in the next term's history.)
     func acknowledge(_ events: [UInt64], member: String, term: UInt64) {
         acknowledgedEvents += events.count
         if let acker = ackers[term], acker != member {
@@ -379,7 +383,7 @@ final class ClusterSimulation {
             firstAcknowledgement[event] = "by \(member) in term \(term) at \(now)"
         }
         for (later, win) in wins.sorted(by: { $0.key < $1.key }) where later > term && win.at <= now {
-            if takeoverMilliseconds == 0 {
+            if !takenOver.contains(term) {
                 fail("\(member) acknowledged \(events) in term \(term) after term \(later) began at \(win.at)")
             } else if let missing = events.first(where: { !win.held.contains($0) }) {
                 fail(

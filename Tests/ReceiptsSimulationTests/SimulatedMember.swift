@@ -49,10 +49,10 @@ final class SimulatedMember {
         var session: UInt64
         var accepted = false
         var lastHeard: Int64
-        /// When the primary last sent something in an accepted session, or when following
-        /// began, or when the member came back from a pause: the silence a takeover counts
-        /// (`StandbyLoop`).
-        var heardFromPrimary: Int64
+        /// When the primary last sent something in an accepted session, or when the member came
+        /// back from a pause after that: the silence a takeover counts (`StandbyLoop`); nil
+        /// until the primary is first heard from.
+        var heardFromPrimary: Int64?
         /// The member's last turn in this role.
         var lastTurn: Int64
         var lastAck: (appended: UInt64, durable: UInt64, at: Int64) = (0, 0, 0)
@@ -265,8 +265,8 @@ final class SimulatedMember {
             case .resign(let guardRevision):
                 if reachesCoordinator { try? await coordinator.resign(guardRevision: guardRevision) }
                 pending = .resigned
-            case .takeOver(let record, let guardRevision):
-                if reachesCoordinator, (try? await coordinator.handOver(record, guardRevision: guardRevision)) == true {
+            case .takeOver(let record, let state):
+                if reachesCoordinator, (try? await coordinator.takeOver(record, over: state)) == true {
                     world.tookOver(term: record.term, by: name)
                 }
                 pending = .tookOver
@@ -283,7 +283,7 @@ final class SimulatedMember {
                     primary: primary,
                     session: 0,
                     lastHeard: now,
-                    heardFromPrimary: now,
+                    heardFromPrimary: nil,
                     lastTurn: now
                 )
                 openSession(&standby, now: now, world: world)
@@ -499,10 +499,14 @@ final class SimulatedMember {
 
     private func serveStandby(_ standby: inout Standby, now: Int64, world: ClusterSimulation) {
         // A member that was itself paused counts the primary's silence again from now.
-        if now - standby.lastTurn > takeoverMilliseconds / 2 { standby.heardFromPrimary = now }
+        if now - standby.lastTurn > takeoverMilliseconds / 2, standby.heardFromPrimary != nil {
+            standby.heardFromPrimary = now
+        }
         standby.lastTurn = now
-        if takeoverMilliseconds > 0, now - standby.heardFromPrimary >= takeoverMilliseconds, machine.mayTakeOverNow {
-            world.note("\(name) hears nothing from \(standby.primary.member) for \(now - standby.heardFromPrimary) ms")
+        if takeoverMilliseconds > 0, let heard = standby.heardFromPrimary, now - heard >= takeoverMilliseconds,
+            machine.mayTakeOverNow
+        {
+            world.note("\(name) hears nothing from \(standby.primary.member) for \(now - heard) ms")
             end(.primarySilent)
             return
         }

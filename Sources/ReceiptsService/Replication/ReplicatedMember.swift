@@ -120,11 +120,13 @@ final class ReplicatedMember: Sendable {
                 if role == .waiting && keysKnown && facts.lease != 0 { readyOnce() }
                 control.waitForWake(milliseconds: Int32(milliseconds))
                 input = .waited
-            case .takeOver(let record, let guardRevision):
-                tookOver = takeOver(record, guardRevision: guardRevision)
+            case .takeOver(let record, let state):
+                tookOver = takeOver(record, over: state)
                 input = .tookOver
             case .campaign(let record, let inSync, let state):
-                input = .campaignEnded(campaign(record, inSync: inSync, over: state))
+                let outcome = campaign(record, inSync: inSync, over: state)
+                if case .won = outcome {} else { tookOver = false }
+                input = .campaignEnded(outcome)
             case .follow(let primary):
                 tookOver = false
                 input = .roleEnded(try follow(primary, onReady: readyOnce))
@@ -207,13 +209,13 @@ final class ReplicatedMember: Sendable {
         return silent ? .primarySilent : .left
     }
 
-    /// Deposes the silent primary whose key was created at `guardRevision` by handing its term
-    /// over to this member; whether it was written.
-    private func takeOver(_ record: HandOverRecord, guardRevision: Int64) -> Bool {
+    /// Deposes the silent primary the keys `state` name by handing its term over to this member;
+    /// whether it was written.
+    private func takeOver(_ record: HandOverRecord, over state: OrdinalState) -> Bool {
         let coordinator = self.coordinator
         do {
             let written = try Blocking.run { () async throws(CoordinationError) in
-                try await coordinator.handOver(record, guardRevision: guardRevision)
+                try await coordinator.takeOver(record, over: state)
             }
             if written {
                 logger.warning("took over from the silent primary", metadata: ["replication.term": "\(record.term)"])

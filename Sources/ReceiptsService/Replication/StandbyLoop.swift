@@ -73,9 +73,8 @@ final class StandbyLoop {
 
     /// Follows the primary until `stop()` or a leave, then closes the log. With
     /// `settings.takeoverMilliseconds`, it also ends when the primary was silent that long (no
-    /// message of an open session, counted from the loop's start, or from its return after it
-    /// was itself held up, at the earliest) while `mayTakeOver` says the member may take over
-    /// (section 6.5).
+    /// message of an open session after the first, counted from its return after it was itself
+    /// held up at the earliest) while `mayTakeOver` says the member may take over (section 6.5).
     ///
     /// - Returns: Whether it ended because the primary went silent.
     @discardableResult
@@ -125,7 +124,7 @@ final class StandbyLoop {
         let started = ServiceClock.monotonicMilliseconds()
         try send([replica.start(now: started)])
         // The loop's last turn, and when it last came back from being held up itself.
-        var (lastTurn, resumed) = (started, started)
+        var (lastTurn, resumed) = (started, Int64.min)
         onReady()
         var poller = ZMQPoller()
         let dealerItem = poller.add(dealer)
@@ -149,10 +148,14 @@ final class StandbyLoop {
             // (SIGSTOP, a slow disk, no free core) for half the takeover time starts counting
             // again, since the primary's messages of that time may still be on their way in
             // (libzmq's I/O thread hands them over after the loop has looked).
+            // A primary never heard from in this loop (still recovering its log after its
+            // campaign, say) is left to its lease: only one that went silent is taken over.
             if now - lastTurn > settings.takeoverMilliseconds / 2 { resumed = now }
             lastTurn = now
-            let heard = max(replica.lastHeardFromPrimary ?? started, resumed)
-            if settings.takeoverMilliseconds > 0, now - heard >= settings.takeoverMilliseconds, mayTakeOver() {
+            if settings.takeoverMilliseconds > 0, let lastHeard = replica.lastHeardFromPrimary,
+                now - max(lastHeard, resumed) >= settings.takeoverMilliseconds, mayTakeOver()
+            {
+                let heard = max(lastHeard, resumed)
                 logger.warning(
                     "the primary is silent; taking over",
                     metadata: ["replication.silent_ms": "\(now - heard)"]
