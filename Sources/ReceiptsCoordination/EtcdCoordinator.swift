@@ -225,36 +225,43 @@ public final class EtcdCoordinator: Coordinator {
     /// - Returns: Whether it was written.
     /// - Throws: `CoordinationError` when etcd does not answer (the outcome is unknown).
     public func handOver(_ record: HandOverRecord, guardRevision: Int64) async throws(CoordinationError) -> Bool {
-        let transaction = EtcdMessages.TxnRequest(
-            compare: [.init(key: keys.primary, target: .create, equals: guardRevision)],
-            success: [
-                .put(key: keys.handOver, value: OrdinalKeys.value(record), lease: 0),
-                .delete(key: keys.primary),
-            ]
-        )
-        let answer: EtcdMessages.TxnResponse = try await gateway.call(
+        try await writeHandOver(
+            record,
             "hand over",
-            "/v3/kv/txn",
-            transaction,
-            timeout: callTimeout
+            when: [.init(key: keys.primary, target: .create, equals: guardRevision)]
         )
-        return answer.succeeded
     }
 
     public func takeOver(_ record: HandOverRecord, over state: OrdinalState) async throws(CoordinationError) -> Bool {
-        let transaction = EtcdMessages.TxnRequest(
-            compare: [
+        // No primary key read: nothing to depose (etcd would take create revision 0 as "absent").
+        guard state.primaryRevision != 0 else { return false }
+        return try await writeHandOver(
+            record,
+            "take over",
+            when: [
                 .init(key: keys.primary, target: .create, equals: state.primaryRevision),
                 .init(key: keys.term, target: .mod, equals: state.termRevision),
                 .init(key: keys.inSync, target: .mod, equals: state.inSyncRevision),
-            ],
+            ]
+        )
+    }
+
+    /// Writes `record` as the handover key and deletes the primary key in one transaction, if
+    /// every comparison holds; whether it was written.
+    private func writeHandOver(
+        _ record: HandOverRecord,
+        _ call: String,
+        when compare: [EtcdMessages.Compare]
+    ) async throws(CoordinationError) -> Bool {
+        let transaction = EtcdMessages.TxnRequest(
+            compare: compare,
             success: [
                 .put(key: keys.handOver, value: OrdinalKeys.value(record), lease: 0),
                 .delete(key: keys.primary),
             ]
         )
         let answer: EtcdMessages.TxnResponse = try await gateway.call(
-            "take over",
+            call,
             "/v3/kv/txn",
             transaction,
             timeout: callTimeout
