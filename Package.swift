@@ -242,7 +242,7 @@ let package = Package(
         // The deterministic simulation of a replicated ordinal (ClusterSimulationTests).
         .testTarget(
             name: "ReceiptsSimulationTests",
-            dependencies: ["ReceiptsReplication", "ReceiptsTestKit"],
+            dependencies: ["ReceiptsCore", "ReceiptsReplication", "ReceiptsTestKit"],
             swiftSettings: swiftSettings
         ),
         // Starts the built receiptd binary and talks to it over real sockets.

@@ -1,3 +1,4 @@
+import ReceiptsCore
 import ReceiptsTestKit
 
 @testable import ReceiptsReplication
@@ -13,8 +14,11 @@ import ReceiptsTestKit
 /// After every acknowledgement it checks that one member acknowledges in a term, and that after a
 /// later term began an earlier term's member acknowledges nothing, or, for a term a standby took
 /// over, only what the later terms' primaries held when they won; at the end, after the faults
-/// heal, that every acknowledged event is in the final primary's log exactly once, and that every standby of the recorded in-sync set holds a
-/// prefix of that log with every acknowledged event.
+/// heal, that every acknowledged event is in the final primary's log exactly once, that every
+/// standby of the recorded in-sync set holds a prefix of that log with every acknowledged event,
+/// and that the final primary's engine, and every in-sync standby's that holds the whole log,
+/// equals one unreplicated engine fed the acknowledged events. No member's engine may take an
+/// event of its log for a duplicate.
 final class ClusterSimulation {
     /// One gateway: its events not yet acknowledged (with when each was last sent) and the
     /// member it takes for the primary.
@@ -43,6 +47,7 @@ final class ClusterSimulation {
 
     let seed: UInt64
     let bug: PlantedBug?
+    let workload: SimulatedWorkload
     private var random: SplitMix64
     private let store = InMemoryCoordinator.Store(now: 1_000_000_000)
     /// Reads the keys for the gateways and the checks; never started, so it holds no lease.
@@ -103,6 +108,7 @@ final class ClusterSimulation {
         self.seed = seed
         self.bug = bug
         self.keepsWholeTrace = keepsWholeTrace
+        workload = SimulatedWorkload(seed: seed)
         random = SplitMix64(seed: seed)
         observer = InMemoryCoordinator(store: store, ordinal: 0, member: "observer")
         let count = Int.random(in: 2...3, using: &random)
@@ -122,6 +128,7 @@ final class ClusterSimulation {
                     clockRate: rate,
                     takeoverMilliseconds: takeoverMilliseconds,
                     bug: bug,
+                    workload: workload,
                     store: store
                 )
             )
@@ -181,6 +188,7 @@ final class ClusterSimulation {
         for member in members where conditions[member.name] == .up {
             if Bool.random(using: &random) { member.sync() }
             await member.turn(at: now, reachesCoordinator: cutFromCoordinator[member.name] == nil, world: self)
+            member.applyLog(world: self)
             if failure != nil { return }
         }
         await sendFromGateways()
@@ -394,6 +402,11 @@ final class ClusterSimulation {
         }
     }
 
+    /// A member's engine took `event` of its log for one it had applied already.
+    func appliedTwice(_ event: UInt64, by member: String) {
+        fail("\(member)'s engine applied e\(event) twice")
+    }
+
     private func fail(_ invariant: String) {
         guard failure == nil else { return }
         failure = SimulationFailure(seed: seed, time: now, invariant: invariant, trace: trace)
@@ -451,5 +464,49 @@ final class ClusterSimulation {
                 return fail("in-sync standby \(name) does not hold acknowledged event \(missing) durably")
             }
         }
+        checkEngines(primary: primary, inSync: inSync, acknowledged: acknowledged)
+    }
+
+    /// The final primary's engine, and each in-sync standby's that holds the whole log, equals
+    /// one unreplicated engine fed the acknowledged events in the primary's log's order.
+    private func checkEngines(primary: SimulatedMember, inSync: [String], acknowledged: Set<UInt64>) {
+        var reference = ReceiptEngine()
+        for entry in primary.log {
+            guard case .event(let id, let at) = entry.kind, acknowledged.contains(id) else { continue }
+            _ = reference.replay(workload.event(id), at: Timestamp(milliseconds: at))
+        }
+        let expected = reference.encodedState()
+        let holders = [primary] + inSync.compactMap(member).filter { $0.log == primary.log }
+        for holder in holders {
+            holder.applyLog(world: self)
+            guard holder.engine.encodedState() != expected else { continue }
+            let difference = Self.firstDifference(holder.engine, reference) ?? "in the snapshot bytes only"
+            return fail(
+                "\(holder.name)'s engine differs from one fed the acknowledged events: \(difference)"
+            )
+        }
+    }
+
+    /// The first message status or unread count in which `engine` differs from `reference`.
+    private static func firstDifference(_ engine: ReceiptEngine, _ reference: ReceiptEngine) -> String? {
+        let conversations = SimulatedWorkload.conversations.map(\.id)
+        for user in SimulatedWorkload.users {
+            let (found, expected) = (
+                engine.unreadCounts(user: user, conversations: conversations),
+                reference.unreadCounts(user: user, conversations: conversations)
+            )
+            if found != expected { return "\(user)'s unread counts \(found), expected \(expected)" }
+        }
+        for conversation in conversations {
+            let (found, expected) = (
+                engine.snapshot(conversation: conversation, limit: 1_000),
+                reference.snapshot(conversation: conversation, limit: 1_000)
+            )
+            if found != expected {
+                return
+                    "\(conversation)'s statuses \(String(describing: found)), expected \(String(describing: expected))"
+            }
+        }
+        return nil
     }
 }

@@ -1,13 +1,15 @@
+import ReceiptsCore
 import ReceiptsTestKit
 
 @testable import ReceiptsReplication
 
 /// One member of a simulated ordinal: the real `MemberMachine` decides its role against a real
 /// `InMemoryCoordinator` on the simulation's clock; as primary, the real `InSyncSet` and lease
-/// deadline decide what it may acknowledge. Its log and the replication protocol are a model:
-/// a list of `SimulatedEntry` and the messages of `SimulatedMessage`, with the rules of
-/// deploy/REPLICATION.md (ship durable records, confirm durable positions, cut back to the
-/// primary's history on rejoin, fence by term).
+/// deadline decide what it may acknowledge; a real `ReceiptEngine` applies its log's events.
+/// Its log and the replication protocol are a model: a list of `SimulatedEntry` and the
+/// messages of `SimulatedMessage`, with the rules of deploy/REPLICATION.md (ship durable
+/// records, confirm durable positions, cut back to the primary's history on rejoin, fence by
+/// term).
 final class SimulatedMember {
     /// The primary's side of one standby's session.
     struct Session {
@@ -92,6 +94,12 @@ final class SimulatedMember {
     private(set) var coordinator: InMemoryCoordinator
     private(set) var machine: MemberMachine
     private(set) var log: [SimulatedEntry] = []
+    /// The engine, fed the log's events in order as the pipeline applies them; rebuilt from the
+    /// log when the process restarts or the log is cut back, as recovery replays it.
+    private(set) var engine = ReceiptEngine()
+    /// How many records of `log` the engine has taken.
+    private var appliedRecords = 0
+    private let workload: SimulatedWorkload
     /// Where each event's record ends in `log`.
     private var positions: [UInt64: UInt64] = [:]
     /// How much of `log` is synced: a crash of the machine keeps no more.
@@ -113,9 +121,11 @@ final class SimulatedMember {
         clockRate: Double,
         takeoverMilliseconds: Int64,
         bug: PlantedBug?,
+        workload: SimulatedWorkload,
         store: InMemoryCoordinator.Store
     ) {
         self.name = name
+        self.workload = workload
         self.takeoverMilliseconds = takeoverMilliseconds
         self.clockRate = clockRate
         self.bug = bug
@@ -143,6 +153,8 @@ final class SimulatedMember {
         pending = .started
         knownTerm = history.last?.term ?? 0
         coordinatorStarted = false
+        engine = ReceiptEngine()
+        appliedRecords = 0
     }
 
     /// The process dies. A crash of the machine loses what was not synced; a crash of the
@@ -185,6 +197,23 @@ final class SimulatedMember {
         }
         log.removeLast(log.count - Int(position))
         durable = min(durable, position)
+        if Int(position) < appliedRecords {
+            if bug != .keepEngineAcrossCutBack { engine = ReceiptEngine() }
+            appliedRecords = bug == .keepEngineAcrossCutBack ? Int(position) : 0
+        }
+    }
+
+    /// Applies the records the engine has not taken yet; an event it takes for a duplicate was
+    /// applied twice (the log holds each event once).
+    func applyLog(world: ClusterSimulation) {
+        while appliedRecords < log.count {
+            let entry = log[appliedRecords]
+            appliedRecords += 1
+            guard case .event(let id, let at) = entry.kind else { continue }
+            if engine.replay(workload.event(id), at: Timestamp(milliseconds: at)) == .duplicate {
+                world.appliedTwice(id, by: name)
+            }
+        }
     }
 
     private func append(_ entry: SimulatedEntry) {
@@ -622,7 +651,7 @@ final class SimulatedMember {
             if let position = position(of: event) {
                 last = max(last, position)
             } else {
-                append(SimulatedEntry(term: primary.term, kind: .event(event)))
+                append(SimulatedEntry(term: primary.term, kind: .event(event, at: now)))
                 last = UInt64(log.count)
             }
         }

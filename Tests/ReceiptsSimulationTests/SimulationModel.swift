@@ -6,22 +6,23 @@ struct SimulatedEntry: Equatable, CustomStringConvertible {
     enum Kind: Equatable {
         /// The term's `termStarted` record, written by its primary.
         case termStart(member: String)
-        /// A gateway's event, by its id.
-        case event(UInt64)
+        /// A gateway's event, by its id (`SimulatedWorkload` says what it is), taken at `at`
+        /// (the primary's milliseconds: the engine's time for it).
+        case event(UInt64, at: Int64)
     }
 
     var term: UInt64
     var kind: Kind
 
     var event: UInt64? {
-        if case .event(let id) = kind { return id }
+        if case .event(let id, _) = kind { return id }
         return nil
     }
 
     var description: String {
         switch kind {
         case .termStart(let member): "T\(term)@\(member)"
-        case .event(let id): "e\(id)/\(term)"
+        case .event(let id, _): "e\(id)/\(term)"
         }
     }
 }
@@ -80,6 +81,9 @@ enum PlantedBug: String, CaseIterable, Sendable {
     /// The primary counts its lease alive for the whole TTL after a renewal's send, on its own
     /// clock, with no margin for a clock slower than the coordinator's.
     case leaseDeadlineWithoutMargin
+    /// A member whose log is cut back (a rejoin, or a machine crash) keeps its engine's state
+    /// instead of rebuilding it from what the log still holds.
+    case keepEngineAcrossCutBack
 }
 
 /// An invariant the simulation found broken.
