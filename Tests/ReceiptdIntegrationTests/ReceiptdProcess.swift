@@ -347,7 +347,7 @@ final class ReceiptdProcess: @unchecked Sendable {
         try await BlockingWait.onOwnThread {
             self.stopClients()
             self.signal(SIGTERM)
-            return try self.waitForExitOnThisThread()
+            return try self.waitForExitOnThisThread(seconds: Self.stopDeadlineSeconds)
         }
     }
 
@@ -386,20 +386,23 @@ final class ReceiptdProcess: @unchecked Sendable {
         }
     }
 
-    /// Waits up to `stopDeadlineSeconds` for the daemon to exit.
+    /// Waits up to `stopDeadlineSeconds` for the daemon to exit, after `laterBySeconds` (a wait
+    /// the daemon itself makes before it begins to exit, such as `--fatal-grace-s`).
     /// - Returns: its exit status, or 128 + the signal number if a signal ended it.
     /// - Throws: if it is still running at the deadline; it is then killed with SIGKILL.
-    func waitForExit() async throws -> Int32 {
-        try await BlockingWait.onOwnThread { try self.waitForExitOnThisThread() }
+    func waitForExit(laterBySeconds: Double = 0) async throws -> Int32 {
+        try await BlockingWait.onOwnThread {
+            try self.waitForExitOnThisThread(seconds: laterBySeconds + Self.stopDeadlineSeconds)
+        }
     }
 
-    /// ``waitForExit()``'s blocking part.
-    private func waitForExitOnThisThread() throws -> Int32 {
+    /// ``waitForExit(laterBySeconds:)``'s blocking part.
+    private func waitForExitOnThisThread(seconds: Double) throws -> Int32 {
         guard let process = launcher.process else { throw IntegrationError("receiptd was never started") }
-        guard process.waitForExit(seconds: Self.stopDeadlineSeconds) else {
+        guard process.waitForExit(seconds: seconds) else {
             launcher.kill9()
             throw IntegrationError(
-                "receiptd did not exit within \(Self.stopDeadlineSeconds) s; killed: \(standardError().suffix(2000))"
+                "receiptd did not exit within \(seconds) s; killed: \(standardError().suffix(2000))"
             )
         }
         return process.exitStatus
