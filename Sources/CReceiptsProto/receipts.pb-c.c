@@ -3014,7 +3014,7 @@ const ProtobufCMessageDescriptor receipts__v1__member_left__descriptor =
   (ProtobufCMessageInit) receipts__v1__member_left__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__message_sent__field_descriptors[4] =
+static const ProtobufCFieldDescriptor receipts__v1__message_sent__field_descriptors[6] =
 {
   {
     "conversation_id",
@@ -3064,9 +3064,35 @@ static const ProtobufCFieldDescriptor receipts__v1__message_sent__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "mentioned_user_ids",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Receipts__V1__MessageSent, n_mentioned_user_ids),
+    offsetof(Receipts__V1__MessageSent, mentioned_user_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "mentions_everyone",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__MessageSent, mentions_everyone),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__message_sent__field_indices_by_name[] = {
   0,   /* field[0] = conversation_id */
+  4,   /* field[4] = mentioned_user_ids */
+  5,   /* field[5] = mentions_everyone */
   1,   /* field[1] = message_id */
   2,   /* field[2] = sender_id */
   3,   /* field[3] = system */
@@ -3074,7 +3100,7 @@ static const unsigned receipts__v1__message_sent__field_indices_by_name[] = {
 static const ProtobufCIntRange receipts__v1__message_sent__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor receipts__v1__message_sent__descriptor =
 {
@@ -3084,7 +3110,7 @@ const ProtobufCMessageDescriptor receipts__v1__message_sent__descriptor =
   "Receipts__V1__MessageSent",
   "receipts.v1",
   sizeof(Receipts__V1__MessageSent),
-  4,
+  6,
   receipts__v1__message_sent__field_descriptors,
   receipts__v1__message_sent__field_indices_by_name,
   1,  receipts__v1__message_sent__number_ranges,
@@ -5707,7 +5733,7 @@ const ProtobufCMessageDescriptor receipts__v1__read_detail__descriptor =
   (ProtobufCMessageInit) receipts__v1__read_detail__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__unread_count__field_descriptors[5] =
+static const ProtobufCFieldDescriptor receipts__v1__unread_count__field_descriptors[6] =
 {
   {
     "conversation_id",
@@ -5769,6 +5795,18 @@ static const ProtobufCFieldDescriptor receipts__v1__unread_count__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "unread_mentions",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__UnreadCount, unread_mentions),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__unread_count__field_indices_by_name[] = {
   0,   /* field[0] = conversation_id */
@@ -5776,11 +5814,12 @@ static const unsigned receipts__v1__unread_count__field_indices_by_name[] = {
   2,   /* field[2] = marked_unread */
   3,   /* field[3] = read_up_to_sequence */
   1,   /* field[1] = unread */
+  5,   /* field[5] = unread_mentions */
 };
 static const ProtobufCIntRange receipts__v1__unread_count__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor receipts__v1__unread_count__descriptor =
 {
@@ -5790,7 +5829,7 @@ const ProtobufCMessageDescriptor receipts__v1__unread_count__descriptor =
   "Receipts__V1__UnreadCount",
   "receipts.v1",
   sizeof(Receipts__V1__UnreadCount),
-  5,
+  6,
   receipts__v1__unread_count__field_descriptors,
   receipts__v1__unread_count__field_indices_by_name,
   1,  receipts__v1__unread_count__number_ranges,

@@ -23,6 +23,9 @@ struct ConversationState: Sendable {
     var advances: [ReceiptAdvance] = []
     /// Finished memberships (rare: only members who left or were deleted).
     var formerMemberships: [FormerMembership] = []
+    /// Named mentions of recipients, by sequence then member slot: a mention costs 8 bytes for
+    /// the user it names, nothing for the other members.
+    var mentions: [MentionRecord] = []
     /// Times that do not fit a message record, by `farKey` (rare: a receipt 49.7 days after
     /// sending, a send time outside ±4,400 years).
     var farTimes: [UInt64: Int64] = [:]
@@ -77,14 +80,24 @@ struct ConversationState: Sendable {
     }
 
     /// Appends a message sent now by a current member; returns its sequence.
-    mutating func appendMessage(id: String, sender: UInt32, isSystem: Bool, sentAt: Int64) -> UInt32 {
+    ///
+    /// - Parameter mentionsEveryone: Whether it mentions every member (ignored for a system
+    ///   message); named mentions are added after it (`addMentions`).
+    mutating func appendMessage(
+        id: String,
+        sender: UInt32,
+        isSystem: Bool,
+        mentionsEveryone: Bool = false,
+        sentAt: Int64
+    ) -> UInt32 {
         let recipients = isSystem ? 0 : memberCount - 1
         let record = MessageRecord(
             sentAt: sentAt,
             sender: sender,
             counted: recipients,
             flags: (isSystem ? MessageRecord.Flag.system : 0)
-                | (recipients == 0 ? 0 : MessageRecord.Flag.hasRecipients),
+                | (recipients == 0 ? 0 : MessageRecord.Flag.hasRecipients)
+                | (mentionsEveryone && !isSystem ? MessageRecord.Flag.mentionsEveryone : 0),
             status: recipients == 0 ? ReceiptStatus.none.rawValue : ReceiptStatus.notDelivered.rawValue
         )
         if messages.isEmpty { base = lastSequence + 1 }
@@ -373,32 +386,70 @@ struct ConversationState: Sendable {
         return found
     }
 
-    /// Messages from others, not system, not deleted, of which the member is a recipient,
-    /// after their read watermark (private reads count: this is the user's own view).
-    func unreadCount(slot: UInt32) -> Int {
+    /// What a member has not read: the messages from others, not system, not deleted, of which
+    /// the member is a recipient, after their read watermark (private reads count: this is the
+    /// user's own view), and how many of those mention them, by name or as everyone.
+    func unread(slot: UInt32) -> (messages: Int, mentions: Int) {
         let member = members[Int(slot)]
         // Counted range by range, without collecting them: this runs for every published read state.
-        func unread(after: UInt32, upTo: UInt32) -> Int {
+        func unread(after: UInt32, upTo: UInt32) -> (messages: Int, everyone: Int) {
             let from = max(after, member.readUpTo, base &- 1)
-            guard from < upTo else { return 0 }
+            guard from < upTo else { return (0, 0) }
             var count = 0
+            var everyone = 0
             for s in (from + 1)...upTo {
                 let message = messages[Int(s - base)]
                 if message.sender != slot
                     && message.flags & (MessageRecord.Flag.system | MessageRecord.Flag.deleted) == 0
                 {
                     count += 1
+                    if message.flags & MessageRecord.Flag.mentionsEveryone != 0 { everyone += 1 }
                 }
             }
-            return count
+            return (count, everyone)
         }
-        var total = member.isMember ? unread(after: member.joinedAfter, upTo: lastSequence) : 0
+        var total = member.isMember ? unread(after: member.joinedAfter, upTo: lastSequence) : (messages: 0, everyone: 0)
         if member.flags & MemberRecord.Flag.hasFormerMemberships != 0 {
             for former in formerMemberships where former.member == slot {
-                total += unread(after: former.joinedAfter, upTo: former.leftAfter)
+                let counted = unread(after: former.joinedAfter, upTo: former.leftAfter)
+                total = (total.messages + counted.messages, total.everyone + counted.everyone)
             }
         }
-        return total
+        return (total.messages, total.everyone + namedMentions(of: slot, after: max(member.readUpTo, base &- 1)))
+    }
+
+    /// The named mentions of `slot` after sequence `after`, of messages not deleted and not
+    /// mentioning everyone (those are counted once, as everyone's). A mention is recorded only
+    /// for a recipient, so it lies within one of the member's memberships.
+    func namedMentions(of slot: UInt32, after: UInt32) -> Int {
+        var count = 0
+        for index in firstMention(after: after)..<mentions.count where mentions[index].member == slot {
+            let flags = messages[Int(mentions[index].sequence - base)].flags
+            if flags & (MessageRecord.Flag.deleted | MessageRecord.Flag.mentionsEveryone) == 0 { count += 1 }
+        }
+        return count
+    }
+
+    /// The index of the first mention of a message after sequence `after`.
+    func firstMention(after: UInt32) -> Int {
+        var low = 0
+        var high = mentions.count
+        while low < high {
+            let middle = (low + high) / 2
+            if mentions[middle].sequence <= after { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The member slots message `s` names.
+    func mentioned(in s: UInt32) -> [UInt32] {
+        var slots: [UInt32] = []
+        var index = firstMention(after: s - 1)
+        while index < mentions.count, mentions[index].sequence == s {
+            slots.append(mentions[index].member)
+            index += 1
+        }
+        return slots
     }
 
     // MARK: - Retention
@@ -416,6 +467,7 @@ struct ConversationState: Sendable {
         if messages.isEmpty { lastMessageID = nil }
         base += UInt32(k)
         formerMemberships.removeAll { $0.leftAfter < base }
+        mentions.removeFirst(firstMention(after: base - 1))
         if !farTimes.isEmpty { farTimes = farTimes.filter { $0.key >> 2 >= UInt64(base) } }
         var remap = [UInt32](repeating: 0, count: advances.count + 1)
         var kept: [ReceiptAdvance] = []

@@ -17,6 +17,29 @@ public enum ConversationKind: UInt8, Hashable, Sendable {
     case group = 2
 }
 
+/// Who a message mentions: named users, everyone in the conversation, or both.
+///
+/// A mention counts for a recipient of the message (a member when it was sent, not its sender)
+/// until their read watermark reaches it (`UnreadCount.unreadMentions`); naming anyone else
+/// changes nothing.
+public struct Mentions: Hashable, Sendable {
+    /// The users named, in any order; a name given twice counts once.
+    public var users: [String]
+    /// The message mentions every member (`@everyone`, `@channel`).
+    public var everyone: Bool
+
+    /// The most users one message may name (more is rejected `INVALID_EVENT`).
+    public static let userLimit = 1_000
+
+    /// A message that mentions nobody.
+    public static let none = Mentions()
+
+    public init(users: [String] = [], everyone: Bool = false) {
+        self.users = users
+        self.everyone = everyone
+    }
+}
+
 /// One event from a gateway, as the engine applies it.
 public struct Event: Hashable, Sendable {
     /// Identifies the event for de-duplication.
@@ -41,8 +64,14 @@ public enum EventKind: Hashable, Sendable {
     case memberJoined(conversation: String, user: String)
     /// A user left; their receipts stay, they can add no new ones.
     case memberLeft(conversation: String, user: String)
-    /// A message exists; nobody has it yet.
-    case messageSent(conversation: String, message: String, sender: String, isSystem: Bool)
+    /// A message exists; nobody has it yet. A system message's mentions count for nobody.
+    case messageSent(
+        conversation: String,
+        message: String,
+        sender: String,
+        isSystem: Bool,
+        mentions: Mentions = .none
+    )
     /// The user's device has the message and every earlier one.
     case delivered(conversation: String, user: String, message: String)
     /// The user has seen the message and every earlier one; `message` nil means the whole conversation.
@@ -70,7 +99,7 @@ public enum EventKind: Hashable, Sendable {
     public var conversation: String? {
         switch self {
         case .conversationUpserted(let conversation, _, _), .memberJoined(let conversation, _),
-            .memberLeft(let conversation, _), .messageSent(let conversation, _, _, _),
+            .memberLeft(let conversation, _), .messageSent(let conversation, _, _, _, _),
             .delivered(let conversation, _, _), .read(let conversation, _, _),
             .messageEdited(let conversation, _), .messageDeleted(let conversation, _),
             .markedUnread(let conversation, _), .conversationReceiptPrivacy(let conversation, _, _):

@@ -43,8 +43,10 @@ struct MessageRecord: Sendable, Hashable {
         /// The message had at least one recipient when sent (not a system message, not sent
         /// by the only member): receipts count for it.
         static let hasRecipients: UInt8 = 8
+        /// The message mentions everyone (`Mentions.everyone`; never on a system message).
+        static let mentionsEveryone: UInt8 = 16
         /// Every bit in use.
-        static let all: UInt8 = 15
+        static let all: UInt8 = 31
     }
 
     /// A record; `sentAt` outside the 48-bit range is stored as `farSentAt`.

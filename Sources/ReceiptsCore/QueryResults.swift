@@ -95,13 +95,23 @@ public struct UnreadCount: Hashable, Sendable {
     public var readUpTo: UInt64
     /// The user is no longer a member (left, removed or deleted).
     public var hasLeft: Bool
+    /// Of the `unread` messages, those that mention the user, by name or as everyone.
+    public var unreadMentions: Int
 
-    public init(conversation: String, unread: Int, isMarkedUnread: Bool, readUpTo: UInt64, hasLeft: Bool = false) {
+    public init(
+        conversation: String,
+        unread: Int,
+        isMarkedUnread: Bool,
+        readUpTo: UInt64,
+        hasLeft: Bool = false,
+        unreadMentions: Int = 0
+    ) {
         self.conversation = conversation
         self.unread = unread
         self.isMarkedUnread = isMarkedUnread
         self.readUpTo = readUpTo
         self.hasLeft = hasLeft
+        self.unreadMentions = unreadMentions
     }
 }
 

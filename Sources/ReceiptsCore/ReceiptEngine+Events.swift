@@ -35,7 +35,7 @@ extension ReceiptEngine {
             let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             return leave(conversation, c, user: user, now: now, changes: &changes)
-        case .messageSent(let conversation, let message, let sender, let isSystem):
+        case .messageSent(let conversation, let message, let sender, let isSystem, let mentions):
             let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             return send(
@@ -44,6 +44,7 @@ extension ReceiptEngine {
                 message: message,
                 sender: sender,
                 isSystem: isSystem,
+                mentions: mentions,
                 now: now,
                 changes: &changes
             )
@@ -166,8 +167,17 @@ extension ReceiptEngine {
         guard let s = sequence(Int(c), ofMessage: message) else {
             return reject(.unknownMessage, "message \(message) is unknown in conversation \(conversation)")
         }
-        conversations[Int(c)].messages[Int(s - conversations[Int(c)].base)].flags |= bit
+        let p = Int(s - conversations[Int(c)].base)
+        let wasDeleted = conversations[Int(c)].messages[p].flags & MessageRecord.Flag.deleted != 0
+        conversations[Int(c)].messages[p].flags |= bit
         changes.add(s)
+        if bit == MessageRecord.Flag.deleted, !wasDeleted {
+            // The users it names lose a mention they had not read: their badge changes.
+            for slot in conversations[Int(c)].mentioned(in: s)
+            where conversations[Int(c)].members[Int(slot)].readUpTo < s {
+                readStateChanged(c, slot: slot)
+            }
+        }
         return .accepted(held: false)
     }
 
@@ -319,11 +329,21 @@ extension ReceiptEngine {
         message: String,
         sender: String,
         isSystem: Bool,
+        mentions: Mentions,
         now: Int64,
         changes: inout ChangeSet
     ) -> EventOutcome {
         guard !message.isEmpty, !sender.isEmpty else {
             return reject(.invalidEvent, "message sent needs a message id and a sender id")
+        }
+        guard mentions.users.count <= Mentions.userLimit else {
+            return reject(
+                .invalidEvent,
+                "message \(message) names \(mentions.users.count) users; at most \(Mentions.userLimit) may be mentioned"
+            )
+        }
+        guard !mentions.users.contains(where: \.isEmpty) else {
+            return reject(.invalidEvent, "message \(message) mentions an empty user id")
         }
         guard let c else { return unknownConversation(conversation) }
         let u = userIndex(of: sender)
@@ -339,15 +359,44 @@ extension ReceiptEngine {
         guard conversations[Int(c)].lastSequence < ConversationState.sequenceLimit else {
             return reject(.invalidEvent, "conversation \(conversation) has reached its message limit")
         }
-        let s = conversations[Int(c)].appendMessage(id: message, sender: slot, isSystem: isSystem, sentAt: now)
+        let s = conversations[Int(c)].appendMessage(
+            id: message,
+            sender: slot,
+            isSystem: isSystem,
+            mentionsEveryone: mentions.everyone,
+            sentAt: now
+        )
         messageCount += 1
         changes.add(s)
+        if !isSystem, !mentions.users.isEmpty {
+            addMentions(mentions.users, conversation: c, sequence: s, sender: slot)
+        }
         if pending.count > 0 {
             for held in pending.take(conversation: c, message: message) {
                 applyHeld(held, conversation: c, sequence: s, changes: &changes)
             }
         }
         return .accepted(held: false)
+    }
+
+    /// Records the named mentions of message `s` for the users who received it (current
+    /// members but its sender; anyone else named is ignored), each once, and reports their read
+    /// states: each named recipient's badge changed.
+    private mutating func addMentions(_ named: [String], conversation c: UInt32, sequence s: UInt32, sender: UInt32) {
+        var slots: [UInt32] = []
+        for user in named {
+            guard let u = userIndex(of: user), let slot = slot(Int(c), of: u), slot != sender,
+                conversations[Int(c)].members[Int(slot)].isMember
+            else { continue }
+            slots.append(slot)
+        }
+        slots.sort()
+        var previous: UInt32?
+        for slot in slots where slot != previous {
+            previous = slot
+            conversations[Int(c)].mentions.append(MentionRecord(sequence: s, member: slot))
+            readStateChanged(c, slot: slot)
+        }
     }
 
     /// Applies a receipt that waited for message `s`, at its recorded time (but not before the

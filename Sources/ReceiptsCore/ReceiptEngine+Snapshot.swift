@@ -11,7 +11,9 @@ extension ReceiptEngine {
     /// 2: a message has no recipient count, only `MessageRecord.Flag.hasRecipients` in its flags.
     /// 3: the topology, placements and frozen replay windows of worker count changes follow the
     /// held receipts. Version 2 is still read (placement then follows the configured count).
-    static let snapshotVersion: UInt16 = 3
+    /// 4: each conversation's named mentions follow its former memberships, and a message's
+    /// flags may say it mentions everyone. Versions 2 and 3 are still read (no mentions).
+    static let snapshotVersion: UInt16 = 4
     /// The oldest version this build reads.
     static let oldestReadableSnapshotVersion: UInt16 = 2
     /// An absent time in the snapshot.
@@ -24,14 +26,22 @@ extension ReceiptEngine {
         encodedState(selecting: nil, forExport: false)
     }
 
+    /// The whole state as a snapshot of an earlier `version` (2 or later) writes it, leaving
+    /// out what that version did not have: for tests that restore older snapshots.
+    package func encodedState(version: UInt16) -> [UInt8] {
+        encodedState(selecting: nil, forExport: false, version: version)
+    }
+
     /// Encodes the state of some conversations only, renumbered in the order given.
     ///
     /// - Parameters:
     ///   - selection: Conversation indices, ascending; nil for every conversation.
     ///   - forExport: A move's export: only the users the conversations name, no totals, and
     ///     every conversation written as simply owned (the receiver's placement, not ours).
+    ///   - version: The format; an earlier one leaves out mentions (before 4) and the
+    ///     placement trailer (before 3).
     /// - Returns: A snapshot payload that `init(restoringFrom:configuration:)` reads.
-    func encodedState(selecting selection: [Int]?, forExport: Bool) -> [UInt8] {
+    func encodedState(selecting selection: [Int]?, forExport: Bool, version: UInt16 = snapshotVersion) -> [UInt8] {
         let picked = selection ?? Array(conversations.indices)
         var newConversation = [Int32](repeating: -1, count: conversations.count)
         for (n, c) in picked.enumerated() { newConversation[c] = Int32(n) }
@@ -48,7 +58,7 @@ extension ReceiptEngine {
 
         var w = SnapshotWriter(capacity: 64 + messageCount * 56 + memberSlotCount * 40)
         for byte in Self.snapshotMagic { w.write(byte) }
-        w.write(Self.snapshotVersion)
+        w.write(version)
         w.write(UInt64(forExport ? 0 : droppedPendingReceipts))
         w.write(UInt64(forExport ? 0 : discardedHeldReceipts))
         w.write(UInt64(forExport ? 0 : expiredMessageTotal))
@@ -81,7 +91,7 @@ extension ReceiptEngine {
                 w.write(m.counted)
                 w.write(m.deliveredCount)
                 w.write(m.readCount)
-                w.write(m.flags)
+                w.write(version >= 4 ? m.flags : m.flags & ~MessageRecord.Flag.mentionsEveryone)
                 w.write(m.status)
             }
             w.write(bytes: state.messageIDs.bytes)
@@ -113,6 +123,13 @@ extension ReceiptEngine {
                 w.write(f.visibleReadUpTo)
                 w.write(f.byDeletion)
             }
+            if version >= 4 {
+                w.write(UInt32(state.mentions.count))
+                for mention in state.mentions {
+                    w.write(mention.sequence)
+                    w.write(mention.member)
+                }
+            }
         }
 
         Self.write(replayWindows, to: &w)
@@ -130,6 +147,10 @@ extension ReceiptEngine {
             w.write(r.heldAt)
         }
 
+        guard version >= 3 else {
+            w.seal()
+            return w.bytes
+        }
         w.write(topology.moveEpoch)
         w.write(UInt32(topology.workerCount))
         w.write(UInt32(topology.targetCount ?? 0))
@@ -293,7 +314,7 @@ extension ReceiptEngine {
         let conversationCount = try r.readCount(itemSize: SnapshotItemSize.conversation)
         conversations.reserveCapacity(conversationCount)
         for _ in 0..<conversationCount {
-            var state = try decodeConversation(&r)
+            var state = try decodeConversation(&r, version: version)
             if version < 3, configuration.workerCount > 1,
                 Partitioning.owner(of: state.id, workerCount: configuration.workerCount) != configuration.workerIndex
             {
@@ -400,7 +421,10 @@ extension ReceiptEngine {
         }
     }
 
-    private func decodeConversation(_ r: inout SnapshotReader) throws(SnapshotDecodingError) -> ConversationState {
+    private func decodeConversation(
+        _ r: inout SnapshotReader,
+        version: UInt16
+    ) throws(SnapshotDecodingError) -> ConversationState {
         let id = try r.readString()
         guard let kind = ConversationKind(rawValue: try r.read(UInt8.self)) else {
             throw r.corrupt("conversation \(id) has an unknown kind")
@@ -430,7 +454,9 @@ extension ReceiptEngine {
                 flags: try r.read(),
                 status: try r.read()
             )
+            let systemMentioning = MessageRecord.Flag.system | MessageRecord.Flag.mentionsEveryone
             guard message.flags & ~MessageRecord.Flag.all == 0,
+                message.flags & systemMentioning != systemMentioning,
                 message.flags & MessageRecord.Flag.hasRecipients != 0 || message.counted == 0,
                 message.deliveredCount <= message.counted,
                 message.readCount <= message.deliveredCount, message.status <= ReceiptStatus.readByAll.rawValue,
@@ -519,6 +545,28 @@ extension ReceiptEngine {
             else { throw r.corrupt("a former membership of conversation \(id) is inconsistent") }
             state.formerMemberships.append(former)
         }
+        if version >= 4 { state.mentions = try decodeMentions(&r, of: state) }
         return state
+    }
+
+    /// A conversation's named mentions (version 4): in order, each of a retained message that is
+    /// not a system message, naming a member slot other than its sender's, once.
+    private func decodeMentions(
+        _ r: inout SnapshotReader,
+        of state: ConversationState
+    ) throws(SnapshotDecodingError) -> [MentionRecord] {
+        let count = try r.readCount(itemSize: SnapshotItemSize.mention)
+        var mentions: [MentionRecord] = []
+        mentions.reserveCapacity(count)
+        for _ in 0..<count {
+            let mention = MentionRecord(sequence: try r.read(), member: try r.read())
+            guard let p = state.position(ofSequence: mention.sequence), Int(mention.member) < state.members.count,
+                state.messages[p].sender != mention.member,
+                state.messages[p].flags & MessageRecord.Flag.system == 0,
+                mentions.last.map({ ($0.sequence, $0.member) < (mention.sequence, mention.member) }) ?? true
+            else { throw r.corrupt("a mention of conversation \(state.id) is inconsistent") }
+            mentions.append(mention)
+        }
+        return mentions
     }
 }

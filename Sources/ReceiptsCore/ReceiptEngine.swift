@@ -279,12 +279,14 @@ public struct ReceiptEngine: Sendable {
     func readState(_ c: Int, slot: UInt32) -> UnreadCount {
         conversations.withUnsafeBufferPointer { all in
             let member = all[c].members[Int(slot)]
+            let unread = all[c].unread(slot: slot)
             return UnreadCount(
                 conversation: all[c].id,
-                unread: all[c].unreadCount(slot: slot),
+                unread: unread.messages,
                 isMarkedUnread: member.flags & MemberRecord.Flag.markedUnread != 0,
                 readUpTo: UInt64(member.readUpTo),
-                hasLeft: !member.isMember
+                hasLeft: !member.isMember,
+                unreadMentions: unread.mentions
             )
         }
     }

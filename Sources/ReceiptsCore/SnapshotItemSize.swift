@@ -25,6 +25,8 @@ enum SnapshotItemSize {
     /// A former membership: member, joined after, left after, delivered up to, visible read up
     /// to, by deletion.
     static let formerMembership = 5 * u32 + u8
+    /// A named mention: sequence, member slot.
+    static let mention = u32 + u32
     /// A held receipt: serial, conversation, message id, user id, kind, time, held at.
     static let heldReceipt = u64 + u32 + count + count + u8 + u64 + u64
     /// A conversation placed by a move: conversation, placement, imported from.

@@ -36,8 +36,8 @@ struct EngineScript {
     /// Byte `a` picks the kind (low four bits), the conversation (bit 4), the clock advance
     /// (bits 5 and 6) and whether there is a client time (bit 7). Byte `b` picks the user (high
     /// five bits) and the message (low three), and also the client time's distance, a system
-    /// message, a sharing value or an account deletion, a member list, an expiry age or how
-    /// far back a re-send reaches, as the kind needs.
+    /// message, the mentions, a sharing value or an account deletion, a member list, an expiry
+    /// age or how far back a re-send reaches, as the kind needs.
     static func step(_ a: UInt8, _ b: UInt8) -> Step {
         let conversation = conversations[Int(a >> 4 & 1)]
         let user = users[Int(b >> 3) % users.count]
@@ -47,11 +47,19 @@ struct EngineScript {
         let kind: EventKind
         switch a & 15 {
         case 0, 1, 2:
+            // Kind 1 mentions two users picked by `b` (the sender, a non-member or one twice
+            // among them), and everyone when bit 7 of `b` is set.
             kind = .messageSent(
                 conversation: conversation,
                 message: message,
                 sender: user,
-                isSystem: a & 15 == 2 && b >= 128
+                isSystem: a & 15 == 2 && b >= 128,
+                mentions: a & 15 != 1
+                    ? .none
+                    : Mentions(
+                        users: [users[Int(b) % users.count], users[Int(b >> 2) % users.count]],
+                        everyone: b >= 128
+                    )
             )
         case 3, 4: kind = .delivered(conversation: conversation, user: user, message: message)
         case 5, 6: kind = .read(conversation: conversation, user: user, message: a & 15 == 6 ? nil : message)

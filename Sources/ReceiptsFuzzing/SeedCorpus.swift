@@ -129,6 +129,16 @@ public enum SeedCorpus {
                 event(5, .read(conversation: "g1", user: "bob", message: nil)),
                 event(6, .messageEdited(conversation: "g1", message: "m1")),
                 event(7, .memberLeft(conversation: "g1", user: "carol")),
+                event(
+                    8,
+                    .messageSent(
+                        conversation: "g1",
+                        message: "m2",
+                        sender: "bob",
+                        isSystem: false,
+                        mentions: Mentions(users: ["alice", "carol"], everyone: true)
+                    )
+                ),
             ]
         ),
         (

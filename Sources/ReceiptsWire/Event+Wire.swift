@@ -76,7 +76,15 @@ extension EventKind {
                 conversation: try strings.string(m.conversation_id, "conversation_id"),
                 message: try strings.string(m.message_id, "message_id"),
                 sender: try strings.string(m.sender_id, "sender_id"),
-                isSystem: m.system != 0
+                isSystem: m.system != 0,
+                mentions: Mentions(
+                    users: try strings.strings(
+                        m.mentioned_user_ids,
+                        count: m.n_mentioned_user_ids,
+                        "mentioned_user_ids"
+                    ),
+                    everyone: m.mentions_everyone != 0
+                )
             )
         case RECEIPTS__V1__EVENT__KIND_DELIVERED:
             guard let m = event.delivered?.pointee else {
@@ -169,12 +177,14 @@ extension EventKind {
             m.pointee.user_id = arena.cString(user)
             event.pointee.member_left = m
             event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_MEMBER_LEFT
-        case .messageSent(let conversation, let message, let sender, let isSystem):
+        case .messageSent(let conversation, let message, let sender, let isSystem, let mentions):
             let m = arena.message(receipts__v1__message_sent__init)
             m.pointee.conversation_id = arena.cString(conversation)
             m.pointee.message_id = arena.cString(message)
             m.pointee.sender_id = arena.cString(sender)
             m.pointee.system = isSystem ? 1 : 0
+            (m.pointee.n_mentioned_user_ids, m.pointee.mentioned_user_ids) = arena.cStrings(mentions.users)
+            m.pointee.mentions_everyone = mentions.everyone ? 1 : 0
             event.pointee.message_sent = m
             event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_MESSAGE_SENT
         case .delivered(let conversation, let user, let message):

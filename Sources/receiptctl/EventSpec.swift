@@ -22,6 +22,10 @@ struct EventSpec: Codable {
     var sender: String?
     var user: String?
     var system: Bool?
+    /// Users a message mentions.
+    var mentions: [String]?
+    /// The message mentions everyone.
+    var mentionsEveryone: Bool?
     var shareReads: Bool?
     var clientTimeMs: Int64?
 
@@ -62,7 +66,8 @@ struct EventSpec: Codable {
                 conversation: try required(conversation, "conversation"),
                 message: try required(message, "message"),
                 sender: try required(sender, "sender"),
-                isSystem: system ?? false
+                isSystem: system ?? false,
+                mentions: Mentions(users: mentions ?? [], everyone: mentionsEveryone ?? false)
             )
         case .delivered:
             return .delivered(

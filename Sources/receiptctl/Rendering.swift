@@ -131,11 +131,12 @@ enum Rendering {
                         encode([
                             "conversation": count.conversation, "unread": count.unread,
                             "markedUnread": count.isMarkedUnread, "readUpTo": count.readUpTo, "left": count.hasLeft,
+                            "unreadMentions": count.unreadMentions,
                         ])
                     )
                 } else {
                     Swift.print(
-                        "\(count.conversation): \(count.unread) unread\(count.isMarkedUnread ? " (marked unread)" : "") readUpTo #\(count.readUpTo)\(count.hasLeft ? " (left)" : "")"
+                        "\(count.conversation): \(count.unread) unread, \(count.unreadMentions) mentioning them\(count.isMarkedUnread ? " (marked unread)" : "") readUpTo #\(count.readUpTo)\(count.hasLeft ? " (left)" : "")"
                     )
                 }
             }

@@ -39,6 +39,8 @@ struct Send: AsyncParsableCommand {
     @Option var sender: String?
     @Option var user: String?
     @Flag(help: "A system message (message events).") var system = false
+    @Option(help: "Comma-separated user ids the message mentions (message events).") var mentions: String?
+    @Flag(help: "The message mentions everyone (message events).") var mentionsEveryone = false
     @Option(help: "true or false (privacy events).") var shareReads: Bool?
     @Option(help: "Client time in ms since the epoch for an offline-queued receipt.") var clientTimeMs: Int64?
 
@@ -61,6 +63,8 @@ struct Send: AsyncParsableCommand {
                     sender: sender,
                     user: user,
                     system: system,
+                    mentions: mentions?.split(separator: ",").map(String.init),
+                    mentionsEveryone: mentionsEveryone,
                     shareReads: shareReads,
                     clientTimeMs: clientTimeMs
                 )

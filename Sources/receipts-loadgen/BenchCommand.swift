@@ -55,7 +55,8 @@ struct BenchCommand: ParsableCommand {
             with and without read-state updates on users' topics; devicesync = a read on one device to its read \
             state on another, idle and at 50k events/s; pipelining = batched ingest with 2 frames \
             of 500 events in flight per gateway, beside the wire limit and --baseline-receiptd; handoffs = \
-            receiptd's context switches and read/write system calls per acknowledged frame, by thread.
+            receiptd's context switches and read/write system calls per acknowledged frame, by thread; \
+            mentions = batched ingest with every message naming two recipients, and without mentions.
             """
     )
     var only: String?
@@ -64,7 +65,7 @@ struct BenchCommand: ParsableCommand {
     static let sections = [
         "ingest", "batched", "single", "client", "curve", "metrics", "workers", "latency", "disk", "redis", "memory",
         "restart", "storage", "replication", "failover", "falsefailover", "groups", "readstate", "devicesync",
-        "pipelining", "handoffs",
+        "pipelining", "handoffs", "mentions",
     ]
 
     @Option(
@@ -144,6 +145,7 @@ struct BenchCommand: ParsableCommand {
             try bench.ingestLittlePipelining(baseline: baselineReceiptd.map { URL(fileURLWithPath: $0) })
         }
         if wanted("handoffs") { try bench.handoffs() }
+        if wanted("mentions") { try bench.mentionCost() }
         bench.table.note(
             "Machine load average (1 min) \(loadBefore) at the start, \(Self.loadAverage()) at the end: with 2 cores, "
                 + "anything above ~2 means other processes competed with receiptd and the load generator."

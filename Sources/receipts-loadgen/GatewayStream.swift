@@ -87,7 +87,7 @@ struct GatewayStream {
         } else {
             c = Int.random(in: 0..<cursors.count, using: &rng)
         }
-        let (kind, expects) = Self.advance(&cursors[c], messagesOnly: shape.messagesOnly, rng: &rng)
+        let (kind, expects) = Self.advance(&cursors[c], shape: shape, rng: &rng)
         if case .messageSent = kind { receipts += cursors[c].members.count - 1 }
         let event = makeEvent(kind)
         remember(event)
@@ -96,7 +96,7 @@ struct GatewayStream {
 
     private static func advance(
         _ cursor: inout Cursor,
-        messagesOnly: Bool,
+        shape: WorkloadShape,
         rng: inout SplitMix64
     ) -> (EventKind, UInt64) {
         let message = "m\(cursor.message)"
@@ -105,13 +105,25 @@ struct GatewayStream {
             let sender = cursor.members[Int.random(in: 0..<cursor.members.count, using: &rng)]
             cursor.recipients = cursor.members.filter { $0 != sender }
             let key = UpdateKey.make(conversation: cursor.index, message: cursor.message, delivered: 0, read: 0)
-            if messagesOnly {
+            if shape.messagesOnly {
                 cursor.message += 1
             } else {
                 cursor.phase = .deliver(0)
             }
+            var mentions = Mentions.none
+            if shape.mentionedPerMessage > 0 {
+                mentions.users = cursor.recipients.prefix(shape.mentionedPerMessage).map(Self.user)
+                mentions.everyone = Int.random(in: 0..<10, using: &rng) == 0
+            }
             return (
-                .messageSent(conversation: cursor.id, message: message, sender: Self.user(sender), isSystem: false), key
+                .messageSent(
+                    conversation: cursor.id,
+                    message: message,
+                    sender: Self.user(sender),
+                    isSystem: false,
+                    mentions: mentions
+                ),
+                key
             )
         case .deliver(let k):
             let key = UpdateKey.make(conversation: cursor.index, message: cursor.message, delivered: k + 1, read: 0)

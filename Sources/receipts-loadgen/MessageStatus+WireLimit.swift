@@ -16,7 +16,7 @@ extension MessageStatus {
         var sender = ""
         var status = ReceiptStatus.notDelivered
         switch event.kind {
-        case .messageSent(_, let sent, let from, _):
+        case .messageSent(_, let sent, let from, _, _):
             (message, sender) = (sent, from)
         case .delivered(_, let user, let delivered):
             (message, sender, status) = (delivered, user, .delivered)

@@ -53,7 +53,7 @@ enum RedisBaseline {
         switch event.kind {
         case .conversationUpserted(let conversation, let kind, let members):
             return head + ["upsert"] + id + [conversation, kind == .direct ? "direct" : "group", ""] + members
-        case .messageSent(let conversation, let message, let sender, _):
+        case .messageSent(let conversation, let message, let sender, _, _):
             return head + ["sent"] + id + [conversation, message, sender]
         case .delivered(let conversation, let user, let message):
             return head + ["delivered"] + id + [conversation, message, user]

@@ -17,9 +17,14 @@ struct WorkloadShape: Sendable, CustomStringConvertible {
     var seed: UInt64 = 1
     /// Only `messageSent` events (memory measurements): no deliveries, no reads.
     var messagesOnly = false
+    /// Recipients each message names as mentioned (as many as it has, if fewer); above 0, one
+    /// message in ten also mentions everyone.
+    var mentionedPerMessage = 0
 
     var description: String {
-        let kinds = messagesOnly ? "messages only" : "messages, deliveries, reads"
+        let kinds =
+            (messagesOnly ? "messages only" : "messages, deliveries, reads")
+            + (mentionedPerMessage > 0 ? ", \(mentionedPerMessage) mentions per message" : "")
         return "\(gateways) gateways, \(conversations) conversations (\(Int(directFraction * 100))% direct, "
             + "groups of \(groupSizes.lowerBound)-\(groupSizes.upperBound)), \(users) users, \(kinds), "
             + "\(duplicateFraction * 100)% duplicates"

@@ -41,6 +41,9 @@ actor Gateway {
     private var nextSession = 1
     /// The newest status of each message, by the backend's message id.
     private var statuses: [String: MessageStatus] = [:]
+    /// Whom each message sent here mentions, by the backend's message id: what the badges count
+    /// of messages the user's topic has not told of yet (`@everyone` publishes nothing there).
+    private var mentions: [String: Mentions] = [:]
     /// The read-state subscription of each user with a tab open.
     private var followers: [String: ReadStateFollower] = [:]
     private var nextFollower = 1
@@ -269,15 +272,32 @@ actor Gateway {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw CommandError("empty message") }
         let message = backend.append(conversation: conversation.id, sender: user, text: text, isSystem: false)
+        let mentioned = Self.mentions(in: text, members: conversation.members)
+        mentions[message.id] = mentioned
         try await send(
             .messageSent(
                 conversation: external(conversation.id),
                 message: external(message.id),
                 sender: external(user),
-                isSystem: false
+                isSystem: false,
+                mentions: Mentions(users: mentioned.users.map(external), everyone: mentioned.everyone)
             )
         )
         for member in conversation.members { push(.message(message), toUser: member) }
+    }
+
+    /// Whom a message's text mentions: `@everyone`, and `@<user id>` of members.
+    static func mentions(in text: String, members: [String]) -> Mentions {
+        var mentions = Mentions()
+        for word in text.split(whereSeparator: { $0.isWhitespace }) where word.hasPrefix("@") {
+            let name = String(word.dropFirst().prefix { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+            if name == "everyone" {
+                mentions.everyone = true
+            } else if members.contains(name), !mentions.users.contains(name) {
+                mentions.users.append(name)
+            }
+        }
+        return mentions
     }
 
     /// `delivered`: a message from someone else reached the user's browser.
@@ -461,17 +481,24 @@ actor Gateway {
     /// seen, since the topic tells of no new message. Neither counts more than the user has not
     /// read, so the badge is the larger: the state may be older than a message, or the gateway
     /// may not have seen a message yet. (A message deleted after the state still counts in it,
-    /// until the user's next change.)
+    /// until the user's next change.) Mentions are counted the same way.
     private func badge(of user: String, in conversation: String, state: UnreadCount) -> UnreadView {
-        guard !state.hasLeft else { return UnreadView(conversation: conversation, unread: 0, markedUnread: false) }
+        guard !state.hasLeft else {
+            return UnreadView(conversation: conversation, unread: 0, mentions: 0, markedUnread: false)
+        }
         let me = external(user)
-        let seen = statuses.values.count { status in
+        let seen = statuses.values.filter { status in
             status.conversation == state.conversation && status.sequence > state.readUpTo && status.sender != me
                 && !status.isSystem && !status.isDeleted
         }
+        let seenMentions = seen.count { status in
+            guard let mentioned = mentions[local(status.message)] else { return false }
+            return mentioned.everyone || mentioned.users.contains(user)
+        }
         return UnreadView(
             conversation: conversation,
-            unread: max(state.unread, seen),
+            unread: max(state.unread, seen.count),
+            mentions: max(state.unreadMentions, seenMentions),
             markedUnread: state.isMarkedUnread
         )
     }

@@ -18,6 +18,8 @@ struct UnreadView: Encodable, Equatable, Sendable {
     var conversation: String
     /// Messages from others the viewer has not read.
     var unread: Int
+    /// Of those, the ones that mention the viewer (by name or `@everyone`).
+    var mentions: Int
     /// The viewer flagged the conversation unread ("Mark unread").
     var markedUnread: Bool
 }

@@ -91,4 +91,32 @@ struct ReceiptctlTests {
         let verify = try await receiptctl(daemon, ["log", "verify"])
         #expect(verify.0 == 0, "\(verify.1)")
     }
+
+    @Test("A message sent with mentions shows in the mentioned user's unread counts")
+    func mentions() async throws {
+        let daemon = try await ReceiptdProcess()
+        _ = try await receiptctl(
+            daemon,
+            ["send", "conversation", "--conversation", "g1", "--members", "alice,bob,carol"]
+        )
+        let sent = try await receiptctl(
+            daemon,
+            [
+                "send", "message", "--conversation", "g1", "--message", "m1", "--sender", "alice", "--mentions",
+                "bob,zed",
+            ]
+        )
+        #expect(sent.0 == 0 && sent.1.contains("accepted"), "\(sent.1)")
+        let everyone = try await receiptctl(
+            daemon,
+            ["send", "--json"],
+            stdin: #"{"kind":"message","conversation":"g1","message":"m2","sender":"alice","mentionsEveryone":true}"#
+                + "\n"
+        )
+        #expect(everyone.0 == 0 && everyone.1.contains("accepted"), "\(everyone.1)")
+        let bob = try await receiptctl(daemon, ["query", "unread", "--user", "bob"])
+        #expect(bob.1.contains("g1: 2 unread, 2 mentioning them"), "\(bob.1)")
+        let carol = try await receiptctl(daemon, ["query", "unread", "--user", "carol", "--json"])
+        #expect(carol.1.contains(#""unreadMentions":1"#), "\(carol.1)")
+    }
 }

@@ -38,7 +38,15 @@ struct RandomScript {
         let kind: EventKind
         switch op {
         case 0, 1, 2:
-            kind = .messageSent(conversation: conversation, message: message, sender: user, isSystem: take(8) == 0)
+            let isSystem = take(8) == 0
+            let named = users.indices.filter { _ in take(4) == 0 }.map { users[$0] }
+            kind = .messageSent(
+                conversation: conversation,
+                message: message,
+                sender: user,
+                isSystem: isSystem,
+                mentions: Mentions(users: named, everyone: take(6) == 0)
+            )
         case 3, 4: kind = .delivered(conversation: conversation, user: user, message: message)
         case 5, 6: kind = .read(conversation: conversation, user: user, message: message)
         case 7: kind = .read(conversation: conversation, user: user, message: nil)

@@ -232,8 +232,17 @@ struct SnapshotTests {
         #expect(body[record + 28] == 1)  // counted: B
         #expect(body[flags] == 8)  // has recipients
         var unknownBit = body
-        unknownBit[flags] |= 16
+        unknownBit[flags] |= 32
         #expect(Self.code(resealed: unknownBit) == .corrupt)
+        var mentioningEveryone = body
+        mentioningEveryone[flags] |= 16
+        #expect(Self.code(resealed: mentioningEveryone) == nil)
+        var system = body
+        system[flags] |= 1
+        #expect(Self.code(resealed: system) == nil)
+        var systemMentioningEveryone = body
+        systemMentioningEveryone[flags] |= 1 | 16
+        #expect(Self.code(resealed: systemMentioningEveryone) == .corrupt, "a system message mentions nobody")
         var countedWithoutRecipients = body
         countedWithoutRecipients[flags] = 0
         #expect(Self.code(resealed: countedWithoutRecipients) == .corrupt)

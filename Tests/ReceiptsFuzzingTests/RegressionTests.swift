@@ -7,7 +7,8 @@ import Testing
 
 /// Each crash the fuzzers found, as the input that showed it, with what it taught.
 struct RegressionTests {
-    /// A one-message conversation's snapshot with its first and last sequence replaced.
+    /// A one-message conversation's snapshot (of version 3, as when the fuzzer found the
+    /// crash) with its first and last sequence replaced.
     static func snapshot(base: UInt32, lastSequence: UInt32) -> [UInt8] {
         var engine = ReceiptEngine()
         _ = engine.apply(
@@ -24,13 +25,13 @@ struct RegressionTests {
             ),
             at: Timestamp(milliseconds: 2)
         )
-        var body = Array(engine.encodedState().dropFirst(10).dropLast(8))
+        var body = Array(engine.encodedState(version: 3).dropFirst(10).dropLast(8))
         // The conversation's id "c" (length-prefixed), its kind, then base 1 and last sequence 1.
         let pattern: [UInt8] = [1, 0, 0, 0, 0x63, 2, 1, 0, 0, 0, 1, 0, 0, 0]
         let at = body.indices.first { body[$0...].starts(with: pattern) }!
         withUnsafeBytes(of: base.littleEndian) { body.replaceSubrange((at + 6)..<(at + 10), with: $0) }
         withUnsafeBytes(of: lastSequence.littleEndian) { body.replaceSubrange((at + 10)..<(at + 14), with: $0) }
-        return ReceiptEngine.sealedSnapshot(body: body)
+        return ReceiptEngine.sealedSnapshot(body: body, version: 3)
     }
 
     /// Found by the snapshot target: a restored conversation whose last sequence was

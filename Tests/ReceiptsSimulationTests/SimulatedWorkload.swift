@@ -6,8 +6,9 @@ import ReceiptsTestKit
 /// it whatever order the network delivered it in.
 ///
 /// Ids 1–3 create three conversations of five users (two groups and a direct chat); every
-/// fourth id after them sends a message; the others deliver or read one of the last few
-/// messages of a conversation, or (in the groups) make a member leave or join. Some are
+/// fourth id after them sends a message, which may mention users or everyone; the others
+/// deliver, read or delete one of the last few messages of a conversation, or (in the groups)
+/// make a member leave or join. Some are
 /// rejected (a user who is not a member, a sender reading their own message), as some of a
 /// real gateway's are.
 struct SimulatedWorkload {
@@ -42,7 +43,11 @@ struct SimulatedWorkload {
                 conversation: conversation.id,
                 message: "m\(id)",
                 sender: conversation.members.randomElement(using: &random)!,
-                isSystem: Int.random(in: 0..<20, using: &random) == 0
+                isSystem: Int.random(in: 0..<20, using: &random) == 0,
+                mentions: Mentions(
+                    users: Self.users.filter { _ in Int.random(in: 0..<4, using: &random) == 0 },
+                    everyone: Int.random(in: 0..<10, using: &random) == 0
+                )
             )
         }
         // One of the four messages before the newest (gateways send in id order, so it is
@@ -60,6 +65,8 @@ struct SimulatedWorkload {
             return .memberJoined(conversation: conversation.id, user: user)
         case 2:
             return .read(conversation: conversation.id, user: user, message: nil)
+        case 11:
+            return .messageDeleted(conversation: conversation.id, message: "m\(sent)")
         case 3..<11:
             return .read(conversation: conversation.id, user: user, message: "m\(sent)")
         default:

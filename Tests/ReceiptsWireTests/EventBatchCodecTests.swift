@@ -10,6 +10,20 @@ struct EventBatchCodecTests {
         .memberLeft(conversation: "c2", user: "carol"),
         .messageSent(conversation: "c1", message: "m1", sender: "alice", isSystem: false),
         .messageSent(conversation: "c2", message: "sys", sender: "alice", isSystem: true),
+        .messageSent(
+            conversation: "c2",
+            message: "m2",
+            sender: "alice",
+            isSystem: false,
+            mentions: Mentions(users: ["bob", "carol", "bob"], everyone: true)
+        ),
+        .messageSent(
+            conversation: "c2",
+            message: "m3",
+            sender: "alice",
+            isSystem: false,
+            mentions: Mentions(everyone: true)
+        ),
         .delivered(conversation: "c1", user: "bob", message: "m1"),
         .read(conversation: "c1", user: "bob", message: "m1"),
         .read(conversation: "c1", user: "bob", message: nil),

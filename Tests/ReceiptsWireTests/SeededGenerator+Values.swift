@@ -51,7 +51,14 @@ extension SeededGenerator {
         case 0: .conversationUpserted(conversation: string(), kind: bool() ? .direct : .group, members: strings())
         case 1: .memberJoined(conversation: string(), user: string())
         case 2: .memberLeft(conversation: string(), user: string())
-        case 3: .messageSent(conversation: string(), message: string(), sender: string(), isSystem: bool())
+        case 3:
+            .messageSent(
+                conversation: string(),
+                message: string(),
+                sender: string(),
+                isSystem: bool(),
+                mentions: Mentions(users: strings(), everyone: bool())
+            )
         case 4: .delivered(conversation: string(), user: string(), message: string())
         case 5: .read(conversation: string(), user: string(), message: bool() ? nonEmptyString() : nil)
         case 6: .messageEdited(conversation: string(), message: string())

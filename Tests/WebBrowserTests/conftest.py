@@ -90,6 +90,9 @@ class Page:
     def _unread_badge(self, conversation):
         return normalize(self.find(css(f"unread-{conversation}")).text)
 
+    def _mention_badge(self, conversation):
+        return normalize(self.find(css(f"mentions-{conversation}")).text)
+
     def _sheet_open(self):
         return self.find(css("read-by-sheet")).is_displayed()
 
@@ -118,6 +121,9 @@ class Page:
 
     def unread_badge(self, *args):
         return retry(lambda: self._unread_badge(*args))
+
+    def mention_badge(self, *args):
+        return retry(lambda: self._mention_badge(*args))
 
     def sheet_open(self, *args):
         return retry(lambda: self._sheet_open(*args))

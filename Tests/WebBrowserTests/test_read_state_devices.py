@@ -75,13 +75,13 @@ def test_a_read_on_one_device_clears_the_badge_on_the_other(bob_and_alice):
     watch(laptop)
     phone.open("dm-alice-bob")
     wait_badges([laptop], {"dm-alice-bob": "", "trio": "1"})
-    assert {"conversation": "dm-alice-bob", "unread": 0, "markedUnread": False} in quiet_since_watch(laptop)
+    assert {"conversation": "dm-alice-bob", "unread": 0, "mentions": 0, "markedUnread": False} in quiet_since_watch(laptop)
     laptop.shot("devices-laptop-after-phone-read")
 
     # Mark unread on the phone shows on the laptop.
     phone.find(css("mark-unread")).click()
     wait_badges(devices, {"dm-alice-bob": "●", "trio": "1"})
-    assert {"conversation": "dm-alice-bob", "unread": 0, "markedUnread": True} in quiet_since_watch(laptop)
+    assert {"conversation": "dm-alice-bob", "unread": 0, "mentions": 0, "markedUnread": True} in quiet_since_watch(laptop)
     laptop.shot("devices-laptop-marked-unread")
 
     # And the other way round: the laptop reads the trio, the phone's badge goes.
@@ -151,3 +151,36 @@ def test_leaving_clears_the_badge(open_as):
         assert guest.unread_badge("townhall") == ""
     finally:
         send_to_receiptd("join", conversation="townhall", user="guest20")
+
+
+def wait_mentions(devices, expected):
+    """Waits until every device shows the mention badge texts `expected` ({conversation: text})."""
+    for device in devices:
+        device.wait(
+            lambda: {c: device.mention_badge(c) for c in expected} == expected,
+            message=f"{device.user}: mentions {expected}, saw { {c: device.mention_badge(c) for c in expected} }",
+        )
+
+
+def test_mentions_show_on_both_devices_and_a_read_on_one_clears_the_other(bob_and_alice):
+    """Issue 31: Alice names Bob, then mentions everyone; both of Bob's devices show the mention
+    badge; the phone reads the trio and the laptop's mention badge goes with its unread badge,
+    pushed, with no reload."""
+    phone, laptop, alice = bob_and_alice
+    devices = (phone, laptop)
+    alice.open("trio")
+    alice.send("@bob can you look at this?")
+    wait_mentions(devices, {"trio": "@1"})
+    wait_badges(devices, {"trio": "1"})
+    alice.send("Lunch @everyone")
+    alice.send("@carol not you, Bob")
+    wait_mentions(devices, {"trio": "@2"})
+    wait_badges(devices, {"trio": "3"})
+    laptop.shot("mentions-laptop-before")
+
+    watch(laptop)
+    phone.open("trio")
+    wait_mentions([laptop], {"trio": ""})
+    wait_badges([laptop], {"trio": ""})
+    assert {"conversation": "trio", "unread": 0, "mentions": 0, "markedUnread": False} in quiet_since_watch(laptop)
+    laptop.shot("mentions-laptop-after-phone-read")

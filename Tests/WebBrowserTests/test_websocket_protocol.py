@@ -90,7 +90,7 @@ def test_hello_is_answered_with_the_state(socket):
     assert keys(state["messages"][0]) == {"id", "conversation", "sender", "text", "isSystem", "sentAt"}
     unread = socket.next()
     assert keys(unread) == {"type", "unread"}
-    assert keys(unread["unread"][0]) == {"conversation", "unread", "markedUnread"}
+    assert keys(unread["unread"][0]) == {"conversation", "unread", "mentions", "markedUnread"}
 
 
 def test_commands_are_answered_with_the_same_keys(socket):

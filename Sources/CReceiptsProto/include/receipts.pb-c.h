@@ -413,13 +413,27 @@ struct  Receipts__V1__MessageSent
    */
   char *sender_id;
   /*
-   * A system message ("Alice created the group"): it never has receipts.
+   * A system message ("Alice created the group"): it never has receipts, and mentions nobody.
    */
   protobuf_c_boolean system;
+  /*
+   * Users the message mentions by name (at most 1,000; a name given twice counts once). A
+   * mention counts for a recipient (a member when it was sent, not the sender) until their read
+   * watermark reaches the message (UnreadCount.unread_mentions); anyone else named is ignored.
+   * Each named recipient's read state is published on their user topic.
+   */
+  size_t n_mentioned_user_ids;
+  char **mentioned_user_ids;
+  /*
+   * The message mentions every member (@everyone, @channel): it counts as a mention for each
+   * recipient, and publishes nothing per member (a device counts it from its traffic, as it
+   * counts new messages).
+   */
+  protobuf_c_boolean mentions_everyone;
 };
 #define RECEIPTS__V1__MESSAGE_SENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__message_sent__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0,NULL, 0 }
 
 
 /*
@@ -1420,10 +1434,16 @@ struct  Receipts__V1__UnreadCount
    * drop the conversation's badge.
    */
   protobuf_c_boolean left;
+  /*
+   * Of the unread messages, those that mention the user by name or as everyone (0 from a worker
+   * built before mentions). A read clears what it reaches; a deleted message's mention no longer
+   * counts.
+   */
+  uint32_t unread_mentions;
 };
 #define RECEIPTS__V1__UNREAD_COUNT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__unread_count__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0 }
 
 
 /*

@@ -13,7 +13,7 @@ const state = {
   conversations: new Map(),
   messages: new Map(), // conversation -> [message]
   statuses: new Map(), // message id -> status view
-  unread: new Map(), // conversation -> {unread, markedUnread}, as the user's read state says
+  unread: new Map(), // conversation -> {unread, mentions, markedUnread}, as the user's read state says
   open: null, // the open conversation id
   // While the "Read By" sheet is open: {conversation, message, next (the cursor of the page after
   // the lines shown, null at the end), asked ({request, append} of the one page on its way),
@@ -250,11 +250,15 @@ function renderConversations() {
     const badge = document.createElement("span");
     badge.className = "badge";
     badge.dataset.testid = `unread-${conversation.id}`;
+    const mention = document.createElement("span");
+    mention.className = "badge mention";
+    mention.dataset.testid = `mentions-${conversation.id}`;
     const unread = state.unread.get(conversation.id);
     if (unread && conversation.id !== state.open) {
       badge.textContent = unread.unread > 0 ? String(unread.unread) : unread.markedUnread ? "●" : "";
+      mention.textContent = unread.mentions > 0 ? `@${unread.mentions}` : "";
     }
-    item.append(title, badge);
+    item.append(title, mention, badge);
     item.addEventListener("click", () => openConversation(conversation.id));
     list.append(item);
   }
