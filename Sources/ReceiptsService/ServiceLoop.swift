@@ -124,7 +124,8 @@ final class ServiceLoop {
                 member: replication.member,
                 acknowledgement: replication.acknowledgement,
                 gate: gate,
-                logger: logger
+                logger: logger,
+                wake: { [doorbell = control.doorbell] in doorbell.ring() }
             )
         }
     }

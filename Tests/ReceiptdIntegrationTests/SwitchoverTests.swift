@@ -122,6 +122,46 @@ import Testing
         #expect(try await pair.alpha.health().role == .primary)
     }
 
+    /// The hand-over's calls to etcd run beside the worker's loop: with etcd frozen, a demote
+    /// waits for it, and meanwhile health and status queries are answered at once; the demote is
+    /// answered once etcd answers (here after it resumes), and the ordinal keeps serving.
+    @Test func aDemoteWaitingForAFrozenEtcdHoldsNoOtherQuery() async throws {
+        var pair = try await Self.startPair()
+        let alpha = pair.alpha
+        let demoter = try ReadStateWireTests.requester(alpha)
+        defer { demoter.close() }
+        try demoter.setReceiveTimeout(milliseconds: 20_000)
+        pair.etcd.pause()
+        _ = try demoter.send([Query.demote(to: "").encode()])
+        // Give the demote time to reach the loop and its read of the keys to start.
+        try await Task.sleep(for: .milliseconds(300))
+        var slowest = Duration.zero
+        for _ in 0..<5 {
+            let started = ContinuousClock.now
+            _ = try await alpha.health()
+            _ = try await alpha.status("c", "m0", viewer: Viewer(user: "ann"))
+            slowest = max(slowest, ContinuousClock.now - started)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        pair.etcd.resume()
+        // Before, the worker's thread waited for etcd's answer (up to the lease TTL) and every
+        // query with it.
+        #expect(slowest < .seconds(1), "a health and a status query took \(slowest) while the demote waited")
+        guard let reply = try demoter.receiveMultipart(), let body = reply.last else {
+            Issue.record("the demote was never answered")
+            return
+        }
+        switch try QueryReply.decode(body) {
+        case .handOver, .error: break
+        case let other: Issue.record("the demote was answered \(other)")
+        }
+        _ = try await FailoverTests.waitUntilOneServes(
+            [alpha, pair.beta],
+            probe: pair.factory.make(.memberJoined(conversation: "c", user: "dan")),
+            seconds: 20
+        )
+    }
+
     @Test func sigtermOfThePrimaryHandsOverBeforeDraining() async throws {
         var pair = try await Self.startPair()
         let (alpha, beta) = (pair.alpha, pair.beta)

@@ -1,6 +1,7 @@
 import Logging
 import ReceiptsReplication
 import ReceiptsWire
+import Synchronization
 
 /// A switchover on an elected primary (deploy/REPLICATION.md, section 12.2): new ingest is
 /// refused (`UNAVAILABLE`, nothing applied) while the primary waits until everything it
@@ -22,8 +23,10 @@ import ReceiptsWire
 /// drains and resigns as before). If the standbys do not confirm within
 /// `HandOverRecord.confirmationLimitMilliseconds`, ingest is taken again and the demote is refused.
 ///
-/// Owned by the `ServiceLoop`'s thread; the coordinator's calls block it for a round trip to
-/// the coordination service, while ingest is paused anyway.
+/// Owned by the `ServiceLoop`'s thread, which it never blocks: the coordinator's calls (reading
+/// the keys before and again at the commit, and the transaction) run in tasks whose answers come
+/// back through a mailbox and the loop's doorbell, so queries (health, statuses) and refusals
+/// keep being answered while the coordination service is slow or unreachable.
 final class HandOver {
     /// How a hand-over ended, with the demote queries waiting for it.
     enum Outcome {
@@ -33,14 +36,49 @@ final class HandOver {
         case failed(ErrorReply, requesters: [RequestEnvelope])
     }
 
-    /// A hand-over waiting for the confirmations.
+    /// Where a running hand-over stands.
+    private enum Phase {
+        /// Reading the keys: is `target` (or any standby) in the recorded in-sync set?
+        case checking
+        /// The keys allow it: waiting until everything appended is acknowledged.
+        case waiting
+        /// Reading the keys again and writing the transaction.
+        case committing
+    }
+
+    /// A running hand-over.
     private struct Running {
         /// The member asked for; "" for any in-sync standby.
         var target: String
-        /// When it gives up (monotonic milliseconds).
+        /// When it gives up waiting for the confirmations (monotonic milliseconds); a commit
+        /// under way is not given up: its outcome decides.
         var deadline: Int64
         /// The demote queries to answer when it ends.
         var requesters: [RequestEnvelope]
+        var phase: Phase
+    }
+
+    /// Where a call's task leaves its answer for the loop's thread.
+    private final class Mailbox: Sendable {
+        let answer = Mutex<Answer?>(nil)
+
+        /// The answer left, if any, taken out.
+        func take() -> Answer? {
+            answer.withLock { answer in
+                defer { answer = nil }
+                return answer
+            }
+        }
+    }
+
+    /// What a coordinator call answered, handed from its task to the loop's thread.
+    private enum Answer: Sendable {
+        /// The keys' verdict: nil when the hand-over may go on, else why not.
+        case checked(ErrorReply?)
+        /// The transaction wrote `record`.
+        case committed(HandOverRecord)
+        /// The commit did not happen (`resumesIngest`: this member is still primary).
+        case notCommitted(ErrorReply, resumesIngest: Bool)
     }
 
     private let primaryTerm: PrimaryTerm
@@ -48,6 +86,9 @@ final class HandOver {
     private let acknowledgement: ReplicationSettings.Acknowledgement
     private let gate: ReplicationGate
     private let logger: Logger
+    /// Rings the loop's doorbell when an answer arrives.
+    private let wake: @Sendable () -> Void
+    private let mailbox = Mailbox()
     private var running: Running?
     /// Whether a stop already tried to hand over (it tries once).
     private var triedForStop = false
@@ -60,21 +101,25 @@ final class HandOver {
     ///   - member: This member's name.
     ///   - acknowledgement: `--replication-ack`; only `standby` can hand over.
     ///   - gate: The gate whose ingest refusal pauses ingest.
+    ///   - wake: Wakes the loop that calls `advance` (its doorbell).
     init(
         primaryTerm: PrimaryTerm,
         member: String,
         acknowledgement: ReplicationSettings.Acknowledgement,
         gate: ReplicationGate,
-        logger: Logger
+        logger: Logger,
+        wake: @escaping @Sendable () -> Void
     ) {
         self.primaryTerm = primaryTerm
         self.member = member
         self.acknowledgement = acknowledgement
         self.gate = gate
         self.logger = logger
+        self.wake = wake
     }
 
     /// Starts a hand-over to `target` ("" for any in-sync standby), or joins the one running.
+    /// New ingest is refused from now on; the keys are read in a task and `advance` carries on.
     ///
     /// - Parameters:
     ///   - requester: The demote query to answer when it ends; nil for a stop.
@@ -103,17 +148,20 @@ final class HandOver {
                     "demote: a hand-over needs --replication-ack standby (under local no standby's position is known)"
             )
         }
-        if let refusal = candidates(for: target).refusal { return refusal }
         running = Running(
             target: target,
             deadline: now + HandOverRecord.confirmationLimitMilliseconds,
-            requesters: requester.map { [$0] } ?? []
+            requesters: requester.map { [$0] } ?? [],
+            phase: .checking
         )
         gate.pauseIngest(true)
         logger.notice(
             "handing the ordinal over: ingest paused until the in-sync standbys confirm the whole log",
             metadata: ["replication.handover.to": "\(target.isEmpty ? "any" : target)"]
         )
+        call { [primaryTerm, member] in
+            .checked(await Self.candidates(for: target, primaryTerm: primaryTerm, member: member).refusal)
+        }
         return nil
     }
 
@@ -133,73 +181,101 @@ final class HandOver {
         return true
     }
 
-    /// Commits the running hand-over once everything appended is acknowledged, or gives it up
-    /// at its deadline.
+    /// Takes the running hand-over one step: takes what the coordinator answered, commits once
+    /// everything appended is acknowledged, or gives up at the deadline.
     ///
     /// - Parameters:
     ///   - appended: The log's appended position.
     ///   - acknowledged: The pipeline's frontier (durable here and on every gating standby).
     ///   - now: Monotonic milliseconds.
-    /// - Returns: How it ended; nil while it waits, or when none runs.
+    /// - Returns: How it ended; nil while it runs, or when none runs.
     func advance(appended: UInt64, acknowledged: UInt64, now: Int64) -> Outcome? {
-        guard let running else { return nil }
-        if acknowledged >= appended {
-            return commit(running)
-        }
-        guard now >= running.deadline else { return nil }
-        return fail(
-            running,
-            ErrorReply(
-                code: .unavailable,
-                message:
-                    "demote: no in-sync standby confirmed the whole log within \(HandOverRecord.confirmationLimitMilliseconds) ms; ingest is taken again"
-            ),
-            resumingIngest: true
-        )
-    }
-
-    /// The transaction: the target named (or the first in-sync standby), still in the set.
-    private func commit(_ running: Running) -> Outcome {
-        let candidates = candidates(for: running.target)
-        if let refusal = candidates.refusal {
-            // Still primary (a lost primary key says so): the set changed meanwhile.
-            return fail(running, refusal, resumingIngest: refusal.code != .notPrimary)
-        }
-        let record = HandOverRecord(
-            term: primaryTerm.term,
-            to: running.target.isEmpty ? candidates.members[0] : running.target
-        )
-        let coordinator = primaryTerm.coordinator
-        let guardRevision = primaryTerm.guardRevision
-        let written: Bool
-        do {
-            written = try Blocking.run { () async throws(CoordinationError) in
-                try await coordinator.handOver(record, guardRevision: guardRevision)
+        guard var running else { return nil }
+        if let answer = mailbox.take() {
+            switch answer {
+            case .checked(let refusal?):
+                // Still primary unless the keys said otherwise.
+                return fail(running, refusal, resumingIngest: refusal.code != .notPrimary)
+            case .checked(nil):
+                running.phase = .waiting
+                self.running = running
+            case .committed(let record):
+                let result = HandOverResult(from: member, to: record.to, term: record.term)
+                self.result = result
+                self.running = nil
+                logger.notice(
+                    "handed the ordinal over",
+                    metadata: ["replication.handover.to": "\(record.to)", "replication.term": "\(record.term)"]
+                )
+                return .handedOver(result, requesters: running.requesters)
+            case .notCommitted(let refusal, let resumesIngest):
+                return fail(running, refusal, resumingIngest: resumesIngest)
             }
-        } catch {
-            // The outcome is unknown: if it committed the watcher sees the keys and the loop
-            // ends; if not, this member is still primary and takes ingest again.
+        }
+        switch running.phase {
+        case .committing:
+            return nil
+        case .waiting where acknowledged >= appended:
+            running.phase = .committing
+            self.running = running
+            call { [target = running.target, primaryTerm, member] in
+                await Self.commit(to: target, primaryTerm: primaryTerm, member: member)
+            }
+            return nil
+        case .checking, .waiting:
+            guard now >= running.deadline else { return nil }
             return fail(
                 running,
-                ErrorReply(code: .unavailable, message: "demote: the coordination service did not answer: \(error)"),
+                ErrorReply(
+                    code: .unavailable,
+                    message:
+                        "demote: no in-sync standby confirmed the whole log within \(HandOverRecord.confirmationLimitMilliseconds) ms; ingest is taken again"
+                ),
                 resumingIngest: true
             )
         }
-        guard written else {
-            return fail(
-                running,
-                ErrorReply(code: .notPrimary, message: "demote: this member is no longer primary"),
-                resumingIngest: false
+    }
+
+    /// Runs one coordinator call in a task; its answer waits in the mailbox for `advance`.
+    private func call(_ operation: @escaping @Sendable () async -> Answer) {
+        Task { [mailbox, wake] in
+            let answer = await operation()
+            mailbox.answer.withLock { $0 = answer }
+            wake()
+        }
+    }
+
+    /// The transaction: the keys read again (the set may have changed), then the `handover`
+    /// key naming the target (or the first in-sync standby) written with the primary key
+    /// deleted, guarded by this term's primary key.
+    private static func commit(
+        to target: String,
+        primaryTerm: PrimaryTerm,
+        member: String
+    ) async -> Answer {
+        let candidates = await Self.candidates(for: target, primaryTerm: primaryTerm, member: member)
+        if let refusal = candidates.refusal {
+            // Still primary (a lost primary key says so): the set changed meanwhile.
+            return .notCommitted(refusal, resumesIngest: refusal.code != .notPrimary)
+        }
+        let record = HandOverRecord(term: primaryTerm.term, to: target.isEmpty ? candidates.members[0] : target)
+        do {
+            let written = try await primaryTerm.coordinator.handOver(record, guardRevision: primaryTerm.guardRevision)
+            guard written else {
+                return .notCommitted(
+                    ErrorReply(code: .notPrimary, message: "demote: this member is no longer primary"),
+                    resumesIngest: false
+                )
+            }
+            return .committed(record)
+        } catch {
+            // The outcome is unknown: if it committed the watcher sees the keys and the loop
+            // ends; if not, this member is still primary and takes ingest again.
+            return .notCommitted(
+                ErrorReply(code: .unavailable, message: "demote: the coordination service did not answer: \(error)"),
+                resumesIngest: true
             )
         }
-        let result = HandOverResult(from: member, to: record.to, term: record.term)
-        self.result = result
-        self.running = nil
-        logger.notice(
-            "handed the ordinal over",
-            metadata: ["replication.handover.to": "\(record.to)", "replication.term": "\(record.term)"]
-        )
-        return .handedOver(result, requesters: running.requesters)
     }
 
     private func fail(_ running: Running, _ error: ErrorReply, resumingIngest: Bool) -> Outcome {
@@ -209,13 +285,16 @@ final class HandOver {
         return .failed(error, requesters: running.requesters)
     }
 
-    /// The in-sync standbys recorded for this term that `target` ("" for any) may be, or why
-    /// there is none.
-    private func candidates(for target: String) -> (members: [String], refusal: ErrorReply?) {
-        let coordinator = primaryTerm.coordinator
+    /// The in-sync standbys recorded for this term that `target` ("" for any) may be, read from
+    /// the keys, or why there is none.
+    private static func candidates(
+        for target: String,
+        primaryTerm: PrimaryTerm,
+        member: String
+    ) async -> (members: [String], refusal: ErrorReply?) {
         let state: OrdinalState
         do {
-            state = try Blocking.run { () async throws(CoordinationError) in try await coordinator.state() }
+            state = try await primaryTerm.coordinator.state()
         } catch {
             return (
                 [], ErrorReply(code: .unavailable, message: "demote: the coordination service did not answer: \(error)")

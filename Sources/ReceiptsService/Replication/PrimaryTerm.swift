@@ -3,7 +3,7 @@ import ReceiptsReplication
 /// A term this member won (deploy/REPLICATION.md, section 6.3): what its `ServiceLoop` needs to
 /// serve as the elected primary: the term to start in the log, and the coordinator that guards
 /// its writes and its lease.
-struct PrimaryTerm {
+struct PrimaryTerm: Sendable {
     /// The term won.
     var term: UInt64
     /// The coordinator the campaign went through.
