@@ -60,9 +60,14 @@ let package = Package(
         ),
         // A small, safe Swift face of libzmq.
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ", "CSodium"], swiftSettings: swiftSettings),
-        // A replicated member's decisions and records, without sockets or a log, time passed in to
-        // its decisions: the member machine, the in-sync set, terms, leases, the coordinator protocol.
-        .target(name: "ReceiptsReplication", swiftSettings: swiftSettings),
+        // A replicated member's decisions and its side of the protocol, without sockets or
+        // threads, time passed in: the member machine, the in-sync set, terms, leases, the
+        // coordinator protocol, the primary's shipper and gate, the standby's follower.
+        .target(
+            name: "ReceiptsReplication",
+            dependencies: ["ReceiptLog", "ReceiptsWire", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         // The daemon's wiring: sockets, loop, log, engine, publishing.
         .target(
             name: "ReceiptsService",

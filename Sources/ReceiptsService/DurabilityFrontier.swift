@@ -1,4 +1,5 @@
 import ReceiptLog
+import ReceiptsReplication
 
 /// The position up to which what the pipeline appended counts as acknowledged-durable: a
 /// reply or a published status waits until the frontier covers everything it saw.

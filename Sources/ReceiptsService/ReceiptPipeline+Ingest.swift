@@ -1,6 +1,7 @@
 import Logging
 import ReceiptLog
 import ReceiptsCore
+import ReceiptsReplication
 import ReceiptsWire
 
 extension ReceiptPipeline {

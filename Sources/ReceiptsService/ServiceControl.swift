@@ -1,4 +1,5 @@
 import Glibc
+import ReceiptsReplication
 import ReceiptsWire
 import Synchronization
 import ZeroMQ

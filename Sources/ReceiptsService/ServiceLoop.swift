@@ -397,6 +397,7 @@ final class ServiceLoop {
                 )
             },
             metrics: replicationMetrics,
+            now: ServiceClock.monotonicMilliseconds(),
             acknowledged: { frontier.position.offset }
         )
         let thread = ShippingThread(

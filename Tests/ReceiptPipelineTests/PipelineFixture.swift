@@ -5,6 +5,7 @@ import ReceiptsWire
 import Testing
 
 @testable import ReceiptLog
+@testable import ReceiptsReplication
 @testable import ReceiptsService
 
 /// A pipeline on a fresh data directory under /tmp with a `RecordingSink`, driven directly:

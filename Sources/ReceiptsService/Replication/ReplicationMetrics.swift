@@ -1,11 +1,12 @@
 import Metrics
+import ReceiptsReplication
 import ReceiptsWire
 import Synchronization
 
 /// A member's replication metrics (deploy/REPLICATION.md, section 13), through swift-metrics:
 /// its role and term, and on a primary each standby's lag, the in-sync set's size and the time
 /// spent without a standby in sync.
-final class ReplicationMetrics: Sendable {
+final class ReplicationMetrics: ShippingMetrics {
     /// `receiptd_replication_role`: a series for each role, 1 for the current one.
     private let roles: [MemberRole: Gauge]
     private let term = Gauge(label: MetricCatalog.replicationTerm.name)
@@ -29,6 +30,9 @@ final class ReplicationMetrics: Sendable {
         stalled.increment(by: 0)
         truncated.increment(by: 0)
     }
+
+    /// Sampled with the other gauges.
+    var sampleIntervalMilliseconds: Int64 { ServiceMetrics.gaugeIntervalMilliseconds }
 
     /// Records the member's role and the term it serves or follows. A member that is not
     /// primary has no in-sync set: the size its last term as primary left is cleared, so a new

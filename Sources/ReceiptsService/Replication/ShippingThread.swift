@@ -1,5 +1,6 @@
 import Logging
 import ReceiptLog
+import ReceiptsReplication
 import ReceiptsWire
 import Synchronization
 import ZeroMQ

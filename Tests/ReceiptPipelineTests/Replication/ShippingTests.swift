@@ -4,6 +4,7 @@ import ReceiptsCore
 import ReceiptsWire
 import Testing
 
+@testable import ReceiptsReplication
 @testable import ReceiptsService
 
 /// A primary ships its log to a standby (deploy/REPLICATION.md, section 4): the records as

@@ -3,6 +3,7 @@ import ReceiptsCore
 import ReceiptsWire
 import Testing
 
+@testable import ReceiptsReplication
 @testable import ReceiptsService
 
 /// Follower reads (deploy/REPLICATION.md, section 10), in process: a standby answers queries that

@@ -1,6 +1,5 @@
-import ReceiptLog
-import ReceiptsReplication
-import ReceiptsWire
+package import ReceiptLog
+package import ReceiptsWire
 
 /// A standby's side of a replication session without its socket (deploy/REPLICATION.md,
 /// sections 4.3 and 4.4): it opens a session with a `Follow`, appends the primary's records at
@@ -12,9 +11,9 @@ import ReceiptsWire
 /// seen anywhere ends a session of a lower one. What the log must do that needs it closed
 /// (cutting its tail back, installing a snapshot) it hands to its owner, `StandbyReplica`, as a
 /// `Step`. Single-threaded.
-final class Follower {
+package final class Follower {
     /// What the owner must do after a message.
-    enum Step {
+    package enum Step {
         /// Nothing more.
         case none
         /// Cut the log back to this position (it holds records the primary's history does not),
@@ -45,25 +44,25 @@ final class Follower {
     /// The snapshot being received, and the terms and settings its first chunk carried.
     private var incoming: (snapshot: IncomingSnapshot, terms: [TermStart], engineSettings: String)?
     /// The highest term this member has seen: its log's, or any primary's.
-    private(set) var knownTerm: UInt64
+    package private(set) var knownTerm: UInt64
     /// The primary's acknowledged position, as last heard; the standby applies up to it.
-    private(set) var acknowledged: UInt64 = 0
+    package private(set) var acknowledged: UInt64 = 0
     /// The primary's appended end, as last heard, for the lag.
-    private(set) var primaryEnd: UInt64 = 0
+    package private(set) var primaryEnd: UInt64 = 0
     /// When the primary was last heard from (monotonic milliseconds).
-    private(set) var lastHeard: Int64 = 0
+    package private(set) var lastHeard: Int64 = 0
     /// What the last ack said, and when it went.
     private var lastAck: (durable: UInt64, applied: UInt64, at: Int64) = (0, 0, 0)
 
     /// A follower for `settings.member` of ordinal `workerIndex`, whose log knows `knownTerm`.
-    init(settings: ReplicationSettings, workerIndex: Int, knownTerm: UInt64) {
+    package init(settings: ReplicationSettings, workerIndex: Int, knownTerm: UInt64) {
         self.settings = settings
         self.workerIndex = workerIndex
         self.knownTerm = knownTerm
     }
 
     /// Whether a session is accepted and alive.
-    var isFollowing: Bool {
+    package var isFollowing: Bool {
         if case .open = session { return true }
         return false
     }
@@ -73,7 +72,7 @@ final class Follower {
     /// - Parameters:
     ///   - terms: The log's term history.
     ///   - engineSettings: The text of the member's `engine-settings` file; empty for a new member.
-    func follow(log: ReceiptLog, terms: TermHistory, engineSettings: String, now: Int64) -> ReplicationRequest {
+    package func follow(log: ReceiptLog, terms: TermHistory, engineSettings: String, now: Int64) -> ReplicationRequest {
         incoming?.snapshot.discard()
         incoming = nil
         knownTerm = max(knownTerm, terms.last.term)
@@ -96,12 +95,12 @@ final class Follower {
     }
 
     /// Whether the session (or the attempt to open one) has been silent for the timeout.
-    func isSilent(now: Int64) -> Bool {
+    package func isSilent(now: Int64) -> Bool {
         now - lastHeard > settings.timeoutMilliseconds
     }
 
     /// Ends the session: nothing more is taken from it (a higher term was seen, or it timed out).
-    func end() {
+    package func end() {
         incoming?.snapshot.discard()
         incoming = nil
         snapshotPending = false
@@ -112,8 +111,12 @@ final class Follower {
     ///
     /// - Returns: What the owner must do with the log.
     /// - Throws: `LogError` when the log refuses the records (the session is ended; follow again).
-    func receive(_ message: ReplicationMessage, log: ReceiptLog, directory: String, now: Int64) throws(LogError) -> Step
-    {
+    package func receive(
+        _ message: ReplicationMessage,
+        log: ReceiptLog,
+        directory: String,
+        now: Int64
+    ) throws(LogError) -> Step {
         switch message {
         case .accepted(let accepted):
             guard case .opening(let id, _) = session, accepted.session == id else { return .none }
@@ -203,7 +206,7 @@ final class Follower {
     /// The ack to send now, if one is due: when the log's durable position or what was applied
     /// moved (at most one a millisecond), and at least every heartbeat interval (with zeros while
     /// a snapshot is pending).
-    func acknowledgement(log: ReceiptLog, applied: UInt64, now: Int64) -> ReplicationRequest? {
+    package func acknowledgement(log: ReceiptLog, applied: UInt64, now: Int64) -> ReplicationRequest? {
         guard case .open(let id, _) = session else { return nil }
         if snapshotPending {
             guard now - lastAck.at >= settings.heartbeatMilliseconds else { return nil }

@@ -1,7 +1,6 @@
-import Logging
-import ReceiptLog
-import ReceiptsReplication
-import ReceiptsWire
+package import Logging
+package import ReceiptLog
+package import ReceiptsWire
 
 /// The primary's side of replication without its socket (deploy/REPLICATION.md, section 4): it
 /// answers each standby's `Follow` with where to continue from, then ships the log's durable
@@ -11,11 +10,11 @@ import ReceiptsWire
 ///
 /// `ShippingThread` feeds it requests and sends what it returns; tests drive it directly. It
 /// never touches the engine. Single-threaded.
-final class Shipper {
+package final class Shipper {
     /// A message for one standby, by the routing id of its connection.
-    struct Outgoing {
-        var peer: [UInt8]
-        var message: ReplicationMessage
+    package struct Outgoing {
+        package var peer: [UInt8]
+        package var message: ReplicationMessage
     }
 
     /// One standby's session.
@@ -84,20 +83,20 @@ final class Shipper {
     /// The primary's acknowledged position `A` (its frontier), sent to standbys.
     private let acknowledged: () -> UInt64
     /// The primary's terms; its last term is the one every message carries.
-    private(set) var terms: TermHistory
+    package private(set) var terms: TermHistory
     /// How the shipper takes part in acknowledgements: the gate it sets, the recorder of the
     /// in-sync set, and the lease that bounds them.
-    struct Acknowledging {
+    package struct Acknowledging {
         /// Where the shipper tells the pipeline what acknowledgements may reach.
-        var gate: ReplicationGate
+        package var gate: ReplicationGate
         /// Records the in-sync set in the coordination service; nil when nothing records it.
-        var recorder: InSyncRecorder?
+        package var recorder: InSyncRecorder?
         /// The set recorded when this primary's term began.
-        var recorded: Set<String>?
+        package var recorded: Set<String>?
         /// This member's lease deadline (monotonic nanoseconds); nil without a lease.
-        var leaseDeadline: (@Sendable () -> UInt64)?
+        package var leaseDeadline: (@Sendable () -> UInt64)?
 
-        init(
+        package init(
             gate: ReplicationGate,
             recorder: InSyncRecorder? = nil,
             recorded: Set<String>? = nil,
@@ -113,11 +112,11 @@ final class Shipper {
     private let acknowledging: Acknowledging?
     /// The standbys acknowledgements wait for (or, under `--replication-ack local`, that may be
     /// promoted); nil without `acknowledging`.
-    private(set) var inSync: InSyncSet?
+    package private(set) var inSync: InSyncSet?
     /// Where the gate stood when the lease was last certainly alive, while it is not.
     private var frozenAt: UInt64?
     /// What the in-sync set allowed last.
-    private(set) var verdict: InSyncSet.Verdict?
+    package private(set) var verdict: InSyncSet.Verdict?
     /// Who was in the set, and whether it stalled, when last logged.
     private struct SetShape: Equatable {
         var members: Set<String>
@@ -127,7 +126,7 @@ final class Shipper {
     }
     private var reportedShape: SetShape?
     /// Where the metrics go; nil in tests that do not look at them.
-    private let metrics: ReplicationMetrics?
+    private let metrics: (any ShippingMetrics)?
     /// When the metrics were last sampled (monotonic milliseconds).
     private var sampledAt: Int64
     /// When the gate was last updated, and the time since spent unsynced or stalled, not yet
@@ -146,8 +145,10 @@ final class Shipper {
     ///     match, or be empty (a new member).
     ///   - acknowledging: The gate, the recorder and the lease; nil when acknowledgements wait
     ///     for nothing but the primary's log (fixed roles without a gate).
+    ///   - metrics: Where the standbys' lag and the in-sync set go; nil in tests.
+    ///   - now: Monotonic milliseconds.
     ///   - acknowledged: The primary's frontier `A`, read on the shipper's thread.
-    init(
+    package init(
         log: ReceiptLog,
         terms: TermHistory,
         settings: ReplicationSettings,
@@ -155,8 +156,8 @@ final class Shipper {
         engineSettings: String,
         logger: Logger,
         acknowledging: Acknowledging? = nil,
-        metrics: ReplicationMetrics? = nil,
-        now: Int64 = ServiceClock.monotonicMilliseconds(),
+        metrics: (any ShippingMetrics)? = nil,
+        now: Int64,
         acknowledged: @escaping () -> UInt64
     ) {
         self.acknowledging = acknowledging
@@ -191,7 +192,7 @@ final class Shipper {
     }
 
     /// The standbys with a session, by member name.
-    var progress: [StandbyProgress] {
+    package var progress: [StandbyProgress] {
         sessions.values.map {
             StandbyProgress(
                 member: $0.member,
@@ -205,7 +206,7 @@ final class Shipper {
     }
 
     /// Takes the primary's new terms (after a `termStarted` record is durable).
-    func update(terms: TermHistory) {
+    package func update(terms: TermHistory) {
         self.terms = terms
     }
 
@@ -214,7 +215,7 @@ final class Shipper {
     /// Takes one request from the standby connected as `peer`.
     ///
     /// - Returns: The answer to a `Follow` (accepted or refused); nothing for an ack.
-    func receive(_ request: ReplicationRequest, from peer: [UInt8], now: Int64) -> Outgoing? {
+    package func receive(_ request: ReplicationRequest, from peer: [UInt8], now: Int64) -> Outgoing? {
         switch request {
         case .follow(let follow):
             return Outgoing(peer: peer, message: accept(follow, from: peer, now: now))
@@ -263,7 +264,7 @@ final class Shipper {
         self.verdict = verdict
         sampleMetrics(set, now: now)
         let gate = acknowledging.gate
-        if let deadline = acknowledging.leaseDeadline?(), ServiceClock.monotonicNanoseconds() > deadline {
+        if let deadline = acknowledging.leaseDeadline?(), LeaseDeadline.now() > deadline {
             if frozenAt == nil {
                 frozenAt = min(gate.replicatedPosition, log.durablePosition.offset)
                 metrics?.record(role: .deposed, term: terms.last.term)
@@ -283,7 +284,7 @@ final class Shipper {
     /// Samples the replication metrics about once a second: each standby's lag, the in-sync
     /// set's size, and the time spent without a standby in sync since the last sample.
     private func sampleMetrics(_ set: InSyncSet, now: Int64) {
-        guard let metrics, now - sampledAt >= ServiceMetrics.gaugeIntervalMilliseconds else { return }
+        guard let metrics, now - sampledAt >= metrics.sampleIntervalMilliseconds else { return }
         sampledAt = now
         let end = log.appendedPosition.offset
         for session in sessions.values {
@@ -428,7 +429,7 @@ final class Shipper {
     ///
     /// - Parameter send: Sends one message; returns false when the socket cannot take it now
     ///   (it is offered again first at the next call).
-    func ship(now: Int64, send: (Outgoing) -> Bool) {
+    package func ship(now: Int64, send: (Outgoing) -> Bool) {
         for (member, session) in sessions where now - session.lastHeard > settings.timeoutMilliseconds {
             logger.info("replication session timed out", metadata: ["replication.member": "\(member)"])
             sessions[member] = nil

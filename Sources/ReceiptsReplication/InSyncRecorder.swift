@@ -3,7 +3,7 @@ import Synchronization
 /// Writes a primary's in-sync set to the coordination service for the shipping thread
 /// (deploy/REPLICATION.md, section 5.3), one write at a time, off that thread: `propose` starts a
 /// write unless one is under way, and the shipper takes what was confirmed at its next turn.
-final class InSyncRecorder: Sendable {
+package final class InSyncRecorder: Sendable {
     private struct State {
         var inFlight = false
         var confirmed: Set<String>?
@@ -18,13 +18,13 @@ final class InSyncRecorder: Sendable {
     ///   - write: Records a set, guarded by this member's leadership; false when it was not
     ///     written (the member is no longer primary, or the service is unreachable).
     ///   - wake: Rings the shipping thread's doorbell.
-    init(write: @escaping @Sendable (Set<String>) async -> Bool, wake: @escaping @Sendable () -> Void) {
+    package init(write: @escaping @Sendable (Set<String>) async -> Bool, wake: @escaping @Sendable () -> Void) {
         self.write = write
         self.wake = wake
     }
 
     /// Starts recording `set`, unless a write is under way (the shipper proposes again later).
-    func propose(_ set: Set<String>) {
+    package func propose(_ set: Set<String>) {
         let start = state.withLock { state in
             guard !state.inFlight else { return false }
             state.inFlight = true
@@ -42,7 +42,7 @@ final class InSyncRecorder: Sendable {
     }
 
     /// The set last confirmed recorded, once.
-    func takeConfirmed() -> Set<String>? {
+    package func takeConfirmed() -> Set<String>? {
         state.withLock { state in
             defer { state.confirmed = nil }
             return state.confirmed

@@ -1,4 +1,4 @@
-import ReceiptsWire
+package import ReceiptsWire
 import Synchronization
 
 /// What the primary's shipping thread tells its pipeline about replication (deploy/REPLICATION.md,
@@ -6,9 +6,9 @@ import Synchronization
 /// and whether new ingest must be refused, and why.
 ///
 /// Atomics: the shipping thread stores, the pipeline loads, on the hot path, with no lock.
-final class ReplicationGate: Sendable {
+package final class ReplicationGate: Sendable {
     /// Why new ingest is refused before it is applied.
-    enum Refusal: UInt8, Sendable {
+    package enum Refusal: UInt8, Sendable {
         /// Ingest is taken.
         case none = 0
         /// No standby has been in sync for the timeout (`--replication-fallback stall`).
@@ -20,7 +20,7 @@ final class ReplicationGate: Sendable {
 
         /// The role a primary behind a gate that refuses so reports (`Health`, `/readyz`):
         /// `deposed` once its lease lapsed.
-        var primaryRole: MemberRole {
+        package var primaryRole: MemberRole {
             self == .leaseExpired ? .deposed : .primary
         }
     }
@@ -34,7 +34,7 @@ final class ReplicationGate: Sendable {
 
     /// A gate at `position`: what the primary may count as acknowledged before any standby
     /// confirmed anything (everything recovered, which was acknowledged before).
-    init(position: UInt64, wake: @escaping @Sendable () -> Void) {
+    package init(position: UInt64, wake: @escaping @Sendable () -> Void) {
         replicated = Atomic(position)
         self.wake = wake
     }
@@ -42,23 +42,23 @@ final class ReplicationGate: Sendable {
     /// Everything at or before it may be acknowledged: durable on every standby acknowledgements
     /// wait for (`UInt64.max` when none is waited for), and never past where it stood when the
     /// lease was last certainly alive.
-    var replicatedPosition: UInt64 {
+    package var replicatedPosition: UInt64 {
         replicated.load(ordering: .acquiring)
     }
 
     /// Why new ingest is refused now, if it is.
-    var refusal: Refusal {
+    package var refusal: Refusal {
         if handingOver.load(ordering: .relaxed) { return .handingOver }
         return Refusal(rawValue: refusalValue.load(ordering: .relaxed)) ?? .none
     }
 
     /// Refuses new ingest while a hand-over runs (true), or takes it again (false).
-    func pauseIngest(_ paused: Bool) {
+    package func pauseIngest(_ paused: Bool) {
         handingOver.store(paused, ordering: .relaxed)
     }
 
     /// Stores the shipping thread's verdict and wakes the pipeline if the position moved.
-    func update(replicatedPosition position: UInt64, refusal: Refusal) {
+    package func update(replicatedPosition position: UInt64, refusal: Refusal) {
         refusalValue.store(refusal.rawValue, ordering: .relaxed)
         let previous = replicated.exchange(position, ordering: .acquiringAndReleasing)
         if previous != position { wake() }
