@@ -196,8 +196,10 @@ final class ServiceLoop {
             }
             try pipeline.advance(now: ServiceClock.monotonicMilliseconds())
             if pipeline.advanceHandOver(now: ServiceClock.monotonicMilliseconds()) { control.requestLeave() }
-            // A stop on an elected primary hands the ordinal over before draining; a leave goes at once.
-            if control.shouldLeave,
+            // A stop on an elected primary hands the ordinal over before draining; a leave goes at
+            // once, unless a hand-over's transaction is under way: its answer (and the demote's)
+            // comes first.
+            if control.shouldLeave, pipeline.handOver?.isCommitting != true,
                 control.isLeaveRequested || !pipeline.handsOverBeforeStop(now: ServiceClock.monotonicMilliseconds())
             {
                 break

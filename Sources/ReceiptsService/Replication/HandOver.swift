@@ -95,6 +95,14 @@ final class HandOver {
     /// The hand-over that took place, once it did.
     private(set) var result: HandOverResult?
 
+    /// Whether the transaction is under way: its answer is coming (within the coordinator's call
+    /// timeout), and the loop must wait for it before it ends, or the demote would go unanswered
+    /// when the watcher sees the keys change first.
+    var isCommitting: Bool {
+        if case .committing = running?.phase { return true }
+        return false
+    }
+
     /// A hand-over for the primary of `primaryTerm`.
     ///
     /// - Parameters:
