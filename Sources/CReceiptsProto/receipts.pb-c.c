@@ -322,6 +322,51 @@ void   receipts__v1__read__free_unpacked
   assert(message->base.descriptor == &receipts__v1__read__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   receipts__v1__thread_followed__init
+                     (Receipts__V1__ThreadFollowed         *message)
+{
+  static const Receipts__V1__ThreadFollowed init_value = RECEIPTS__V1__THREAD_FOLLOWED__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__thread_followed__get_packed_size
+                     (const Receipts__V1__ThreadFollowed *message)
+{
+  assert(message->base.descriptor == &receipts__v1__thread_followed__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__thread_followed__pack
+                     (const Receipts__V1__ThreadFollowed *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__thread_followed__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__thread_followed__pack_to_buffer
+                     (const Receipts__V1__ThreadFollowed *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__thread_followed__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__ThreadFollowed *
+       receipts__v1__thread_followed__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__ThreadFollowed *)
+     protobuf_c_message_unpack (&receipts__v1__thread_followed__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__thread_followed__free_unpacked
+                     (Receipts__V1__ThreadFollowed *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__thread_followed__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   receipts__v1__message_edited__init
                      (Receipts__V1__MessageEdited         *message)
 {
@@ -815,6 +860,51 @@ void   receipts__v1__read_state_update__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &receipts__v1__read_state_update__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   receipts__v1__thread_read_state__init
+                     (Receipts__V1__ThreadReadState         *message)
+{
+  static const Receipts__V1__ThreadReadState init_value = RECEIPTS__V1__THREAD_READ_STATE__INIT;
+  *message = init_value;
+}
+size_t receipts__v1__thread_read_state__get_packed_size
+                     (const Receipts__V1__ThreadReadState *message)
+{
+  assert(message->base.descriptor == &receipts__v1__thread_read_state__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t receipts__v1__thread_read_state__pack
+                     (const Receipts__V1__ThreadReadState *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &receipts__v1__thread_read_state__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t receipts__v1__thread_read_state__pack_to_buffer
+                     (const Receipts__V1__ThreadReadState *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &receipts__v1__thread_read_state__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Receipts__V1__ThreadReadState *
+       receipts__v1__thread_read_state__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Receipts__V1__ThreadReadState *)
+     protobuf_c_message_unpack (&receipts__v1__thread_read_state__descriptor,
+                                allocator, len, data);
+}
+void   receipts__v1__thread_read_state__free_unpacked
+                     (Receipts__V1__ThreadReadState *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &receipts__v1__thread_read_state__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   receipts__v1__message_status__init
@@ -3014,7 +3104,7 @@ const ProtobufCMessageDescriptor receipts__v1__member_left__descriptor =
   (ProtobufCMessageInit) receipts__v1__member_left__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__message_sent__field_descriptors[6] =
+static const ProtobufCFieldDescriptor receipts__v1__message_sent__field_descriptors[7] =
 {
   {
     "conversation_id",
@@ -3088,6 +3178,18 @@ static const ProtobufCFieldDescriptor receipts__v1__message_sent__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "thread_root_id",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__MessageSent, thread_root_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__message_sent__field_indices_by_name[] = {
   0,   /* field[0] = conversation_id */
@@ -3096,11 +3198,12 @@ static const unsigned receipts__v1__message_sent__field_indices_by_name[] = {
   1,   /* field[1] = message_id */
   2,   /* field[2] = sender_id */
   3,   /* field[3] = system */
+  6,   /* field[6] = thread_root_id */
 };
 static const ProtobufCIntRange receipts__v1__message_sent__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor receipts__v1__message_sent__descriptor =
 {
@@ -3110,14 +3213,14 @@ const ProtobufCMessageDescriptor receipts__v1__message_sent__descriptor =
   "Receipts__V1__MessageSent",
   "receipts.v1",
   sizeof(Receipts__V1__MessageSent),
-  6,
+  7,
   receipts__v1__message_sent__field_descriptors,
   receipts__v1__message_sent__field_indices_by_name,
   1,  receipts__v1__message_sent__number_ranges,
   (ProtobufCMessageInit) receipts__v1__message_sent__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__delivered__field_descriptors[3] =
+static const ProtobufCFieldDescriptor receipts__v1__delivered__field_descriptors[4] =
 {
   {
     "conversation_id",
@@ -3155,16 +3258,29 @@ static const ProtobufCFieldDescriptor receipts__v1__delivered__field_descriptors
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "thread_root_id",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Delivered, thread_root_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__delivered__field_indices_by_name[] = {
   0,   /* field[0] = conversation_id */
   2,   /* field[2] = message_id */
+  3,   /* field[3] = thread_root_id */
   1,   /* field[1] = user_id */
 };
 static const ProtobufCIntRange receipts__v1__delivered__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor receipts__v1__delivered__descriptor =
 {
@@ -3174,14 +3290,14 @@ const ProtobufCMessageDescriptor receipts__v1__delivered__descriptor =
   "Receipts__V1__Delivered",
   "receipts.v1",
   sizeof(Receipts__V1__Delivered),
-  3,
+  4,
   receipts__v1__delivered__field_descriptors,
   receipts__v1__delivered__field_indices_by_name,
   1,  receipts__v1__delivered__number_ranges,
   (ProtobufCMessageInit) receipts__v1__delivered__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__read__field_descriptors[3] =
+static const ProtobufCFieldDescriptor receipts__v1__read__field_descriptors[4] =
 {
   {
     "conversation_id",
@@ -3219,16 +3335,29 @@ static const ProtobufCFieldDescriptor receipts__v1__read__field_descriptors[3] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "thread_root_id",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__Read, thread_root_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__read__field_indices_by_name[] = {
   0,   /* field[0] = conversation_id */
   2,   /* field[2] = message_id */
+  3,   /* field[3] = thread_root_id */
   1,   /* field[1] = user_id */
 };
 static const ProtobufCIntRange receipts__v1__read__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor receipts__v1__read__descriptor =
 {
@@ -3238,11 +3367,88 @@ const ProtobufCMessageDescriptor receipts__v1__read__descriptor =
   "Receipts__V1__Read",
   "receipts.v1",
   sizeof(Receipts__V1__Read),
-  3,
+  4,
   receipts__v1__read__field_descriptors,
   receipts__v1__read__field_indices_by_name,
   1,  receipts__v1__read__number_ranges,
   (ProtobufCMessageInit) receipts__v1__read__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__thread_followed__field_descriptors[4] =
+{
+  {
+    "conversation_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ThreadFollowed, conversation_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "user_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ThreadFollowed, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "thread_root_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ThreadFollowed, thread_root_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "follow",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ThreadFollowed, follow),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__thread_followed__field_indices_by_name[] = {
+  0,   /* field[0] = conversation_id */
+  3,   /* field[3] = follow */
+  2,   /* field[2] = thread_root_id */
+  1,   /* field[1] = user_id */
+};
+static const ProtobufCIntRange receipts__v1__thread_followed__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor receipts__v1__thread_followed__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.ThreadFollowed",
+  "ThreadFollowed",
+  "Receipts__V1__ThreadFollowed",
+  "receipts.v1",
+  sizeof(Receipts__V1__ThreadFollowed),
+  4,
+  receipts__v1__thread_followed__field_descriptors,
+  receipts__v1__thread_followed__field_indices_by_name,
+  1,  receipts__v1__thread_followed__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__thread_followed__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor receipts__v1__message_edited__field_descriptors[2] =
@@ -3500,7 +3706,7 @@ const ProtobufCMessageDescriptor receipts__v1__marked_unread__descriptor =
   (ProtobufCMessageInit) receipts__v1__marked_unread__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__event__field_descriptors[13] =
+static const ProtobufCFieldDescriptor receipts__v1__event__field_descriptors[14] =
 {
   {
     "id",
@@ -3658,6 +3864,18 @@ static const ProtobufCFieldDescriptor receipts__v1__event__field_descriptors[13]
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "thread_followed",
+    21,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__Event, kind_case),
+    offsetof(Receipts__V1__Event, thread_followed),
+    &receipts__v1__thread_followed__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__event__field_indices_by_name[] = {
   1,   /* field[1] = client_time_ms */
@@ -3672,13 +3890,14 @@ static const unsigned receipts__v1__event__field_indices_by_name[] = {
   5,   /* field[5] = message_sent */
   7,   /* field[7] = read */
   11,   /* field[11] = receipt_privacy */
+  13,   /* field[13] = thread_followed */
   10,   /* field[10] = user_deleted */
 };
 static const ProtobufCIntRange receipts__v1__event__number_ranges[2 + 1] =
 {
   { 1, 0 },
   { 10, 2 },
-  { 0, 13 }
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor receipts__v1__event__descriptor =
 {
@@ -3688,7 +3907,7 @@ const ProtobufCMessageDescriptor receipts__v1__event__descriptor =
   "Receipts__V1__Event",
   "receipts.v1",
   sizeof(Receipts__V1__Event),
-  13,
+  14,
   receipts__v1__event__field_descriptors,
   receipts__v1__event__field_indices_by_name,
   2,  receipts__v1__event__number_ranges,
@@ -3951,7 +4170,7 @@ const ProtobufCMessageDescriptor receipts__v1__status_update__descriptor =
   (ProtobufCMessageInit) receipts__v1__status_update__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__read_state_update__field_descriptors[5] =
+static const ProtobufCFieldDescriptor receipts__v1__read_state_update__field_descriptors[6] =
 {
   {
     "user_id",
@@ -4013,18 +4232,31 @@ static const ProtobufCFieldDescriptor receipts__v1__read_state_update__field_des
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "thread_state",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ReadStateUpdate, thread_state),
+    &receipts__v1__thread_read_state__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__read_state_update__field_indices_by_name[] = {
   1,   /* field[1] = epoch */
   2,   /* field[2] = sequence */
   3,   /* field[3] = state */
+  5,   /* field[5] = thread_state */
   4,   /* field[4] = updated_at_ms */
   0,   /* field[0] = user_id */
 };
 static const ProtobufCIntRange receipts__v1__read_state_update__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor receipts__v1__read_state_update__descriptor =
 {
@@ -4034,14 +4266,130 @@ const ProtobufCMessageDescriptor receipts__v1__read_state_update__descriptor =
   "Receipts__V1__ReadStateUpdate",
   "receipts.v1",
   sizeof(Receipts__V1__ReadStateUpdate),
-  5,
+  6,
   receipts__v1__read_state_update__field_descriptors,
   receipts__v1__read_state_update__field_indices_by_name,
   1,  receipts__v1__read_state_update__number_ranges,
   (ProtobufCMessageInit) receipts__v1__read_state_update__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__message_status__field_descriptors[15] =
+static const ProtobufCFieldDescriptor receipts__v1__thread_read_state__field_descriptors[7] =
+{
+  {
+    "conversation_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ThreadReadState, conversation_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "thread_root_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ThreadReadState, thread_root_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "unread",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ThreadReadState, unread),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "unread_mentions",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ThreadReadState, unread_mentions),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "read_up_to_sequence",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ThreadReadState, read_up_to_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "following",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ThreadReadState, following),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "left",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__ThreadReadState, left),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned receipts__v1__thread_read_state__field_indices_by_name[] = {
+  0,   /* field[0] = conversation_id */
+  5,   /* field[5] = following */
+  6,   /* field[6] = left */
+  4,   /* field[4] = read_up_to_sequence */
+  1,   /* field[1] = thread_root_id */
+  2,   /* field[2] = unread */
+  3,   /* field[3] = unread_mentions */
+};
+static const ProtobufCIntRange receipts__v1__thread_read_state__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor receipts__v1__thread_read_state__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "receipts.v1.ThreadReadState",
+  "ThreadReadState",
+  "Receipts__V1__ThreadReadState",
+  "receipts.v1",
+  sizeof(Receipts__V1__ThreadReadState),
+  7,
+  receipts__v1__thread_read_state__field_descriptors,
+  receipts__v1__thread_read_state__field_indices_by_name,
+  1,  receipts__v1__thread_read_state__number_ranges,
+  (ProtobufCMessageInit) receipts__v1__thread_read_state__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor receipts__v1__message_status__field_descriptors[16] =
 {
   {
     "conversation_id",
@@ -4223,6 +4571,18 @@ static const ProtobufCFieldDescriptor receipts__v1__message_status__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "thread_root_id",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__MessageStatus, thread_root_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__message_status__field_indices_by_name[] = {
   0,   /* field[0] = conversation_id */
@@ -4240,11 +4600,12 @@ static const unsigned receipts__v1__message_status__field_indices_by_name[] = {
   4,   /* field[4] = sent_at_ms */
   5,   /* field[5] = status */
   11,   /* field[11] = system */
+  15,   /* field[15] = thread_root_id */
 };
 static const ProtobufCIntRange receipts__v1__message_status__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 15 }
+  { 0, 16 }
 };
 const ProtobufCMessageDescriptor receipts__v1__message_status__descriptor =
 {
@@ -4254,7 +4615,7 @@ const ProtobufCMessageDescriptor receipts__v1__message_status__descriptor =
   "Receipts__V1__MessageStatus",
   "receipts.v1",
   sizeof(Receipts__V1__MessageStatus),
-  15,
+  16,
   receipts__v1__message_status__field_descriptors,
   receipts__v1__message_status__field_indices_by_name,
   1,  receipts__v1__message_status__number_ranges,
@@ -5733,7 +6094,7 @@ const ProtobufCMessageDescriptor receipts__v1__read_detail__descriptor =
   (ProtobufCMessageInit) receipts__v1__read_detail__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__unread_count__field_descriptors[6] =
+static const ProtobufCFieldDescriptor receipts__v1__unread_count__field_descriptors[7] =
 {
   {
     "conversation_id",
@@ -5807,6 +6168,18 @@ static const ProtobufCFieldDescriptor receipts__v1__unread_count__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "unread_threads",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Receipts__V1__UnreadCount, unread_threads),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__unread_count__field_indices_by_name[] = {
   0,   /* field[0] = conversation_id */
@@ -5815,11 +6188,12 @@ static const unsigned receipts__v1__unread_count__field_indices_by_name[] = {
   3,   /* field[3] = read_up_to_sequence */
   1,   /* field[1] = unread */
   5,   /* field[5] = unread_mentions */
+  6,   /* field[6] = unread_threads */
 };
 static const ProtobufCIntRange receipts__v1__unread_count__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor receipts__v1__unread_count__descriptor =
 {
@@ -5829,14 +6203,14 @@ const ProtobufCMessageDescriptor receipts__v1__unread_count__descriptor =
   "Receipts__V1__UnreadCount",
   "receipts.v1",
   sizeof(Receipts__V1__UnreadCount),
-  6,
+  7,
   receipts__v1__unread_count__field_descriptors,
   receipts__v1__unread_count__field_indices_by_name,
   1,  receipts__v1__unread_count__number_ranges,
   (ProtobufCMessageInit) receipts__v1__unread_count__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor receipts__v1__unread_counts__field_descriptors[3] =
+static const ProtobufCFieldDescriptor receipts__v1__unread_counts__field_descriptors[4] =
 {
   {
     "counts",
@@ -5874,16 +6248,29 @@ static const ProtobufCFieldDescriptor receipts__v1__unread_counts__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "threads",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Receipts__V1__UnreadCounts, n_threads),
+    offsetof(Receipts__V1__UnreadCounts, threads),
+    &receipts__v1__thread_read_state__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned receipts__v1__unread_counts__field_indices_by_name[] = {
   0,   /* field[0] = counts */
   1,   /* field[1] = epoch */
   2,   /* field[2] = sequence */
+  3,   /* field[3] = threads */
 };
 static const ProtobufCIntRange receipts__v1__unread_counts__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor receipts__v1__unread_counts__descriptor =
 {
@@ -5893,7 +6280,7 @@ const ProtobufCMessageDescriptor receipts__v1__unread_counts__descriptor =
   "Receipts__V1__UnreadCounts",
   "receipts.v1",
   sizeof(Receipts__V1__UnreadCounts),
-  3,
+  4,
   receipts__v1__unread_counts__field_descriptors,
   receipts__v1__unread_counts__field_indices_by_name,
   1,  receipts__v1__unread_counts__number_ranges,

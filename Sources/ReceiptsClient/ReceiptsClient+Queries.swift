@@ -94,7 +94,7 @@ extension ReceiptsClient {
             {
                 continue
             }
-            guard case .unreadCounts(let part, _, _) = try checked(reply) else { throw unexpected(reply) }
+            guard case .unreadCounts(let part, _, _, _) = try checked(reply) else { throw unexpected(reply) }
             counts += part
         }
         return counts

@@ -414,7 +414,7 @@ final class SubscriptionScheduler {
         now: ContinuousClock.Instant
     ) {
         guard readStates[id]?.repairs.answered(worker) == true else { return }
-        if case .success(.unreadCounts(let counts, let publisherRun, let sequence)) = result, publisherRun != 0 {
+        if case .success(.unreadCounts(let counts, let publisherRun, let sequence, _)) = result, publisherRun != 0 {
             guard
                 let decision = readStates[id]?.tracker.snapshotArrived(
                     counts,

@@ -26,6 +26,12 @@ struct ConversationState: Sendable {
     /// Named mentions of recipients, by sequence then member slot: a mention costs 8 bytes for
     /// the user it names, nothing for the other members.
     var mentions: [MentionRecord] = []
+    /// The conversation's threads, in the order their first reply or follower made them.
+    var threads: [ThreadState] = []
+    /// Root sequence -> index in `threads`.
+    var threadOfRoot: [UInt32: UInt32] = [:]
+    /// Reply sequence -> index in `threads`.
+    var threadOfReply: [UInt32: UInt32] = [:]
     /// Times that do not fit a message record, by `farKey` (rare: a receipt 49.7 days after
     /// sending, a send time outside ±4,400 years).
     var farTimes: [UInt64: Int64] = [:]
@@ -239,7 +245,9 @@ struct ConversationState: Sendable {
             for s in (from + 1)...lastSequence {
                 let p = Int(s - base)
                 var message = messages[p]
-                guard message.counts(member: slot) else { continue }
+                guard message.counts(member: slot), message.flags & MessageRecord.Flag.threadReply == 0 else {
+                    continue
+                }
                 // Guarded so that even inconsistent restored counts cannot trap.
                 if message.counted > 0 { message.counted -= 1 }
                 if member.deliveredUpTo >= s && message.deliveredCount > 0 { message.deliveredCount -= 1 }
@@ -248,6 +256,7 @@ struct ConversationState: Sendable {
                 changes.add(s)
             }
         }
+        if !threads.isEmpty { leaveThreads(slot: slot, joinedAfter: member.joinedAfter, time: time, changes: &changes) }
         member.flags &= ~MemberRecord.Flag.member
         member.flags |= MemberRecord.Flag.hasFormerMemberships
         members[Int(slot)] = member
@@ -271,18 +280,32 @@ struct ConversationState: Sendable {
     }
 
     /// Whether `slot` received message `s` (sent by `sender`), and which watermarks apply.
+    /// For a thread reply the watermarks are the member's in its thread.
     func standing(of slot: UInt32, at s: UInt32, sender: UInt32) -> Standing {
         guard slot != sender else { return .none }
         let member = members[Int(slot)]
+        let thread = threads.isEmpty ? nil : threadOfReply[s].map { threads[Int($0)] }
         if member.isMember && member.joinedAfter < s {
-            return .current(deliveredUpTo: member.deliveredUpTo, visibleReadUpTo: member.visibleReadUpTo)
+            guard let thread else {
+                return .current(deliveredUpTo: member.deliveredUpTo, visibleReadUpTo: member.visibleReadUpTo)
+            }
+            let own = thread.member(slot)
+            return .current(deliveredUpTo: own?.deliveredUpTo ?? 0, visibleReadUpTo: own?.visibleReadUpTo ?? 0)
         }
         guard member.flags & MemberRecord.Flag.hasFormerMemberships != 0 else { return .none }
         for former in formerMemberships
         where former.member == slot && former.joinedAfter < s && s <= former.leftAfter {
+            guard let thread else {
+                return .former(
+                    deliveredUpTo: former.deliveredUpTo,
+                    visibleReadUpTo: former.visibleReadUpTo,
+                    byDeletion: former.byDeletion
+                )
+            }
+            let frozen = thread.member(slot)?.frozen.first { $0.leftAfter == former.leftAfter }
             return .former(
-                deliveredUpTo: former.deliveredUpTo,
-                visibleReadUpTo: former.visibleReadUpTo,
+                deliveredUpTo: frozen?.deliveredUpTo ?? 0,
+                visibleReadUpTo: frozen?.visibleReadUpTo ?? 0,
                 byDeletion: former.byDeletion
             )
         }
@@ -344,7 +367,7 @@ struct ConversationState: Sendable {
         for s in (from + 1)...to {
             let p = Int(s - base)
             var message = messages[p]
-            guard message.counts(member: slot) else { continue }
+            guard message.counts(member: slot), message.flags & MessageRecord.Flag.threadReply == 0 else { continue }
             let delivers = s > deliveredFrom && s <= member.deliveredUpTo
             let reads = s > visibleFrom && s <= member.visibleReadUpTo
             guard delivers || reads else { continue }
@@ -386,9 +409,10 @@ struct ConversationState: Sendable {
         return found
     }
 
-    /// What a member has not read: the messages from others, not system, not deleted, of which
-    /// the member is a recipient, after their read watermark (private reads count: this is the
-    /// user's own view), and how many of those mention them, by name or as everyone.
+    /// What a member has not read in the main timeline: the messages from others, not system,
+    /// not deleted, not thread replies, of which the member is a recipient, after their read
+    /// watermark (private reads count: this is the user's own view), and how many of those
+    /// mention them, by name or as everyone.
     func unread(slot: UInt32) -> (messages: Int, mentions: Int) {
         let member = members[Int(slot)]
         // Counted range by range, without collecting them: this runs for every published read state.
@@ -400,7 +424,8 @@ struct ConversationState: Sendable {
             for s in (from + 1)...upTo {
                 let message = messages[Int(s - base)]
                 if message.sender != slot
-                    && message.flags & (MessageRecord.Flag.system | MessageRecord.Flag.deleted) == 0
+                    && message.flags
+                        & (MessageRecord.Flag.system | MessageRecord.Flag.deleted | MessageRecord.Flag.threadReply) == 0
                 {
                     count += 1
                     if message.flags & MessageRecord.Flag.mentionsEveryone != 0 { everyone += 1 }
@@ -418,16 +443,26 @@ struct ConversationState: Sendable {
         return (total.messages, total.everyone + namedMentions(of: slot, after: max(member.readUpTo, base &- 1)))
     }
 
-    /// The named mentions of `slot` after sequence `after`, of messages not deleted and not
-    /// mentioning everyone (those are counted once, as everyone's). A mention is recorded only
-    /// for a recipient, so it lies within one of the member's memberships.
+    /// The named mentions of `slot` after sequence `after` in the main timeline, of messages not
+    /// deleted and not mentioning everyone (those are counted once, as everyone's). A mention is
+    /// recorded only for a recipient, so it lies within one of the member's memberships.
     func namedMentions(of slot: UInt32, after: UInt32) -> Int {
         var count = 0
+        let skipped = MessageRecord.Flag.deleted | MessageRecord.Flag.mentionsEveryone | MessageRecord.Flag.threadReply
         for index in firstMention(after: after)..<mentions.count where mentions[index].member == slot {
-            let flags = messages[Int(mentions[index].sequence - base)].flags
-            if flags & (MessageRecord.Flag.deleted | MessageRecord.Flag.mentionsEveryone) == 0 { count += 1 }
+            if messages[Int(mentions[index].sequence - base)].flags & skipped == 0 { count += 1 }
         }
         return count
+    }
+
+    /// Whether message `s` names `slot` (binary search in `mentions`).
+    func names(_ slot: UInt32, in s: UInt32) -> Bool {
+        var index = firstMention(after: s - 1)
+        while index < mentions.count, mentions[index].sequence == s {
+            if mentions[index].member == slot { return true }
+            index += 1
+        }
+        return false
     }
 
     /// The index of the first mention of a message after sequence `after`.
@@ -468,6 +503,7 @@ struct ConversationState: Sendable {
         base += UInt32(k)
         formerMemberships.removeAll { $0.leftAfter < base }
         mentions.removeFirst(firstMention(after: base - 1))
+        if !threads.isEmpty { expireThreads() }
         if !farTimes.isEmpty { farTimes = farTimes.filter { $0.key >> 2 >= UInt64(base) } }
         var remap = [UInt32](repeating: 0, count: advances.count + 1)
         var kept: [ReceiptAdvance] = []
@@ -480,6 +516,12 @@ struct ConversationState: Sendable {
         }
         advances = kept
         messages = messages.withUnsafeBufferPointer { Array($0) }
+        for t in threads.indices {
+            for i in threads[t].members.indices {
+                threads[t].members[i].deliveredHead = remap[Int(threads[t].members[i].deliveredHead)]
+                threads[t].members[i].visibleHead = remap[Int(threads[t].members[i].visibleHead)]
+            }
+        }
         for i in members.indices {
             members[i].deliveredHead = remap[Int(members[i].deliveredHead)]
             members[i].visibleHead = remap[Int(members[i].visibleHead)]

@@ -64,18 +64,25 @@ public enum EventKind: Hashable, Sendable {
     case memberJoined(conversation: String, user: String)
     /// A user left; their receipts stay, they can add no new ones.
     case memberLeft(conversation: String, user: String)
-    /// A message exists; nobody has it yet. A system message's mentions count for nobody.
+    /// A message exists; nobody has it yet. A system message's mentions count for nobody. With
+    /// `thread` (the root's message id) it is a reply in that thread: its recipients are the
+    /// conversation's, and only reads in the thread cover it.
     case messageSent(
         conversation: String,
         message: String,
         sender: String,
         isSystem: Bool,
-        mentions: Mentions = .none
+        mentions: Mentions = .none,
+        thread: String? = nil
     )
-    /// The user's device has the message and every earlier one.
-    case delivered(conversation: String, user: String, message: String)
-    /// The user has seen the message and every earlier one; `message` nil means the whole conversation.
-    case read(conversation: String, user: String, message: String?)
+    /// The user's device has the message and every earlier one of its timeline: the main one, or
+    /// for a reply its thread's. With `thread` and no message: the thread's every reply so far.
+    case delivered(conversation: String, user: String, message: String, thread: String? = nil)
+    /// The user has seen the message and every earlier one of its timeline (a reply: of its
+    /// thread); `message` nil means the whole main timeline, or with `thread` the whole thread.
+    case read(conversation: String, user: String, message: String?, thread: String? = nil)
+    /// The user follows thread `thread` (its root's message id), or stops following it.
+    case threadFollowed(conversation: String, user: String, thread: String, follows: Bool)
     /// Content changed; receipts are preserved.
     case messageEdited(conversation: String, message: String)
     /// Message deleted; receipts are preserved.
@@ -99,8 +106,9 @@ public enum EventKind: Hashable, Sendable {
     public var conversation: String? {
         switch self {
         case .conversationUpserted(let conversation, _, _), .memberJoined(let conversation, _),
-            .memberLeft(let conversation, _), .messageSent(let conversation, _, _, _, _),
-            .delivered(let conversation, _, _), .read(let conversation, _, _),
+            .memberLeft(let conversation, _), .messageSent(let conversation, _, _, _, _, _),
+            .delivered(let conversation, _, _, _), .read(let conversation, _, _, _),
+            .threadFollowed(let conversation, _, _, _),
             .messageEdited(let conversation, _), .messageDeleted(let conversation, _),
             .markedUnread(let conversation, _), .conversationReceiptPrivacy(let conversation, _, _):
             return conversation

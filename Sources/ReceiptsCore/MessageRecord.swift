@@ -45,8 +45,11 @@ struct MessageRecord: Sendable, Hashable {
         static let hasRecipients: UInt8 = 8
         /// The message mentions everyone (`Mentions.everyone`; never on a system message).
         static let mentionsEveryone: UInt8 = 16
+        /// The message is a reply in a thread (`ConversationState.threadOfReply` says which):
+        /// only reads in that thread cover it.
+        static let threadReply: UInt8 = 32
         /// Every bit in use.
-        static let all: UInt8 = 31
+        static let all: UInt8 = 63
     }
 
     /// A record; `sentAt` outside the 48-bit range is stored as `farSentAt`.

@@ -30,6 +30,8 @@ public struct MessageStatus: Hashable, Sendable {
     public var isEdited: Bool
     /// The message was deleted (receipts preserved).
     public var isDeleted: Bool
+    /// For a reply in a thread: the thread's root message.
+    public var threadRoot: String?
 
     public init(
         conversation: String,
@@ -45,7 +47,8 @@ public struct MessageStatus: Hashable, Sendable {
         readAt: Timestamp?,
         isSystem: Bool,
         isEdited: Bool,
-        isDeleted: Bool
+        isDeleted: Bool,
+        threadRoot: String? = nil
     ) {
         self.conversation = conversation
         self.message = message
@@ -61,5 +64,6 @@ public struct MessageStatus: Hashable, Sendable {
         self.isSystem = isSystem
         self.isEdited = isEdited
         self.isDeleted = isDeleted
+        self.threadRoot = threadRoot
     }
 }

@@ -97,6 +97,9 @@ public struct UnreadCount: Hashable, Sendable {
     public var hasLeft: Bool
     /// Of the `unread` messages, those that mention the user, by name or as everyone.
     public var unreadMentions: Int
+    /// Threads of the conversation the user follows that have replies they have not read
+    /// (thread replies count there, never in `unread`).
+    public var unreadThreads: Int
 
     public init(
         conversation: String,
@@ -104,7 +107,8 @@ public struct UnreadCount: Hashable, Sendable {
         isMarkedUnread: Bool,
         readUpTo: UInt64,
         hasLeft: Bool = false,
-        unreadMentions: Int = 0
+        unreadMentions: Int = 0,
+        unreadThreads: Int = 0
     ) {
         self.conversation = conversation
         self.unread = unread
@@ -112,6 +116,44 @@ public struct UnreadCount: Hashable, Sendable {
         self.readUpTo = readUpTo
         self.hasLeft = hasLeft
         self.unreadMentions = unreadMentions
+        self.unreadThreads = unreadThreads
+    }
+}
+
+/// A user's read state in one thread (the replies to one root message).
+public struct ThreadReadState: Hashable, Sendable {
+    /// The conversation.
+    public var conversation: String
+    /// The thread's root message.
+    public var thread: String
+    /// Replies from others after the user's read watermark in the thread, of which the user is
+    /// a recipient (not system, not deleted).
+    public var unread: Int
+    /// Of those, the ones that mention the user, by name or as everyone.
+    public var unreadMentions: Int
+    /// The user's read watermark in the thread (the sequence of the last reply read; 0 = none).
+    public var readUpTo: UInt64
+    /// The user follows the thread.
+    public var isFollowing: Bool
+    /// The user is no longer a member of the conversation.
+    public var hasLeft: Bool
+
+    public init(
+        conversation: String,
+        thread: String,
+        unread: Int,
+        unreadMentions: Int,
+        readUpTo: UInt64,
+        isFollowing: Bool,
+        hasLeft: Bool = false
+    ) {
+        self.conversation = conversation
+        self.thread = thread
+        self.unread = unread
+        self.unreadMentions = unreadMentions
+        self.readUpTo = readUpTo
+        self.isFollowing = isFollowing
+        self.hasLeft = hasLeft
     }
 }
 
@@ -121,12 +163,16 @@ public struct ReadStateChange: Hashable, Sendable {
     public var user: String
     /// Their read state in the conversation now.
     public var state: UnreadCount
+    /// With a change in a thread: their read state in that thread now (`state` is the
+    /// conversation's, whose `unreadThreads` may have changed with it).
+    public var thread: ThreadReadState?
     /// When it changed (the event's server time).
     public var time: Timestamp
 
-    public init(user: String, state: UnreadCount, time: Timestamp) {
+    public init(user: String, state: UnreadCount, thread: ThreadReadState? = nil, time: Timestamp) {
         self.user = user
         self.state = state
+        self.thread = thread
         self.time = time
     }
 }

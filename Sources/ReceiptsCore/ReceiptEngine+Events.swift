@@ -35,7 +35,7 @@ extension ReceiptEngine {
             let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             return leave(conversation, c, user: user, now: now, changes: &changes)
-        case .messageSent(let conversation, let message, let sender, let isSystem, let mentions):
+        case .messageSent(let conversation, let message, let sender, let isSystem, let mentions, let thread):
             let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             return send(
@@ -45,24 +45,29 @@ extension ReceiptEngine {
                 sender: sender,
                 isSystem: isSystem,
                 mentions: mentions,
+                thread: thread?.isEmpty == true ? nil : thread,
                 now: now,
                 changes: &changes
             )
-        case .delivered(let conversation, let user, let message):
+        case .delivered(let conversation, let user, let message, let thread):
             let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
-            guard !message.isEmpty else { return reject(.invalidEvent, "a delivery needs a message id") }
+            let thread = thread?.isEmpty == true ? nil : thread
+            guard !message.isEmpty || thread != nil else {
+                return reject(.invalidEvent, "a delivery needs a message id (or a thread)")
+            }
             return receipt(
                 conversation,
                 c,
                 user: user,
-                message: message,
+                message: message.isEmpty ? nil : message,
+                thread: thread,
                 isRead: false,
                 clientTime: event.clientTime,
                 now: now,
                 changes: &changes
             )
-        case .read(let conversation, let user, let message):
+        case .read(let conversation, let user, let message, let thread):
             let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
             return receipt(
@@ -70,11 +75,16 @@ extension ReceiptEngine {
                 c,
                 user: user,
                 message: message?.isEmpty == true ? nil : message,
+                thread: thread?.isEmpty == true ? nil : thread,
                 isRead: true,
                 clientTime: event.clientTime,
                 now: now,
                 changes: &changes
             )
+        case .threadFollowed(let conversation, let user, let thread, let follows):
+            let (c, refusal) = place(conversation, event.id, &changes)
+            if let refusal { return refusal }
+            return followThread(conversation, c, user: user, thread: thread, follows: follows)
         case .messageEdited(let conversation, let message):
             let (c, refusal) = place(conversation, event.id, &changes)
             if let refusal { return refusal }
@@ -173,9 +183,15 @@ extension ReceiptEngine {
         changes.add(s)
         if bit == MessageRecord.Flag.deleted, !wasDeleted {
             // The users it names lose a mention they had not read: their badge changes.
-            for slot in conversations[Int(c)].mentioned(in: s)
-            where conversations[Int(c)].members[Int(slot)].readUpTo < s {
-                readStateChanged(c, slot: slot)
+            let thread = conversations[Int(c)].threadOfReply[s].map(Int.init)
+            for slot in conversations[Int(c)].mentioned(in: s) {
+                if let thread {
+                    if conversations[Int(c)].threads[thread].member(slot)?.readUpTo ?? 0 < s {
+                        threadReadStateChanged(c, slot: slot, thread: thread)
+                    }
+                } else if conversations[Int(c)].members[Int(slot)].readUpTo < s {
+                    readStateChanged(c, slot: slot)
+                }
             }
         }
         return .accepted(held: false)
@@ -330,6 +346,7 @@ extension ReceiptEngine {
         sender: String,
         isSystem: Bool,
         mentions: Mentions,
+        thread: String?,
         now: Int64,
         changes: inout ChangeSet
     ) -> EventOutcome {
@@ -356,6 +373,19 @@ extension ReceiptEngine {
         if sequence(Int(c), ofMessage: message) != nil {
             return reject(.messageExists, "message \(message) already exists in conversation \(conversation)")
         }
+        // A reply's thread: its root's, or the thread of the reply named as its root.
+        var threadRoot: (sequence: UInt32, id: String)?
+        if let thread {
+            guard let named = sequence(Int(c), ofMessage: thread) else {
+                return reject(.unknownMessage, "thread root \(thread) is unknown in conversation \(conversation)")
+            }
+            if let t = conversations[Int(c)].threadOfReply[named] {
+                let root = conversations[Int(c)].threads[Int(t)]
+                threadRoot = (root.root, root.rootID)
+            } else {
+                threadRoot = (named, thread)
+            }
+        }
         guard conversations[Int(c)].lastSequence < ConversationState.sequenceLimit else {
             return reject(.invalidEvent, "conversation \(conversation) has reached its message limit")
         }
@@ -368,8 +398,16 @@ extension ReceiptEngine {
         )
         messageCount += 1
         changes.add(s)
+        var replyThread: Int?
+        if let threadRoot {
+            let t = conversations[Int(c)].threadIndex(creatingFor: threadRoot.sequence, rootID: threadRoot.id)
+            replyThread = t
+            for follower in conversations[Int(c)].addReply(s, toThread: t, sender: slot) {
+                threadReadStateChanged(c, slot: follower, thread: t)
+            }
+        }
         if !isSystem, !mentions.users.isEmpty {
-            addMentions(mentions.users, conversation: c, sequence: s, sender: slot)
+            addMentions(mentions.users, conversation: c, sequence: s, sender: slot, thread: replyThread)
         }
         if pending.count > 0 {
             for held in pending.take(conversation: c, message: message) {
@@ -381,8 +419,15 @@ extension ReceiptEngine {
 
     /// Records the named mentions of message `s` for the users who received it (current
     /// members but its sender; anyone else named is ignored), each once, and reports their read
-    /// states: each named recipient's badge changed.
-    private mutating func addMentions(_ named: [String], conversation c: UInt32, sequence s: UInt32, sender: UInt32) {
+    /// states: each named recipient's badge changed. In a thread (`thread`, the reply's) the
+    /// named follow it, and their read state there is the one that changed.
+    private mutating func addMentions(
+        _ named: [String],
+        conversation c: UInt32,
+        sequence s: UInt32,
+        sender: UInt32,
+        thread: Int?
+    ) {
         var slots: [UInt32] = []
         for user in named {
             guard let u = userIndex(of: user), let slot = slot(Int(c), of: u), slot != sender,
@@ -395,7 +440,12 @@ extension ReceiptEngine {
         for slot in slots where slot != previous {
             previous = slot
             conversations[Int(c)].mentions.append(MentionRecord(sequence: s, member: slot))
-            readStateChanged(c, slot: slot)
+            if let thread {
+                _ = conversations[Int(c)].threads[thread].follow(slot)
+                threadReadStateChanged(c, slot: slot, thread: thread)
+            } else {
+                readStateChanged(c, slot: slot)
+            }
         }
     }
 
@@ -417,6 +467,20 @@ extension ReceiptEngine {
             return
         }
         let kind = PendingReceipts.Kind(rawValue: held.kind) ?? .delivered
+        if let t = conversations[Int(c)].threadOfReply[s].map(Int.init) {
+            let moved = conversations[Int(c)].advanceInThread(
+                t,
+                slot: slot,
+                to: s,
+                isRead: kind != .delivered,
+                visible: kind == .visibleRead && users[Int(u)].sharesReads
+                    && conversations[Int(c)].members[Int(slot)].sharesReadsHere,
+                time: max(held.time, sentAt(Int(c), position: Int(s - conversations[Int(c)].base))),
+                changes: &changes
+            )
+            if moved { threadReadStateChanged(c, slot: slot, thread: t) }
+            return
+        }
         let before = conversations[Int(c)].members[Int(slot)].readState
         conversations[Int(c)].advance(
             slot: slot,
@@ -435,6 +499,7 @@ extension ReceiptEngine {
         _ c: UInt32?,
         user: String,
         message: String?,
+        thread: String?,
         isRead: Bool,
         clientTime: Timestamp?,
         now: Int64,
@@ -449,10 +514,59 @@ extension ReceiptEngine {
         let u = userIndex(of: user)
         if let u, users[Int(u)].isDeleted { return reject(.userDeleted, "user \(user) was deleted") }
         let slot = u.flatMap { self.slot(ci, of: $0) }
+        // A thread named: its root must be known (a reply names its thread), and a message
+        // named with it must be one of its replies.
+        var namedThread: Int?
+        if let thread {
+            guard let named = sequence(ci, ofMessage: thread) else {
+                return reject(.unknownMessage, "thread \(thread) is unknown in conversation \(conversation)")
+            }
+            namedThread = (conversations[ci].threadOfReply[named] ?? conversations[ci].threadOfRoot[named]).map(
+                Int.init
+            )
+            if message == nil {
+                guard let namedThread else {
+                    // No reply yet: nothing to cover.
+                    guard let slot, conversations[ci].members[Int(slot)].isMember else {
+                        return reject(.notAMember, "user \(user) is not a member of conversation \(conversation)")
+                    }
+                    return .accepted(held: false)
+                }
+                return threadReceipt(
+                    conversation,
+                    c,
+                    user: user,
+                    thread: namedThread,
+                    upTo: nil,
+                    isRead: isRead,
+                    clientTime: clientTime,
+                    now: now,
+                    changes: &changes
+                )
+            }
+        }
         let target: UInt32
         if let message {
             guard let s = sequence(ci, ofMessage: message) else {
                 return hold(c, user: user, message: message, isRead: isRead, clientTime: clientTime, now: now)
+            }
+            let replyThread = conversations[ci].threadOfReply[s].map(Int.init)
+            if let thread, replyThread == nil || replyThread != namedThread {
+                return reject(.invalidEvent, "message \(message) is not a reply in thread \(thread)")
+            }
+            if let replyThread {
+                // A reply is read in its thread, whether or not the event names it.
+                return threadReceipt(
+                    conversation,
+                    c,
+                    user: user,
+                    thread: replyThread,
+                    upTo: (s, message),
+                    isRead: isRead,
+                    clientTime: clientTime,
+                    now: now,
+                    changes: &changes
+                )
             }
             let sender = conversations[ci].messages[Int(s - conversations[ci].base)].sender
             let standing: ConversationState.Standing =
@@ -510,6 +624,116 @@ extension ReceiptEngine {
             changes: &changes
         )
         if isRead, conversations[ci].members[Int(slot)].readState != before { readStateChanged(c, slot: slot) }
+        return .accepted(held: false)
+    }
+
+    /// A receipt in thread `t`: up to reply `reply`, or with nil up to its last reply. It moves
+    /// the user's watermarks in the thread only; the rules are those of the main timeline (a
+    /// rejoined member's read of a reply from before their return moves their own watermark).
+    private mutating func threadReceipt(
+        _ conversation: String,
+        _ c: UInt32,
+        user: String,
+        thread t: Int,
+        upTo reply: (sequence: UInt32, id: String)?,
+        isRead: Bool,
+        clientTime: Timestamp?,
+        now: Int64,
+        changes: inout ChangeSet
+    ) -> EventOutcome {
+        let ci = Int(c)
+        let u = userIndex(of: user)
+        let slot = u.flatMap { self.slot(ci, of: $0) }
+        let target: UInt32
+        if let reply {
+            let sender = conversations[ci].messages[Int(reply.sequence - conversations[ci].base)].sender
+            let standing: ConversationState.Standing =
+                slot.map { self.standing(ci, of: $0, at: reply.sequence, sender: sender) } ?? .none
+            if isRead, let slot, slot != sender, !standing.isCurrent, conversations[ci].isRejoined(slot) {
+                if conversations[ci].advanceOwnReadInThread(t, slot: slot, to: reply.sequence) {
+                    threadReadStateChanged(c, slot: slot, thread: t)
+                }
+                return .accepted(held: false)
+            }
+            switch standing {
+            case .current:
+                target = reply.sequence
+            case .former:
+                return reject(
+                    .notARecipient,
+                    "user \(user) left conversation \(conversation) and can add no new receipts to message \(reply.id)"
+                )
+            case .none:
+                if let slot, slot == sender {
+                    return reject(
+                        .notARecipient,
+                        "user \(user) sent message \(reply.id) and cannot add a receipt to it"
+                    )
+                }
+                return reject(
+                    .notARecipient,
+                    "user \(user) was not a member of conversation \(conversation) when message \(reply.id) was sent"
+                )
+            }
+        } else {
+            guard let slot, conversations[ci].members[Int(slot)].isMember else {
+                return reject(.notAMember, "user \(user) is not a member of conversation \(conversation)")
+            }
+            target = conversations[ci].threads[t].replies.last ?? 0
+        }
+        guard let u, let slot, target > 0 else { return .accepted(held: false) }
+        let sent = position(ci, ofSequence: target).map { sentAt(ci, position: $0) } ?? Int64.min
+        var time = now
+        if let clientTime { time = min(clientTime.milliseconds, now) }
+        time = max(time, sent)
+        let visible = isRead && users[Int(u)].sharesReads && conversations[ci].members[Int(slot)].sharesReadsHere
+        let moved = conversations[ci].advanceInThread(
+            t,
+            slot: slot,
+            to: target,
+            isRead: isRead,
+            visible: visible,
+            time: time,
+            changes: &changes
+        )
+        if moved { threadReadStateChanged(c, slot: slot, thread: t) }
+        return .accepted(held: false)
+    }
+
+    /// `user` follows thread `thread` (its root's id; a reply's id names its thread), or stops.
+    private mutating func followThread(
+        _ conversation: String,
+        _ c: UInt32?,
+        user: String,
+        thread: String,
+        follows: Bool
+    ) -> EventOutcome {
+        guard !user.isEmpty, !thread.isEmpty else {
+            return reject(.invalidEvent, "following a thread needs a user id and the thread's root message id")
+        }
+        guard let c else { return unknownConversation(conversation) }
+        let ci = Int(c)
+        if isDeleted(user) { return reject(.userDeleted, "user \(user) was deleted") }
+        guard let u = userIndex(of: user), let slot = slot(ci, of: u), conversations[ci].members[Int(slot)].isMember
+        else {
+            return reject(.notAMember, "user \(user) is not a member of conversation \(conversation)")
+        }
+        guard let named = sequence(ci, ofMessage: thread) else {
+            return reject(.unknownMessage, "thread \(thread) is unknown in conversation \(conversation)")
+        }
+        let t =
+            conversations[ci].threadOfReply[named].map(Int.init)
+            ?? conversations[ci].threadIndex(creatingFor: named, rootID: thread)
+        let index = conversations[ci].threads[t].memberIndex(creating: slot)
+        let before = conversations[ci].threads[t].members[index].flags
+        if follows {
+            conversations[ci].threads[t].members[index].flags |= ThreadMember.Flag.follows
+        } else {
+            conversations[ci].threads[t].members[index].flags &= ~ThreadMember.Flag.follows
+        }
+        if conversations[ci].threads[t].members[index].flags != before {
+            threadReadStateChanged(c, slot: slot, thread: t)
+        }
         return .accepted(held: false)
     }
 

@@ -84,8 +84,9 @@ extension ReceiptEngine {
                     hasLeft = !byDeletion
                 }
                 let user = users[Int(member.user)]
-                let deliveredAt = deliveredUpTo >= s ? state.firstCovering(s, head: member.deliveredHead) : nil
-                let readAt = visibleReadUpTo >= s ? state.firstCovering(s, head: member.visibleHead) : nil
+                let heads = state.receiptHeads(of: UInt32(slot), at: s)
+                let deliveredAt = deliveredUpTo >= s ? state.firstCovering(s, head: heads.delivered) : nil
+                let readAt = visibleReadUpTo >= s ? state.firstCovering(s, head: heads.visible) : nil
                 let line = RecipientReceipt(
                     user: user.id,
                     state: readAt != nil ? .read : deliveredAt != nil ? .delivered : .notDelivered,
@@ -179,6 +180,42 @@ extension ReceiptEngine {
     /// - Returns: One entry per conversation.
     public func unreadCounts(user: String, conversations requested: [String]) -> [UnreadCount] {
         let u = userIndex(of: user)
+        return listed(user: u, conversations: requested).map { c in
+            guard let u, let slot = conversations[Int(c)].slot(of: u) else {
+                return UnreadCount(
+                    conversation: conversations[Int(c)].id,
+                    unread: 0,
+                    isMarkedUnread: false,
+                    readUpTo: 0
+                )
+            }
+            return readState(Int(c), slot: slot)
+        }
+    }
+
+    /// A user's read states in the threads they hold a place in (they took part, were mentioned,
+    /// follow or followed, or gave a receipt there), read ones included, so that a device
+    /// starting from them also learns of threads read elsewhere.
+    ///
+    /// - Parameters:
+    ///   - user: The user.
+    ///   - conversations: As for `unreadCounts(user:conversations:)`.
+    /// - Returns: One entry per thread, by conversation, in the order the threads began.
+    public func threadReadStates(user: String, conversations requested: [String]) -> [ThreadReadState] {
+        guard let u = userIndex(of: user) else { return [] }
+        var states: [ThreadReadState] = []
+        for c in listed(user: u, conversations: requested) {
+            guard let slot = conversations[Int(c)].slot(of: u) else { continue }
+            for t in conversations[Int(c)].threads.indices where conversations[Int(c)].threads[t].member(slot) != nil {
+                states.append(threadReadState(Int(c), slot: slot, thread: t))
+            }
+        }
+        return states
+    }
+
+    /// The conversations an unread-count answer lists: those asked for that this worker holds, or
+    /// with none asked every one the user is a member of; only those this worker serves.
+    private func listed(user u: UInt32?, conversations requested: [String]) -> [UInt32] {
         var indices: [UInt32] = []
         if requested.isEmpty {
             guard let u else { return [] }
@@ -197,17 +234,7 @@ extension ReceiptEngine {
             let placement = conversations[Int($0)].placement
             return placement == .released || (requested.isEmpty && placement == .frozen)
         }
-        return indices.map { c in
-            guard let u, let slot = conversations[Int(c)].slot(of: u) else {
-                return UnreadCount(
-                    conversation: conversations[Int(c)].id,
-                    unread: 0,
-                    isMarkedUnread: false,
-                    readUpTo: 0
-                )
-            }
-            return readState(Int(c), slot: slot)
-        }
+        return indices
     }
 
     /// The user's read state in the first conversation of theirs that this worker serves (in
@@ -297,7 +324,9 @@ extension ReceiptEngine {
                 readAt: time(record.readOffset, isRead: true),
                 isSystem: record.flags & MessageRecord.Flag.system != 0,
                 isEdited: record.flags & MessageRecord.Flag.edited != 0,
-                isDeleted: record.flags & MessageRecord.Flag.deleted != 0
+                isDeleted: record.flags & MessageRecord.Flag.deleted != 0,
+                threadRoot: record.flags & MessageRecord.Flag.threadReply == 0
+                    ? nil : all[c].threadOfReply[sequence].map { all[c].threads[Int($0)].rootID }
             )
         }
     }

@@ -13,7 +13,9 @@ extension ReceiptEngine {
     /// held receipts. Version 2 is still read (placement then follows the configured count).
     /// 4: each conversation's named mentions follow its former memberships, and a message's
     /// flags may say it mentions everyone. Versions 2 and 3 are still read (no mentions).
-    static let snapshotVersion: UInt16 = 4
+    /// 5: each conversation's threads follow its mentions, and a message's flags may say it is a
+    /// thread reply. Versions 2 to 4 are still read (no threads).
+    static let snapshotVersion: UInt16 = 5
     /// The oldest version this build reads.
     static let oldestReadableSnapshotVersion: UInt16 = 2
     /// An absent time in the snapshot.
@@ -38,8 +40,8 @@ extension ReceiptEngine {
     ///   - selection: Conversation indices, ascending; nil for every conversation.
     ///   - forExport: A move's export: only the users the conversations name, no totals, and
     ///     every conversation written as simply owned (the receiver's placement, not ours).
-    ///   - version: The format; an earlier one leaves out mentions (before 4) and the
-    ///     placement trailer (before 3).
+    ///   - version: The format; an earlier one leaves out threads (before 5), mentions (before
+    ///     4) and the placement trailer (before 3).
     /// - Returns: A snapshot payload that `init(restoringFrom:configuration:)` reads.
     func encodedState(selecting selection: [Int]?, forExport: Bool, version: UInt16 = snapshotVersion) -> [UInt8] {
         let picked = selection ?? Array(conversations.indices)
@@ -91,7 +93,10 @@ extension ReceiptEngine {
                 w.write(m.counted)
                 w.write(m.deliveredCount)
                 w.write(m.readCount)
-                w.write(version >= 4 ? m.flags : m.flags & ~MessageRecord.Flag.mentionsEveryone)
+                w.write(
+                    m.flags & ~(version >= 4 ? 0 : MessageRecord.Flag.mentionsEveryone)
+                        & ~(version >= 5 ? 0 : MessageRecord.Flag.threadReply)
+                )
                 w.write(m.status)
             }
             w.write(bytes: state.messageIDs.bytes)
@@ -130,6 +135,7 @@ extension ReceiptEngine {
                     w.write(mention.member)
                 }
             }
+            if version >= 5 { Self.write(state.threads, to: &w) }
         }
 
         Self.write(replayWindows, to: &w)
@@ -172,6 +178,32 @@ extension ReceiptEngine {
         }
         w.seal()
         return w.bytes
+    }
+
+    /// Writes a conversation's threads (version 5).
+    private static func write(_ threads: [ThreadState], to w: inout SnapshotWriter) {
+        w.write(UInt32(threads.count))
+        for thread in threads {
+            w.write(thread.rootID)
+            w.write(thread.root)
+            w.write(thread.replies)
+            w.write(UInt32(thread.members.count))
+            for member in thread.members {
+                w.write(member.slot)
+                w.write(member.deliveredUpTo)
+                w.write(member.readUpTo)
+                w.write(member.visibleReadUpTo)
+                w.write(member.deliveredHead)
+                w.write(member.visibleHead)
+                w.write(member.flags)
+                w.write(UInt32(member.frozen.count))
+                for frozen in member.frozen {
+                    w.write(frozen.leftAfter)
+                    w.write(frozen.deliveredUpTo)
+                    w.write(frozen.visibleReadUpTo)
+                }
+            }
+        }
     }
 
     /// Writes replay windows in source order (so equal states give equal bytes).
@@ -546,7 +578,76 @@ extension ReceiptEngine {
             state.formerMemberships.append(former)
         }
         if version >= 4 { state.mentions = try decodeMentions(&r, of: state) }
+        if version >= 5 {
+            state.threads = try decodeThreads(&r, of: state)
+            state.rebuildThreadIndexes()
+        }
+        let replies = state.messages.count { $0.flags & MessageRecord.Flag.threadReply != 0 }
+        guard replies == state.threadOfReply.count, state.threadOfRoot.count == state.threads.count,
+            state.threads.reduce(0, { $0 + $1.replies.count }) == replies,
+            state.threads.allSatisfy({ state.threadOfReply[$0.root] == nil })
+        else {
+            throw r.corrupt("the threads of conversation \(id) do not match its replies")
+        }
         return state
+    }
+
+    /// A conversation's threads (version 5): each reply a retained thread reply after its root,
+    /// in order, in one thread; each member a slot of the conversation, once, with watermarks
+    /// and chains that exist.
+    private func decodeThreads(
+        _ r: inout SnapshotReader,
+        of state: ConversationState
+    ) throws(SnapshotDecodingError) -> [ThreadState] {
+        let count = try r.readCount(itemSize: SnapshotItemSize.thread)
+        var threads: [ThreadState] = []
+        threads.reserveCapacity(count)
+        for _ in 0..<count {
+            var thread = ThreadState(rootID: try r.readString(), root: try r.read())
+            thread.replies = try r.readUInt32s()
+            guard !thread.rootID.isEmpty, thread.root >= 1, thread.root <= state.lastSequence,
+                zip(thread.replies, thread.replies.dropFirst()).allSatisfy({ $0 < $1 }),
+                thread.replies.allSatisfy({ reply in
+                    reply > thread.root
+                        && state.position(ofSequence: reply).map {
+                            state.messages[$0].flags & MessageRecord.Flag.threadReply != 0
+                        } == true
+                })
+            else { throw r.corrupt("a thread of conversation \(state.id) is inconsistent") }
+            let memberCount = try r.readCount(itemSize: SnapshotItemSize.threadMember)
+            for _ in 0..<memberCount {
+                var member = ThreadMember(slot: try r.read())
+                member.deliveredUpTo = try r.read()
+                member.readUpTo = try r.read()
+                member.visibleReadUpTo = try r.read()
+                member.deliveredHead = try r.read()
+                member.visibleHead = try r.read()
+                member.flags = try r.read()
+                let frozenCount = try r.readCount(itemSize: SnapshotItemSize.frozenThreadWatermarks)
+                for _ in 0..<frozenCount {
+                    member.frozen.append(
+                        FrozenThreadWatermarks(
+                            leftAfter: try r.read(),
+                            deliveredUpTo: try r.read(),
+                            visibleReadUpTo: try r.read()
+                        )
+                    )
+                }
+                let last = state.lastSequence
+                guard Int(member.slot) < state.members.count, thread.memberIndex[member.slot] == nil,
+                    member.deliveredUpTo <= last, member.readUpTo <= last, member.visibleReadUpTo <= last,
+                    Int(member.deliveredHead) <= state.advances.count, Int(member.visibleHead) <= state.advances.count,
+                    member.flags & ~ThreadMember.Flag.all == 0,
+                    member.frozen.allSatisfy({
+                        $0.leftAfter <= last && $0.deliveredUpTo <= last && $0.visibleReadUpTo <= last
+                    })
+                else { throw r.corrupt("a member of a thread of conversation \(state.id) is inconsistent") }
+                thread.memberIndex[member.slot] = UInt32(thread.members.count)
+                thread.members.append(member)
+            }
+            threads.append(thread)
+        }
+        return threads
     }
 
     /// A conversation's named mentions (version 4): in order, each of a retained message that is

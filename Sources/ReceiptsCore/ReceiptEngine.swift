@@ -56,6 +56,8 @@ public struct ReceiptEngine: Sendable {
     public var reportsReadStates = true
     /// The (conversation, member slot) pairs whose read state the event changed.
     var scratchReaders = ChangeSet()
+    /// The (conversation, member slot, thread) whose read state in a thread the event changed.
+    var scratchThreadReaders: [ThreadReader] = []
     /// The storage of the last `ApplyResult.readStates`, reused as `scratchStatuses` is.
     var scratchReadStates: [ReadStateChange] = []
     /// Receipts waiting for their message.
@@ -107,7 +109,7 @@ public struct ReceiptEngine: Sendable {
             result.changeKeys = scratchKeys
         }
         // Empty unless `reportsReadStates` (`readStateChanged` records nothing otherwise).
-        if !scratchReaders.isEmpty {
+        if !scratchReaders.isEmpty || !scratchThreadReaders.isEmpty {
             readStates(at: now)
             result.readStates = scratchReadStates
         }
@@ -127,6 +129,7 @@ public struct ReceiptEngine: Sendable {
     public mutating func replay(_ event: Event, at now: Timestamp) -> EventOutcome {
         scratchChanges.removeAll()
         scratchReaders.removeAll()
+        scratchThreadReaders.removeAll()
         droppedPendingReceipts += pending.expire(now: now.milliseconds, lifetime: configuration.pendingReceiptLifetime)
         guard !event.id.source.isEmpty, event.id.sequence != 0 else {
             return .rejected(Rejection(.invalidEventID, "an event id needs a non-empty source and a sequence from 1"))
@@ -275,6 +278,13 @@ public struct ReceiptEngine: Sendable {
         scratchReaders.add(slot)
     }
 
+    /// Records that the read state of a member slot in thread `t` changed (for
+    /// `ApplyResult.readStates`).
+    mutating func threadReadStateChanged(_ c: UInt32, slot: UInt32, thread t: Int) {
+        guard reportsReadStates else { return }
+        scratchThreadReaders.append(ThreadReader(conversation: c, slot: slot, thread: UInt32(t)))
+    }
+
     /// A member slot's own read state (private reads included).
     func readState(_ c: Int, slot: UInt32) -> UnreadCount {
         conversations.withUnsafeBufferPointer { all in
@@ -286,7 +296,25 @@ public struct ReceiptEngine: Sendable {
                 isMarkedUnread: member.flags & MemberRecord.Flag.markedUnread != 0,
                 readUpTo: UInt64(member.readUpTo),
                 hasLeft: !member.isMember,
-                unreadMentions: unread.mentions
+                unreadMentions: unread.mentions,
+                unreadThreads: all[c].threads.isEmpty ? 0 : all[c].unreadThreads(slot: slot)
+            )
+        }
+    }
+
+    /// A member slot's own read state in thread `t` (private reads included).
+    func threadReadState(_ c: Int, slot: UInt32, thread t: Int) -> ThreadReadState {
+        conversations.withUnsafeBufferPointer { all in
+            let own = all[c].threads[t].member(slot)
+            let unread = all[c].unreadInThread(t, slot: slot)
+            return ThreadReadState(
+                conversation: all[c].id,
+                thread: all[c].threads[t].rootID,
+                unread: unread.replies,
+                unreadMentions: unread.mentions,
+                readUpTo: UInt64(own?.readUpTo ?? 0),
+                isFollowing: own?.follows ?? false,
+                hasLeft: !all[c].members[Int(slot)].isMember
             )
         }
     }
@@ -349,7 +377,26 @@ extension ReceiptEngine {
             if count < result.count { result[count] = change } else { result.append(change) }
             count += 1
         }
+        var seen = Set<ThreadReader>()
+        for reader in scratchThreadReaders where seen.insert(reader).inserted {
+            let (c, slot) = (Int(reader.conversation), reader.slot)
+            let change = ReadStateChange(
+                user: users[Int(conversations[c].members[Int(slot)].user)].id,
+                state: readState(c, slot: slot),
+                thread: threadReadState(c, slot: slot, thread: Int(reader.thread)),
+                time: now
+            )
+            if count < result.count { result[count] = change } else { result.append(change) }
+            count += 1
+        }
         if count < result.count { result.removeLast(result.count - count) }
         swap(&result, &scratchReadStates)
     }
+}
+
+/// A member slot whose read state in one thread an event changed.
+struct ThreadReader: Hashable, Sendable {
+    var conversation: UInt32
+    var slot: UInt32
+    var thread: UInt32
 }

@@ -27,6 +27,13 @@ enum SnapshotItemSize {
     static let formerMembership = 5 * u32 + u8
     /// A named mention: sequence, member slot.
     static let mention = u32 + u32
+    /// A thread: root id, root sequence, the counts of its replies and members.
+    static let thread = count + u32 + count + count
+    /// A thread member: slot, three watermarks, two chain heads, flags, the count of its frozen
+    /// watermarks.
+    static let threadMember = 6 * u32 + u8 + count
+    /// Frozen thread watermarks: left after, delivered up to, visible read up to.
+    static let frozenThreadWatermarks = 3 * u32
     /// A held receipt: serial, conversation, message id, user id, kind, time, held at.
     static let heldReceipt = u64 + u32 + count + count + u8 + u64 + u64
     /// A conversation placed by a move: conversation, placement, imported from.

@@ -36,8 +36,9 @@ struct EngineScript {
     /// Byte `a` picks the kind (low four bits), the conversation (bit 4), the clock advance
     /// (bits 5 and 6) and whether there is a client time (bit 7). Byte `b` picks the user (high
     /// five bits) and the message (low three), and also the client time's distance, a system
-    /// message, the mentions, a sharing value or an account deletion, a member list, an expiry
-    /// age or how far back a re-send reaches, as the kind needs.
+    /// message, the mentions, a reply's thread, a read of a thread, a thread follow, a sharing
+    /// value or an account deletion, a member list, an expiry age or how far back a re-send
+    /// reaches, as the kind needs.
     static func step(_ a: UInt8, _ b: UInt8) -> Step {
         let conversation = conversations[Int(a >> 4 & 1)]
         let user = users[Int(b >> 3) % users.count]
@@ -59,10 +60,19 @@ struct EngineScript {
                     : Mentions(
                         users: [users[Int(b) % users.count], users[Int(b >> 2) % users.count]],
                         everyone: b >= 128
-                    )
+                    ),
+                // Kind 2 replies in the thread of the message after this one's id.
+                thread: a & 15 == 2 ? messages[(Int(b) + 1) & 7] : nil
             )
         case 3, 4: kind = .delivered(conversation: conversation, user: user, message: message)
-        case 5, 6: kind = .read(conversation: conversation, user: user, message: a & 15 == 6 ? nil : message)
+        case 5, 6:
+            // Kind 6 reads everything: the main timeline, or with bit 7 of `b` the thread of `message`.
+            kind = .read(
+                conversation: conversation,
+                user: user,
+                message: a & 15 == 6 ? nil : message,
+                thread: a & 15 == 6 && b >= 128 ? message : nil
+            )
         case 7: kind = .memberJoined(conversation: conversation, user: user)
         case 8: kind = .memberLeft(conversation: conversation, user: user)
         case 9:
@@ -70,7 +80,11 @@ struct EngineScript {
                 b & 1 == 0
                 ? .messageEdited(conversation: conversation, message: message)
                 : .messageDeleted(conversation: conversation, message: message)
-        case 10: kind = .markedUnread(conversation: conversation, user: user)
+        case 10:
+            kind =
+                b & 0x60 == 0x60
+                ? .threadFollowed(conversation: conversation, user: user, thread: message, follows: b & 0x80 == 0)
+                : .markedUnread(conversation: conversation, user: user)
         case 11:
             // Sharing changes of everyone but the private reader; rarely, an account deletion.
             guard user != privateReader else { return .expire(age: Int64(b) * 1_000) }

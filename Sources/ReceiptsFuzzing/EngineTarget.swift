@@ -178,13 +178,16 @@ enum EngineTarget {
                 "\(message)'s sheet disagrees with its counts: \(detail)"
             )
         }
-        guard case .read(let conversation, reader, let target)? = event?.kind, outcome == .accepted(held: false) else {
+        guard case .read(let conversation, reader, let target, nil)? = event?.kind, outcome == .accepted(held: false)
+        else {
             return
         }
-        let upTo = target.flatMap { engine.status(conversation: conversation, message: $0)?.sequence } ?? .max
+        // The read covers its target's timeline: the main one, or a reply's thread.
+        let read = target.flatMap { engine.status(conversation: conversation, message: $0) }
+        let upTo = read?.sequence ?? .max
         for message in EngineScript.messages {
             guard let detail = engine.readDetail(conversation: conversation, message: message),
-                detail.status.sequence <= upTo
+                detail.status.sequence <= upTo, detail.status.threadRoot == read?.threadRoot
             else { continue }
             try require(
                 !detail.notDelivered.contains { $0.user == reader },

@@ -36,7 +36,8 @@ struct QueryHandler {
             .unreadCounts(
                 engine.unreadCounts(user: user, conversations: conversations),
                 publisherRun: userTopicRun,
-                sequence: publishedUserSequence(user)
+                sequence: publishedUserSequence(user),
+                threads: engine.threadReadStates(user: user, conversations: conversations)
             )
         case .snapshot(let conversation, let limit):
             snapshot(

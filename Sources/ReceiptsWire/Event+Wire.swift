@@ -84,7 +84,8 @@ extension EventKind {
                         "mentioned_user_ids"
                     ),
                     everyone: m.mentions_everyone != 0
-                )
+                ),
+                thread: try strings.string(m.thread_root_id, "thread_root_id").nonEmpty
             )
         case RECEIPTS__V1__EVENT__KIND_DELIVERED:
             guard let m = event.delivered?.pointee else {
@@ -94,7 +95,8 @@ extension EventKind {
             self = .delivered(
                 conversation: try strings.string(m.conversation_id, "conversation_id"),
                 user: try strings.string(m.user_id, "user_id"),
-                message: try strings.string(m.message_id, "message_id")
+                message: try strings.string(m.message_id, "message_id"),
+                thread: try strings.string(m.thread_root_id, "thread_root_id").nonEmpty
             )
         case RECEIPTS__V1__EVENT__KIND_READ:
             guard let m = event.read?.pointee else {
@@ -103,8 +105,12 @@ extension EventKind {
             }
             let conversation = try strings.string(m.conversation_id, "conversation_id")
             let user = try strings.string(m.user_id, "user_id")
-            let message = try strings.string(m.message_id, "message_id")
-            self = .read(conversation: conversation, user: user, message: message.isEmpty ? nil : message)
+            self = .read(
+                conversation: conversation,
+                user: user,
+                message: try strings.string(m.message_id, "message_id").nonEmpty,
+                thread: try strings.string(m.thread_root_id, "thread_root_id").nonEmpty
+            )
         case RECEIPTS__V1__EVENT__KIND_MESSAGE_EDITED:
             guard let m = event.message_edited?.pointee else {
                 self = .unknown
@@ -140,6 +146,17 @@ extension EventKind {
                 conversation.isEmpty
                 ? .receiptPrivacy(user: user, shareReads: m.share_reads != 0)
                 : .conversationReceiptPrivacy(conversation: conversation, user: user, shareReads: m.share_reads != 0)
+        case RECEIPTS__V1__EVENT__KIND_THREAD_FOLLOWED:
+            guard let m = event.thread_followed?.pointee else {
+                self = .unknown
+                return
+            }
+            self = .threadFollowed(
+                conversation: try strings.string(m.conversation_id, "conversation_id"),
+                user: try strings.string(m.user_id, "user_id"),
+                thread: try strings.string(m.thread_root_id, "thread_root_id"),
+                follows: m.follow != 0
+            )
         case RECEIPTS__V1__EVENT__KIND_MARKED_UNREAD:
             guard let m = event.marked_unread?.pointee else {
                 self = .unknown
@@ -177,7 +194,7 @@ extension EventKind {
             m.pointee.user_id = arena.cString(user)
             event.pointee.member_left = m
             event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_MEMBER_LEFT
-        case .messageSent(let conversation, let message, let sender, let isSystem, let mentions):
+        case .messageSent(let conversation, let message, let sender, let isSystem, let mentions, let thread):
             let m = arena.message(receipts__v1__message_sent__init)
             m.pointee.conversation_id = arena.cString(conversation)
             m.pointee.message_id = arena.cString(message)
@@ -185,20 +202,23 @@ extension EventKind {
             m.pointee.system = isSystem ? 1 : 0
             (m.pointee.n_mentioned_user_ids, m.pointee.mentioned_user_ids) = arena.cStrings(mentions.users)
             m.pointee.mentions_everyone = mentions.everyone ? 1 : 0
+            if let thread { m.pointee.thread_root_id = arena.cString(thread) }
             event.pointee.message_sent = m
             event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_MESSAGE_SENT
-        case .delivered(let conversation, let user, let message):
+        case .delivered(let conversation, let user, let message, let thread):
             let m = arena.message(receipts__v1__delivered__init)
             m.pointee.conversation_id = arena.cString(conversation)
             m.pointee.user_id = arena.cString(user)
             m.pointee.message_id = arena.cString(message)
+            if let thread { m.pointee.thread_root_id = arena.cString(thread) }
             event.pointee.delivered = m
             event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_DELIVERED
-        case .read(let conversation, let user, let message):
+        case .read(let conversation, let user, let message, let thread):
             let m = arena.message(receipts__v1__read__init)
             m.pointee.conversation_id = arena.cString(conversation)
             m.pointee.user_id = arena.cString(user)
             m.pointee.message_id = arena.cString(message ?? "")
+            if let thread { m.pointee.thread_root_id = arena.cString(thread) }
             event.pointee.read = m
             event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_READ
         case .messageEdited(let conversation, let message):
@@ -231,6 +251,14 @@ extension EventKind {
             m.pointee.share_reads = shareReads ? 1 : 0
             event.pointee.receipt_privacy = m
             event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_RECEIPT_PRIVACY
+        case .threadFollowed(let conversation, let user, let thread, let follows):
+            let m = arena.message(receipts__v1__thread_followed__init)
+            m.pointee.conversation_id = arena.cString(conversation)
+            m.pointee.user_id = arena.cString(user)
+            m.pointee.thread_root_id = arena.cString(thread)
+            m.pointee.follow = follows ? 1 : 0
+            event.pointee.thread_followed = m
+            event.pointee.kind_case = RECEIPTS__V1__EVENT__KIND_THREAD_FOLLOWED
         case .markedUnread(let conversation, let user):
             let m = arena.message(receipts__v1__marked_unread__init)
             m.pointee.conversation_id = arena.cString(conversation)

@@ -38,7 +38,8 @@ extension MessageStatus {
             readAt: Timestamp?(wire: status.read_at_ms),
             isSystem: status.system != 0,
             isEdited: status.edited != 0,
-            isDeleted: status.deleted != 0
+            isDeleted: status.deleted != 0,
+            threadRoot: String(wire: status.thread_root_id).nonEmpty
         )
     }
 
@@ -68,6 +69,7 @@ extension MessageStatus {
         if !displayText.isEmpty {
             status.pointee.display_text = arena.cString(displayText)
         }
+        if let threadRoot { status.pointee.thread_root_id = arena.cString(threadRoot) }
         return status
     }
 }

@@ -11,7 +11,12 @@ public enum QueryReply: Hashable, Sendable {
     case lastSent(MessageStatus, displayText: String)
     /// A user's unread counts; a repairing read-state subscriber continues after `sequence`
     /// of the user's topic within `publisherRun`.
-    case unreadCounts([UnreadCount], publisherRun: UInt64 = 0, sequence: UInt64 = 0)
+    case unreadCounts(
+        [UnreadCount],
+        publisherRun: UInt64 = 0,
+        sequence: UInt64 = 0,
+        threads: [ThreadReadState] = []
+    )
     /// A conversation's state; follow updates after `sequence` within `publisherRun`.
     case snapshot(ConversationSnapshot, publisherRun: UInt64, sequence: UInt64)
     /// The worker is up.
@@ -51,9 +56,10 @@ public enum QueryReply: Hashable, Sendable {
             case .lastSent(let status, let displayText):
                 reply.last_sent = status.build(displayText: displayText, in: &arena)
                 reply.kind_case = RECEIPTS__V1__QUERY_REPLY__KIND_LAST_SENT
-            case .unreadCounts(let counts, let publisherRun, let sequence):
+            case .unreadCounts(let counts, let publisherRun, let sequence, let threads):
                 let m = arena.message(receipts__v1__unread_counts__init)
                 (m.pointee.n_counts, m.pointee.counts) = arena.messages(counts) { $0.build(in: &$1) }
+                (m.pointee.n_threads, m.pointee.threads) = arena.messages(threads) { $0.build(in: &$1) }
                 m.pointee.epoch = publisherRun
                 m.pointee.sequence = sequence
                 reply.unread_counts = m
@@ -148,7 +154,8 @@ public enum QueryReply: Hashable, Sendable {
             return .unreadCounts(
                 [UnreadCount](wire: m?.counts, count: m?.n_counts ?? 0) { UnreadCount(wire: $0) },
                 publisherRun: m?.epoch ?? 0,
-                sequence: m?.sequence ?? 0
+                sequence: m?.sequence ?? 0,
+                threads: [ThreadReadState](wire: m?.threads, count: m?.n_threads ?? 0) { ThreadReadState(wire: $0) }
             )
         case RECEIPTS__V1__QUERY_REPLY__KIND_SNAPSHOT:
             guard let snapshot = reply.snapshot?.pointee else {

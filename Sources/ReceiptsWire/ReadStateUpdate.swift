@@ -32,11 +32,13 @@ public struct ReadStateUpdate: Hashable, Sendable {
             update.epoch = publisherRun
             update.sequence = sequence
             update.state = change.state.build(in: &arena)
+            update.thread_state = change.thread.map { $0.build(in: &arena) }
             update.updated_at_ms = change.time.milliseconds
             return ProtobufC.pack(
                 &update,
                 fields: ProtobufC.fields(receipts__v1__read_state_update__descriptor)
-                    + ProtobufC.fields(receipts__v1__unread_count__descriptor),
+                    + ProtobufC.fields(receipts__v1__unread_count__descriptor)
+                    + (change.thread == nil ? 0 : ProtobufC.fields(receipts__v1__thread_read_state__descriptor)),
                 arena: &arena,
                 pack: receipts__v1__read_state_update__pack
             )
@@ -60,6 +62,7 @@ public struct ReadStateUpdate: Hashable, Sendable {
                 change: ReadStateChange(
                     user: String(wire: update.user_id),
                     state: state,
+                    thread: update.thread_state.map { ThreadReadState(wire: $0.pointee) },
                     time: Timestamp(milliseconds: update.updated_at_ms)
                 )
             )

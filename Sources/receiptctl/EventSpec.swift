@@ -7,6 +7,7 @@ enum EventKindName: String, CaseIterable, Codable, ExpressibleByArgument {
     case userDeleted = "user-deleted"
     case privacy
     case markUnread = "mark-unread"
+    case follow, unfollow
 }
 
 /// One event as written on the command line or as a JSON line on stdin, e.g.
@@ -26,6 +27,9 @@ struct EventSpec: Codable {
     var mentions: [String]?
     /// The message mentions everyone.
     var mentionsEveryone: Bool?
+    /// The thread (its root message) a message replies in, a receipt is given in, or a
+    /// follow names.
+    var thread: String?
     var shareReads: Bool?
     var clientTimeMs: Int64?
 
@@ -67,19 +71,22 @@ struct EventSpec: Codable {
                 message: try required(message, "message"),
                 sender: try required(sender, "sender"),
                 isSystem: system ?? false,
-                mentions: Mentions(users: mentions ?? [], everyone: mentionsEveryone ?? false)
+                mentions: Mentions(users: mentions ?? [], everyone: mentionsEveryone ?? false),
+                thread: thread
             )
         case .delivered:
             return .delivered(
                 conversation: try required(conversation, "conversation"),
                 user: try required(user, "user"),
-                message: try required(message, "message")
+                message: thread == nil ? try required(message, "message") : message ?? "",
+                thread: thread
             )
         case .read:
             return .read(
                 conversation: try required(conversation, "conversation"),
                 user: try required(user, "user"),
-                message: message
+                message: message,
+                thread: thread
             )
         case .edit:
             return .messageEdited(
@@ -102,6 +109,13 @@ struct EventSpec: Codable {
             return .markedUnread(
                 conversation: try required(conversation, "conversation"),
                 user: try required(user, "user")
+            )
+        case .follow, .unfollow:
+            return .threadFollowed(
+                conversation: try required(conversation, "conversation"),
+                user: try required(user, "user"),
+                thread: try required(thread, "thread"),
+                follows: kind == .follow
             )
         }
     }

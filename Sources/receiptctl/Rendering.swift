@@ -124,7 +124,7 @@ enum Rendering {
                 }
                 if let next = detail.nextCursor { Swift.print("Next page: --cursor '\(next)'") }
             }
-        case .unreadCounts(let counts, _, _):
+        case .unreadCounts(let counts, _, _, let threads):
             for count in counts {
                 if json {
                     Swift.print(
@@ -136,7 +136,22 @@ enum Rendering {
                     )
                 } else {
                     Swift.print(
-                        "\(count.conversation): \(count.unread) unread, \(count.unreadMentions) mentioning them\(count.isMarkedUnread ? " (marked unread)" : "") readUpTo #\(count.readUpTo)\(count.hasLeft ? " (left)" : "")"
+                        "\(count.conversation): \(count.unread) unread, \(count.unreadMentions) mentioning them, \(count.unreadThreads) threads with unread replies\(count.isMarkedUnread ? " (marked unread)" : "") readUpTo #\(count.readUpTo)\(count.hasLeft ? " (left)" : "")"
+                    )
+                }
+            }
+            for thread in threads {
+                if json {
+                    Swift.print(
+                        encode([
+                            "conversation": thread.conversation, "thread": thread.thread, "unread": thread.unread,
+                            "unreadMentions": thread.unreadMentions, "readUpTo": thread.readUpTo,
+                            "following": thread.isFollowing, "left": thread.hasLeft,
+                        ])
+                    )
+                } else {
+                    Swift.print(
+                        "\(thread.conversation) thread \(thread.thread): \(thread.unread) unread, \(thread.unreadMentions) mentioning them readUpTo #\(thread.readUpTo)\(thread.isFollowing ? " (following)" : "")"
                     )
                 }
             }

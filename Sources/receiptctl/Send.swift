@@ -41,6 +41,11 @@ struct Send: AsyncParsableCommand {
     @Flag(help: "A system message (message events).") var system = false
     @Option(help: "Comma-separated user ids the message mentions (message events).") var mentions: String?
     @Flag(help: "The message mentions everyone (message events).") var mentionsEveryone = false
+    @Option(
+        help:
+            "The thread's root message: a message replies in it, a receipt is given in it (without --message: up to its last reply), follow and unfollow name it."
+    )
+    var thread: String?
     @Option(help: "true or false (privacy events).") var shareReads: Bool?
     @Option(help: "Client time in ms since the epoch for an offline-queued receipt.") var clientTimeMs: Int64?
 
@@ -65,6 +70,7 @@ struct Send: AsyncParsableCommand {
                     system: system,
                     mentions: mentions?.split(separator: ",").map(String.init),
                     mentionsEveryone: mentionsEveryone,
+                    thread: thread,
                     shareReads: shareReads,
                     clientTimeMs: clientTimeMs
                 )

@@ -16,11 +16,11 @@ extension MessageStatus {
         var sender = ""
         var status = ReceiptStatus.notDelivered
         switch event.kind {
-        case .messageSent(_, let sent, let from, _, _):
+        case .messageSent(_, let sent, let from, _, _, _):
             (message, sender) = (sent, from)
-        case .delivered(_, let user, let delivered):
+        case .delivered(_, let user, let delivered, _):
             (message, sender, status) = (delivered, user, .delivered)
-        case .read(_, let user, let read):
+        case .read(_, let user, let read, _):
             (message, sender, status) = (read ?? "", user, .readBySome)
         default:
             break

@@ -53,11 +53,11 @@ enum RedisBaseline {
         switch event.kind {
         case .conversationUpserted(let conversation, let kind, let members):
             return head + ["upsert"] + id + [conversation, kind == .direct ? "direct" : "group", ""] + members
-        case .messageSent(let conversation, let message, let sender, _, _):
+        case .messageSent(let conversation, let message, let sender, _, _, _):
             return head + ["sent"] + id + [conversation, message, sender]
-        case .delivered(let conversation, let user, let message):
+        case .delivered(let conversation, let user, let message, _):
             return head + ["delivered"] + id + [conversation, message, user]
-        case .read(let conversation, let user, let message):
+        case .read(let conversation, let user, let message, _):
             return head + ["read"] + id + [conversation, message ?? "", user]
         default:
             return head + ["unknown"] + id + [event.kind.conversation ?? ""]

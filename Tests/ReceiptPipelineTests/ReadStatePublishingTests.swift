@@ -47,7 +47,7 @@ import Testing
         of user: String
     ) async throws -> (counts: [String: UnreadCount], publisherRun: UInt64, sequence: UInt64) {
         let reply = try await fixture.ask(.unreadCounts(user: user, conversations: []))
-        guard case .unreadCounts(let counts, let publisherRun, let sequence) = reply else {
+        guard case .unreadCounts(let counts, let publisherRun, let sequence, _) = reply else {
             throw PipelineTestError("unexpected reply \(reply)")
         }
         return (Dictionary(uniqueKeysWithValues: counts.map { ($0.conversation, $0) }), publisherRun, sequence)
@@ -165,7 +165,7 @@ import Testing
             guard case .reply(.queries, let body, _) = output else { return nil }
             return try QueryReply.decode(body)
         }.first
-        guard case .unreadCounts(let counts, let publisherRun, let sequence) = reply else {
+        guard case .unreadCounts(let counts, let publisherRun, let sequence, _) = reply else {
             throw PipelineTestError("unexpected reply \(String(describing: reply))")
         }
         #expect(publisherRun == run)

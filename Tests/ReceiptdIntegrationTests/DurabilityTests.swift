@@ -105,7 +105,7 @@ struct DurabilityTests {
             #expect(reply.results.count == batch.count)
             for (event, outcome) in zip(batch, reply.results) {
                 #expect(outcome == .accepted(held: false), "\(event.kind) -> \(outcome)")
-                if case .messageSent(let conversation, let message, _, _, _) = event.kind {
+                if case .messageSent(let conversation, let message, _, _, _, _) = event.kind {
                     acknowledged[conversation, default: []].append(message)
                 }
             }

@@ -195,7 +195,7 @@ struct ReadStateWireTests {
         let requester = try Self.requester(daemon)
         defer { requester.close() }
         let bob = try Self.ask(requester, Query.unreadCounts(user: "bob", conversations: []).encode())
-        guard case .unreadCounts(let counts, let publisherRun, let sequence) = bob else {
+        guard case .unreadCounts(let counts, let publisherRun, let sequence, _) = bob else {
             Issue.record("unexpected reply \(bob)")
             return
         }
@@ -364,7 +364,7 @@ struct ReadStateWireTests {
         let requester = try Self.requester(daemon)
         defer { requester.close() }
         let query = Query.unreadCounts(user: "dana", conversations: []).encode()
-        guard case .unreadCounts(let counts, let run, let sequence) = try Self.ask(requester, query) else {
+        guard case .unreadCounts(let counts, let run, let sequence, _) = try Self.ask(requester, query) else {
             Issue.record("no unread counts")
             return
         }
@@ -382,7 +382,7 @@ struct ReadStateWireTests {
         #expect(!inOrder || update.change.state == read, "next in order, it is the read")
         // The snapshot it takes then has the read and continues at the update, or after it when
         // the update was the read's own (the announcement follows it).
-        guard case .unreadCounts(let repaired, let newRun, let newSequence) = try Self.ask(requester, query) else {
+        guard case .unreadCounts(let repaired, let newRun, let newSequence, _) = try Self.ask(requester, query) else {
             Issue.record("no unread counts")
             return
         }

@@ -221,12 +221,19 @@ struct EnginePropertyTests {
 
     /// E's read as the delivery that must look the same to everyone else.
     static func asDelivery(_ event: Event, in reference: ReceiptEngine, at now: Int64) -> Event {
-        guard case .read(let conversation, "E", let message) = event.kind else { return event }
+        guard case .read(let conversation, "E", let message, let thread) = event.kind else { return event }
         var event = event
-        // "Read everything" is a delivery of the latest message from someone else (E's own
-        // messages never count for E), with a client time clamped from the latest message on.
+        if let thread {
+            // A read in a thread is the same delivery in the thread (the whole of it without a
+            // message), accepted or rejected alike.
+            event.kind = .delivered(conversation: conversation, user: "E", message: message ?? "", thread: thread)
+            return event
+        }
+        // "Read everything" is a delivery of the latest main-timeline message from someone else
+        // (E's own messages never count for E, thread replies are read in their threads), with a
+        // client time clamped from the latest message on.
         let messages = reference.snapshot(conversation: conversation, limit: 0)?.messages ?? []
-        if let target = message ?? messages.last(where: { $0.sender != "E" })?.message {
+        if let target = message ?? messages.last(where: { $0.sender != "E" && $0.threadRoot == nil })?.message {
             event.kind = .delivered(conversation: conversation, user: "E", message: target)
             if message == nil, let clientTime = event.clientTime, let latest = messages.last?.sentAt {
                 event.clientTime = max(clientTime, latest)

@@ -245,11 +245,11 @@ private struct MentionModel {
 
     mutating func apply(_ kind: EventKind) {
         switch kind {
-        case .messageSent(_, _, let sender, let isSystem, let mentions):
+        case .messageSent(_, _, let sender, let isSystem, let mentions, _):
             messages.append(
                 Message(sender: sender, isSystem: isSystem, named: Set(mentions.users), everyone: mentions.everyone)
             )
-        case .read(_, let user, let message):
+        case .read(_, let user, let message, _):
             let sequence = message.map { Int($0.dropFirst())! } ?? messages.count
             readUpTo[user] = max(readUpTo[user] ?? 0, sequence)
         case .messageDeleted(_, let message):

@@ -45,15 +45,22 @@ struct RandomScript {
                 message: message,
                 sender: user,
                 isSystem: isSystem,
-                mentions: Mentions(users: named, everyone: take(6) == 0)
+                mentions: Mentions(users: named, everyone: take(6) == 0),
+                thread: take(4) == 0 ? "m\(take(8))" : nil
             )
         case 3, 4: kind = .delivered(conversation: conversation, user: user, message: message)
         case 5, 6: kind = .read(conversation: conversation, user: user, message: message)
-        case 7: kind = .read(conversation: conversation, user: user, message: nil)
+        case 7: kind = .read(conversation: conversation, user: user, message: nil, thread: take(3) == 0 ? message : nil)
         case 8: kind = .memberJoined(conversation: "g", user: user)
         case 9: kind = .memberLeft(conversation: "g", user: user)
         case 10: kind = .receiptPrivacy(user: user, shareReads: take(2) == 0)
-        case 11: kind = take(4) == 0 ? .userDeleted(user: user) : .markedUnread(conversation: conversation, user: user)
+        case 11:
+            switch take(6) {
+            case 0: kind = .userDeleted(user: user)
+            case 1:
+                kind = .threadFollowed(conversation: conversation, user: user, thread: message, follows: take(2) == 0)
+            default: kind = .markedUnread(conversation: conversation, user: user)
+            }
         case 12:
             kind =
                 take(2) == 0

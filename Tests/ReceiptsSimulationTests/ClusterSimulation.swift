@@ -487,7 +487,8 @@ final class ClusterSimulation {
         }
     }
 
-    /// The first message status or unread count in which `engine` differs from `reference`.
+    /// The first message status, unread count or thread state in which `engine` differs from
+    /// `reference`.
     private static func firstDifference(_ engine: ReceiptEngine, _ reference: ReceiptEngine) -> String? {
         let conversations = SimulatedWorkload.conversations.map(\.id)
         for user in SimulatedWorkload.users {
@@ -496,6 +497,11 @@ final class ClusterSimulation {
                 reference.unreadCounts(user: user, conversations: conversations)
             )
             if found != expected { return "\(user)'s unread counts \(found), expected \(expected)" }
+            let (threads, expectedThreads) = (
+                engine.threadReadStates(user: user, conversations: conversations),
+                reference.threadReadStates(user: user, conversations: conversations)
+            )
+            if threads != expectedThreads { return "\(user)'s threads \(threads), expected \(expectedThreads)" }
         }
         for conversation in conversations {
             let (found, expected) = (

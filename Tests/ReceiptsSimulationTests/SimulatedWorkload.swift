@@ -6,9 +6,9 @@ import ReceiptsTestKit
 /// it whatever order the network delivered it in.
 ///
 /// Ids 1–3 create three conversations of five users (two groups and a direct chat); every
-/// fourth id after them sends a message, which may mention users or everyone; the others
-/// deliver, read or delete one of the last few messages of a conversation, or (in the groups)
-/// make a member leave or join. Some are
+/// fourth id after them sends a message, which may mention users or everyone and may reply in
+/// the thread of an earlier one; the others deliver, read or delete one of the last few messages
+/// of a conversation, read or follow its thread, or (in the groups) make a member leave or join. Some are
 /// rejected (a user who is not a member, a sender reading their own message), as some of a
 /// real gateway's are.
 struct SimulatedWorkload {
@@ -39,6 +39,9 @@ struct SimulatedWorkload {
         }
         if id % 4 == 0 {
             let conversation = Self.conversations[Int(id / 4) % Self.conversations.count]
+            // One in four replies in the thread of the conversation's message before it.
+            let step = 4 * UInt64(Self.conversations.count)
+            let thread = id >= 4 + step && Int.random(in: 0..<4, using: &random) == 0 ? "m\(id - step)" : nil
             return .messageSent(
                 conversation: conversation.id,
                 message: "m\(id)",
@@ -47,7 +50,8 @@ struct SimulatedWorkload {
                 mentions: Mentions(
                     users: Self.users.filter { _ in Int.random(in: 0..<4, using: &random) == 0 },
                     everyone: Int.random(in: 0..<10, using: &random) == 0
-                )
+                ),
+                thread: thread
             )
         }
         // One of the four messages before the newest (gateways send in id order, so it is
@@ -67,6 +71,10 @@ struct SimulatedWorkload {
             return .read(conversation: conversation.id, user: user, message: nil)
         case 11:
             return .messageDeleted(conversation: conversation.id, message: "m\(sent)")
+        case 12:
+            return .read(conversation: conversation.id, user: user, message: nil, thread: "m\(sent)")
+        case 13:
+            return .threadFollowed(conversation: conversation.id, user: user, thread: "m\(sent)", follows: true)
         case 3..<11:
             return .read(conversation: conversation.id, user: user, message: "m\(sent)")
         default:

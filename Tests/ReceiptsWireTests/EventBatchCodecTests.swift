@@ -34,6 +34,12 @@ struct EventBatchCodecTests {
         .receiptPrivacy(user: "bob", shareReads: true),
         .conversationReceiptPrivacy(conversation: "c1", user: "bob", shareReads: false),
         .markedUnread(conversation: "c1", user: "bob"),
+        .messageSent(conversation: "c1", message: "r1", sender: "bob", isSystem: false, thread: "m1"),
+        .delivered(conversation: "c1", user: "alice", message: "r1", thread: "m1"),
+        .delivered(conversation: "c1", user: "alice", message: "", thread: "m1"),
+        .read(conversation: "c1", user: "alice", message: nil, thread: "m1"),
+        .threadFollowed(conversation: "c1", user: "carol", thread: "m1", follows: true),
+        .threadFollowed(conversation: "c1", user: "carol", thread: "m1", follows: false),
         .unknown,
     ]
 
@@ -160,7 +166,7 @@ struct EventBatchCodecTests {
             ProtoWriter.build { batch in
                 batch.message(field: 1) { event in
                     event.message(field: 1) { $0.varint(field: 2, 1) }
-                    event.message(field: 21) { $0.string(field: 1, "future") }  // not in this build's oneof
+                    event.message(field: 90) { $0.string(field: 1, "future") }  // not in this build's oneof
                     event.varint(field: 99, 5)  // an unknown scalar field is skipped
                 }
             } + EventBatchCodec.encode([known])

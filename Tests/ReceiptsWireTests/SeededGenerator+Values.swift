@@ -57,10 +57,23 @@ extension SeededGenerator {
                 message: string(),
                 sender: string(),
                 isSystem: bool(),
-                mentions: Mentions(users: strings(), everyone: bool())
+                mentions: Mentions(users: strings(), everyone: bool()),
+                thread: bool() ? nonEmptyString() : nil
             )
-        case 4: .delivered(conversation: string(), user: string(), message: string())
-        case 5: .read(conversation: string(), user: string(), message: bool() ? nonEmptyString() : nil)
+        case 4:
+            .delivered(
+                conversation: string(),
+                user: string(),
+                message: string(),
+                thread: bool() ? nonEmptyString() : nil
+            )
+        case 5:
+            .read(
+                conversation: string(),
+                user: string(),
+                message: bool() ? nonEmptyString() : nil,
+                thread: bool() ? nonEmptyString() : nil
+            )
         case 6: .messageEdited(conversation: string(), message: string())
         case 7: .messageDeleted(conversation: string(), message: string())
         case 8: .userDeleted(user: string())

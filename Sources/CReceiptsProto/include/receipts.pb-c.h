@@ -22,6 +22,7 @@ typedef struct Receipts__V1__MemberLeft Receipts__V1__MemberLeft;
 typedef struct Receipts__V1__MessageSent Receipts__V1__MessageSent;
 typedef struct Receipts__V1__Delivered Receipts__V1__Delivered;
 typedef struct Receipts__V1__Read Receipts__V1__Read;
+typedef struct Receipts__V1__ThreadFollowed Receipts__V1__ThreadFollowed;
 typedef struct Receipts__V1__MessageEdited Receipts__V1__MessageEdited;
 typedef struct Receipts__V1__MessageDeleted Receipts__V1__MessageDeleted;
 typedef struct Receipts__V1__UserDeleted Receipts__V1__UserDeleted;
@@ -33,6 +34,7 @@ typedef struct Receipts__V1__EventResult Receipts__V1__EventResult;
 typedef struct Receipts__V1__IngestReply Receipts__V1__IngestReply;
 typedef struct Receipts__V1__StatusUpdate Receipts__V1__StatusUpdate;
 typedef struct Receipts__V1__ReadStateUpdate Receipts__V1__ReadStateUpdate;
+typedef struct Receipts__V1__ThreadReadState Receipts__V1__ThreadReadState;
 typedef struct Receipts__V1__MessageStatus Receipts__V1__MessageStatus;
 typedef struct Receipts__V1__Viewer Receipts__V1__Viewer;
 typedef struct Receipts__V1__MessageStatusQuery Receipts__V1__MessageStatusQuery;
@@ -430,10 +432,18 @@ struct  Receipts__V1__MessageSent
    * counts new messages).
    */
   protobuf_c_boolean mentions_everyone;
+  /*
+   * The message is a reply in the thread of this root message (a message of the same
+   * conversation; a reply named as the root means its thread). Its recipients are the
+   * conversation's members, as for any message, but only reads in the thread cover it: a read
+   * of the main timeline never does, and it counts in the thread's unread count, not the
+   * conversation's. An unknown root is rejected REJECT_REASON_UNKNOWN_MESSAGE.
+   */
+  char *thread_root_id;
 };
 #define RECEIPTS__V1__MESSAGE_SENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__message_sent__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0,NULL, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, (char *)protobuf_c_empty_string }
 
 
 /*
@@ -451,13 +461,19 @@ struct  Receipts__V1__Delivered
    */
   char *user_id;
   /*
-   * The newest message received ("up to" semantics).
+   * The newest message received ("up to" semantics). A thread reply: the newest reply received
+   * in its thread, whether or not thread_root_id names it.
    */
   char *message_id;
+  /*
+   * A delivery in the thread of this root message: message_id must be one of its replies, or
+   * empty for every reply so far.
+   */
+  char *thread_root_id;
 };
 #define RECEIPTS__V1__DELIVERED__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__delivered__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /*
@@ -475,13 +491,50 @@ struct  Receipts__V1__Read
    */
   char *user_id;
   /*
-   * The newest message read ("up to" semantics); empty means the whole conversation.
+   * The newest message read ("up to" semantics); empty means the whole main timeline (thread
+   * replies are read in their threads). A thread reply: read up to it in its thread only,
+   * whether or not thread_root_id names it.
    */
   char *message_id;
+  /*
+   * A read in the thread of this root message: message_id must be one of its replies, or empty
+   * for the whole thread. It moves the reader's watermark in the thread only.
+   */
+  char *thread_root_id;
 };
 #define RECEIPTS__V1__READ__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__read__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * The user follows a thread (its replies count on their badges and are pushed on their user
+ * topic), or stops following it. A user also follows a thread when they send its root or a
+ * reply, or a reply mentions them.
+ */
+struct  Receipts__V1__ThreadFollowed
+{
+  ProtobufCMessage base;
+  /*
+   * The conversation.
+   */
+  char *conversation_id;
+  /*
+   * The member.
+   */
+  char *user_id;
+  /*
+   * The thread's root message (a reply's id names its thread).
+   */
+  char *thread_root_id;
+  /*
+   * True to follow, false to stop.
+   */
+  protobuf_c_boolean follow;
+};
+#define RECEIPTS__V1__THREAD_FOLLOWED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__thread_followed__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
 
 
 /*
@@ -602,7 +655,8 @@ typedef enum {
   RECEIPTS__V1__EVENT__KIND_MESSAGE_DELETED = 17,
   RECEIPTS__V1__EVENT__KIND_USER_DELETED = 18,
   RECEIPTS__V1__EVENT__KIND_RECEIPT_PRIVACY = 19,
-  RECEIPTS__V1__EVENT__KIND_MARKED_UNREAD = 20
+  RECEIPTS__V1__EVENT__KIND_MARKED_UNREAD = 20,
+  RECEIPTS__V1__EVENT__KIND_THREAD_FOLLOWED = 21
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECEIPTS__V1__EVENT__KIND__CASE)
 } Receipts__V1__Event__KindCase;
 
@@ -634,6 +688,7 @@ struct  Receipts__V1__Event
     Receipts__V1__UserDeleted *user_deleted;
     Receipts__V1__ReceiptPrivacy *receipt_privacy;
     Receipts__V1__MarkedUnread *marked_unread;
+    Receipts__V1__ThreadFollowed *thread_followed;
   };
 };
 #define RECEIPTS__V1__EVENT__INIT \
@@ -803,10 +858,57 @@ struct  Receipts__V1__ReadStateUpdate
    * When it changed (the worker's time of the event).
    */
   int64_t updated_at_ms;
+  /*
+   * With a change in a thread: the user's state in that thread now. `state` is then the
+   * conversation's (its unread_threads may have changed with it), so a gateway built before
+   * threads, which reads `state` only, still shows the conversation right.
+   */
+  Receipts__V1__ThreadReadState *thread_state;
 };
 #define RECEIPTS__V1__READ_STATE_UPDATE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__read_state_update__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0, NULL, 0 }
+    , (char *)protobuf_c_empty_string, 0, 0, NULL, 0, NULL }
+
+
+/*
+ * A user's read state in one thread.
+ */
+struct  Receipts__V1__ThreadReadState
+{
+  ProtobufCMessage base;
+  /*
+   * The conversation.
+   */
+  char *conversation_id;
+  /*
+   * The thread's root message.
+   */
+  char *thread_root_id;
+  /*
+   * Replies from others after the user's read watermark in the thread, of which the user is a
+   * recipient (not system, not deleted).
+   */
+  uint32_t unread;
+  /*
+   * Of those, the ones that mention the user, by name or as everyone.
+   */
+  uint32_t unread_mentions;
+  /*
+   * The user's read watermark in the thread (the sequence of the last reply read; 0 = none).
+   */
+  uint64_t read_up_to_sequence;
+  /*
+   * The user follows the thread.
+   */
+  protobuf_c_boolean following;
+  /*
+   * The user is no longer a member of the conversation.
+   */
+  protobuf_c_boolean left;
+};
+#define RECEIPTS__V1__THREAD_READ_STATE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__thread_read_state__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0 }
 
 
 /*
@@ -879,10 +981,14 @@ struct  Receipts__V1__MessageStatus
    * Empty in published updates, which have no viewer.
    */
   char *display_text;
+  /*
+   * A reply in a thread: the thread's root message. Empty for the main timeline.
+   */
+  char *thread_root_id;
 };
 #define RECEIPTS__V1__MESSAGE_STATUS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__message_status__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, RECEIPTS__V1__RECEIPT_STATUS__RECEIPT_STATUS_UNSPECIFIED, 0, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, RECEIPTS__V1__RECEIPT_STATUS__RECEIPT_STATUS_UNSPECIFIED, 0, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /*
@@ -1440,10 +1546,15 @@ struct  Receipts__V1__UnreadCount
    * counts.
    */
   uint32_t unread_mentions;
+  /*
+   * Threads of the conversation the user follows that have replies they have not read (thread
+   * replies count there, never in `unread`).
+   */
+  uint32_t unread_threads;
 };
 #define RECEIPTS__V1__UNREAD_COUNT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__unread_count__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0 }
 
 
 /*
@@ -1467,10 +1578,17 @@ struct  Receipts__V1__UnreadCounts
    * a repairing subscriber continues after it.
    */
   uint64_t sequence;
+  /*
+   * The user's read state in each thread they hold a place in (took part in, were mentioned
+   * in, follow or followed, or gave a receipt in), read ones included, in the conversations
+   * listed.
+   */
+  size_t n_threads;
+  Receipts__V1__ThreadReadState **threads;
 };
 #define RECEIPTS__V1__UNREAD_COUNTS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&receipts__v1__unread_counts__descriptor) \
-    , 0,NULL, 0, 0 }
+    , 0,NULL, 0, 0, 0,NULL }
 
 
 /*
@@ -2234,6 +2352,25 @@ Receipts__V1__Read *
 void   receipts__v1__read__free_unpacked
                      (Receipts__V1__Read *message,
                       ProtobufCAllocator *allocator);
+/* Receipts__V1__ThreadFollowed methods */
+void   receipts__v1__thread_followed__init
+                     (Receipts__V1__ThreadFollowed         *message);
+size_t receipts__v1__thread_followed__get_packed_size
+                     (const Receipts__V1__ThreadFollowed   *message);
+size_t receipts__v1__thread_followed__pack
+                     (const Receipts__V1__ThreadFollowed   *message,
+                      uint8_t             *out);
+size_t receipts__v1__thread_followed__pack_to_buffer
+                     (const Receipts__V1__ThreadFollowed   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__ThreadFollowed *
+       receipts__v1__thread_followed__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__thread_followed__free_unpacked
+                     (Receipts__V1__ThreadFollowed *message,
+                      ProtobufCAllocator *allocator);
 /* Receipts__V1__MessageEdited methods */
 void   receipts__v1__message_edited__init
                      (Receipts__V1__MessageEdited         *message);
@@ -2442,6 +2579,25 @@ Receipts__V1__ReadStateUpdate *
                       const uint8_t       *data);
 void   receipts__v1__read_state_update__free_unpacked
                      (Receipts__V1__ReadStateUpdate *message,
+                      ProtobufCAllocator *allocator);
+/* Receipts__V1__ThreadReadState methods */
+void   receipts__v1__thread_read_state__init
+                     (Receipts__V1__ThreadReadState         *message);
+size_t receipts__v1__thread_read_state__get_packed_size
+                     (const Receipts__V1__ThreadReadState   *message);
+size_t receipts__v1__thread_read_state__pack
+                     (const Receipts__V1__ThreadReadState   *message,
+                      uint8_t             *out);
+size_t receipts__v1__thread_read_state__pack_to_buffer
+                     (const Receipts__V1__ThreadReadState   *message,
+                      ProtobufCBuffer     *buffer);
+Receipts__V1__ThreadReadState *
+       receipts__v1__thread_read_state__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   receipts__v1__thread_read_state__free_unpacked
+                     (Receipts__V1__ThreadReadState *message,
                       ProtobufCAllocator *allocator);
 /* Receipts__V1__MessageStatus methods */
 void   receipts__v1__message_status__init
@@ -3302,6 +3458,9 @@ typedef void (*Receipts__V1__Delivered_Closure)
 typedef void (*Receipts__V1__Read_Closure)
                  (const Receipts__V1__Read *message,
                   void *closure_data);
+typedef void (*Receipts__V1__ThreadFollowed_Closure)
+                 (const Receipts__V1__ThreadFollowed *message,
+                  void *closure_data);
 typedef void (*Receipts__V1__MessageEdited_Closure)
                  (const Receipts__V1__MessageEdited *message,
                   void *closure_data);
@@ -3334,6 +3493,9 @@ typedef void (*Receipts__V1__StatusUpdate_Closure)
                   void *closure_data);
 typedef void (*Receipts__V1__ReadStateUpdate_Closure)
                  (const Receipts__V1__ReadStateUpdate *message,
+                  void *closure_data);
+typedef void (*Receipts__V1__ThreadReadState_Closure)
+                 (const Receipts__V1__ThreadReadState *message,
                   void *closure_data);
 typedef void (*Receipts__V1__MessageStatus_Closure)
                  (const Receipts__V1__MessageStatus *message,
@@ -3486,6 +3648,7 @@ extern const ProtobufCMessageDescriptor receipts__v1__member_left__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__message_sent__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__delivered__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__read__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__thread_followed__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__message_edited__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__message_deleted__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__user_deleted__descriptor;
@@ -3497,6 +3660,7 @@ extern const ProtobufCMessageDescriptor receipts__v1__event_result__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__ingest_reply__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__status_update__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__read_state_update__descriptor;
+extern const ProtobufCMessageDescriptor receipts__v1__thread_read_state__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__message_status__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__viewer__descriptor;
 extern const ProtobufCMessageDescriptor receipts__v1__message_status_query__descriptor;

@@ -27,7 +27,7 @@ import Testing
     /// stream position of unread counts (a standby publishes nothing, so it answers epoch 0 and a
     /// read-state subscriber repairs from the primary).
     static func shared(_ answer: QueryReply) -> QueryReply {
-        guard case .unreadCounts(let counts, _, _) = answer else { return answer }
+        guard case .unreadCounts(let counts, _, _, _) = answer else { return answer }
         return .unreadCounts(counts)
     }
 
