@@ -8,21 +8,41 @@ extension ConversationState {
         return threads.count - 1
     }
 
-    /// Records reply `s` (just appended, by `sender`) in thread `t`: the sender follows the
-    /// thread, and with its first reply so does the root's sender, while a member.
-    /// - Returns: The followers whose thread state changed (every follower but the sender).
+    /// The index of `slot`'s record in thread `t`, made (and indexed by slot) if the thread
+    /// holds none.
+    mutating func threadMember(_ t: Int, creating slot: UInt32) -> Int {
+        if let index = threads[t].memberIndex[slot] { return Int(index) }
+        threadsOfSlot[slot, default: []].append(UInt32(t))
+        return threads[t].memberIndex(creating: slot)
+    }
+
+    /// Makes `slot` follow thread `t`; whether it did not before.
+    mutating func follow(_ t: Int, slot: UInt32) -> Bool {
+        let index = threadMember(t, creating: slot)
+        guard !threads[t].members[index].follows else { return false }
+        threads[t].members[index].flags |= ThreadMember.Flag.follows
+        return true
+    }
+
+    /// Records reply `s` (just appended with `isReply`, by `sender`) in thread `t`: the sender
+    /// follows the thread, and with its first reply so does the root's sender, while a member.
+    /// - Returns: The followers whose thread state changed: those still members but the sender.
     mutating func addReply(_ s: UInt32, toThread t: Int, sender: UInt32) -> [UInt32] {
-        messages[Int(s - base)].flags |= MessageRecord.Flag.threadReply
         threads[t].replies.append(s)
         threadOfReply[s] = UInt32(t)
-        _ = threads[t].follow(sender)
+        _ = follow(t, slot: sender)
         if threads[t].replies.count == 1, let p = position(ofSequence: threads[t].root) {
             let rootSender = messages[p].sender
             if members[Int(rootSender)].isMember, messages[p].flags & MessageRecord.Flag.system == 0 {
-                _ = threads[t].follow(rootSender)
+                _ = follow(t, slot: rootSender)
             }
         }
-        return threads[t].members.compactMap { $0.follows && $0.slot != sender ? $0.slot : nil }
+        return followers(of: t).filter { $0 != sender }
+    }
+
+    /// The members of the conversation who follow thread `t`.
+    func followers(of t: Int) -> [UInt32] {
+        threads[t].members.compactMap { $0.follows && members[Int($0.slot)].isMember ? $0.slot : nil }
     }
 
     /// Moves a current member's watermarks in thread `t` up to reply `target` (merge by maximum)
@@ -44,7 +64,7 @@ extension ConversationState {
         time: Int64,
         changes: inout ChangeSet
     ) -> Bool {
-        let index = threads[t].memberIndex(creating: slot)
+        let index = threadMember(t, creating: slot)
         var own = threads[t].members[index]
         let old = own
         if target > own.deliveredUpTo {
@@ -88,7 +108,7 @@ extension ConversationState {
     /// before their latest join: their badge clears, no receipt is added (as `advanceOwnRead`).
     /// - Returns: Whether it moved.
     mutating func advanceOwnReadInThread(_ t: Int, slot: UInt32, to target: UInt32) -> Bool {
-        let index = threads[t].memberIndex(creating: slot)
+        let index = threadMember(t, creating: slot)
         guard target > threads[t].members[index].readUpTo else { return false }
         threads[t].members[index].readUpTo = target
         return true
@@ -100,7 +120,9 @@ extension ConversationState {
     mutating func leaveThreads(slot: UInt32, joinedAfter: UInt32, time: Int64, changes: inout ChangeSet) {
         for t in threads.indices {
             let own = threads[t].member(slot)
-            if let index = threads[t].memberIndex[slot], let own {
+            // A membership with no message has no reply to judge: its frozen watermarks would
+            // share their `leftAfter` with the membership before it.
+            if let index = threads[t].memberIndex[slot], let own, joinedAfter < lastSequence {
                 threads[t].members[Int(index)].frozen.append(
                     FrozenThreadWatermarks(
                         leftAfter: lastSequence,
@@ -156,10 +178,11 @@ extension ConversationState {
         return (count, mentioned)
     }
 
-    /// How many threads `slot` follows that have replies it has not read.
+    /// How many threads `slot` follows that have replies it has not read (only the threads that
+    /// hold it are looked at).
     func unreadThreads(slot: UInt32) -> Int {
-        threads.indices.count { t in
-            threads[t].member(slot)?.follows == true && unreadInThread(t, slot: slot).replies > 0
+        (threadsOfSlot[slot] ?? []).count { t in
+            threads[Int(t)].member(slot)?.follows == true && unreadInThread(Int(t), slot: slot).replies > 0
         }
     }
 
@@ -179,13 +202,15 @@ extension ConversationState {
         rebuildThreadIndexes()
     }
 
-    /// Rebuilds `threadOfRoot` and `threadOfReply` from `threads`.
+    /// Rebuilds `threadOfRoot`, `threadOfReply` and `threadsOfSlot` from `threads`.
     mutating func rebuildThreadIndexes() {
         threadOfRoot = [:]
         threadOfReply = [:]
+        threadsOfSlot = [:]
         for (t, thread) in threads.enumerated() {
             threadOfRoot[thread.root] = UInt32(t)
             for s in thread.replies { threadOfReply[s] = UInt32(t) }
+            for member in thread.members { threadsOfSlot[member.slot, default: []].append(UInt32(t)) }
         }
     }
 }

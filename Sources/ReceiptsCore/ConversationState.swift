@@ -32,6 +32,8 @@ struct ConversationState: Sendable {
     var threadOfRoot: [UInt32: UInt32] = [:]
     /// Reply sequence -> index in `threads`.
     var threadOfReply: [UInt32: UInt32] = [:]
+    /// Member slot -> the threads that hold it: a member's read state looks at those only.
+    var threadsOfSlot: [UInt32: [UInt32]] = [:]
     /// Times that do not fit a message record, by `farKey` (rare: a receipt 49.7 days after
     /// sending, a send time outside ±4,400 years).
     var farTimes: [UInt64: Int64] = [:]
@@ -87,13 +89,17 @@ struct ConversationState: Sendable {
 
     /// Appends a message sent now by a current member; returns its sequence.
     ///
-    /// - Parameter mentionsEveryone: Whether it mentions every member (ignored for a system
-    ///   message); named mentions are added after it (`addMentions`).
+    /// - Parameters:
+    ///   - mentionsEveryone: Whether it mentions every member (ignored for a system message);
+    ///     named mentions are added after it (`addMentions`).
+    ///   - isReply: A thread reply (`addReply` records it in its thread): the sender's latest
+    ///   main-timeline message, the one `lastSent` shows, stays what it was.
     mutating func appendMessage(
         id: String,
         sender: UInt32,
         isSystem: Bool,
         mentionsEveryone: Bool = false,
+        isReply: Bool = false,
         sentAt: Int64
     ) -> UInt32 {
         let recipients = isSystem ? 0 : memberCount - 1
@@ -103,7 +109,8 @@ struct ConversationState: Sendable {
             counted: recipients,
             flags: (isSystem ? MessageRecord.Flag.system : 0)
                 | (recipients == 0 ? 0 : MessageRecord.Flag.hasRecipients)
-                | (mentionsEveryone && !isSystem ? MessageRecord.Flag.mentionsEveryone : 0),
+                | (mentionsEveryone && !isSystem ? MessageRecord.Flag.mentionsEveryone : 0)
+                | (isReply ? MessageRecord.Flag.threadReply : 0),
             status: recipients == 0 ? ReceiptStatus.none.rawValue : ReceiptStatus.notDelivered.rawValue
         )
         if messages.isEmpty { base = lastSequence + 1 }
@@ -113,7 +120,7 @@ struct ConversationState: Sendable {
         if !MessageRecord.fitsInline(sentAt) { farTimes[Self.farKey(lastSequence, 2)] = sentAt }
         messageIDs.append(id)
         lastMessageID = id
-        if !isSystem { members[Int(sender)].lastNormalSent = lastSequence }
+        if !isSystem && !isReply { members[Int(sender)].lastNormalSent = lastSequence }
         return lastSequence
     }
 

@@ -183,13 +183,20 @@ extension ReceiptEngine {
         changes.add(s)
         if bit == MessageRecord.Flag.deleted, !wasDeleted {
             // The users it names lose a mention they had not read: their badge changes.
-            let thread = conversations[Int(c)].threadOfReply[s].map(Int.init)
-            for slot in conversations[Int(c)].mentioned(in: s) {
-                if let thread {
-                    if conversations[Int(c)].threads[thread].member(slot)?.readUpTo ?? 0 < s {
-                        threadReadStateChanged(c, slot: slot, thread: thread)
-                    }
-                } else if conversations[Int(c)].members[Int(slot)].readUpTo < s {
+            if let thread = conversations[Int(c)].threadOfReply[s].map(Int.init) {
+                // A reply: its followers' (and the named's) unread counts in the thread change,
+                // but its sender's.
+                let sender = conversations[Int(c)].messages[p].sender
+                let told = Set(conversations[Int(c)].followers(of: thread) + conversations[Int(c)].mentioned(in: s))
+                for slot in told.sorted()
+                where slot != sender && conversations[Int(c)].members[Int(slot)].isMember
+                    && conversations[Int(c)].threads[thread].member(slot)?.readUpTo ?? 0 < s
+                {
+                    threadReadStateChanged(c, slot: slot, thread: thread)
+                }
+            } else {
+                for slot in conversations[Int(c)].mentioned(in: s)
+                where conversations[Int(c)].members[Int(slot)].readUpTo < s {
                     readStateChanged(c, slot: slot)
                 }
             }
@@ -394,6 +401,7 @@ extension ReceiptEngine {
             sender: slot,
             isSystem: isSystem,
             mentionsEveryone: mentions.everyone,
+            isReply: threadRoot != nil,
             sentAt: now
         )
         messageCount += 1
@@ -441,7 +449,7 @@ extension ReceiptEngine {
             previous = slot
             conversations[Int(c)].mentions.append(MentionRecord(sequence: s, member: slot))
             if let thread {
-                _ = conversations[Int(c)].threads[thread].follow(slot)
+                _ = conversations[Int(c)].follow(thread, slot: slot)
                 threadReadStateChanged(c, slot: slot, thread: thread)
             } else {
                 readStateChanged(c, slot: slot)
@@ -724,7 +732,7 @@ extension ReceiptEngine {
         let t =
             conversations[ci].threadOfReply[named].map(Int.init)
             ?? conversations[ci].threadIndex(creatingFor: named, rootID: thread)
-        let index = conversations[ci].threads[t].memberIndex(creating: slot)
+        let index = conversations[ci].threadMember(t, creating: slot)
         let before = conversations[ci].threads[t].members[index].flags
         if follows {
             conversations[ci].threads[t].members[index].flags |= ThreadMember.Flag.follows

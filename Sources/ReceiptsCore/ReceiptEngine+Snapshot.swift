@@ -605,7 +605,11 @@ extension ReceiptEngine {
         for _ in 0..<count {
             var thread = ThreadState(rootID: try r.readString(), root: try r.read())
             thread.replies = try r.readUInt32s()
+            let retainedRoot = state.position(ofSequence: thread.root).map {
+                IDTable.id(at: $0, bytes: state.messageIDs.bytes, ends: state.messageIDs.ends)
+            }
             guard !thread.rootID.isEmpty, thread.root >= 1, thread.root <= state.lastSequence,
+                retainedRoot.map({ $0 == thread.rootID }) ?? true,
                 zip(thread.replies, thread.replies.dropFirst()).allSatisfy({ $0 < $1 }),
                 thread.replies.allSatisfy({ reply in
                     reply > thread.root

@@ -24,20 +24,13 @@ struct ThreadState: Sendable, Hashable {
         memberIndex[slot].map { members[Int($0)] }
     }
 
-    /// The index in `members` of `slot`'s record, made if the thread holds none.
+    /// The index in `members` of `slot`'s record, made if the thread holds none (through
+    /// `ConversationState.threadMember(_:creating:)`, which indexes it by slot).
     mutating func memberIndex(creating slot: UInt32) -> Int {
         if let index = memberIndex[slot] { return Int(index) }
         members.append(ThreadMember(slot: slot))
         memberIndex[slot] = UInt32(members.count - 1)
         return members.count - 1
-    }
-
-    /// Makes `slot` follow the thread; whether it did not before.
-    mutating func follow(_ slot: UInt32) -> Bool {
-        let index = memberIndex(creating: slot)
-        guard members[index].flags & ThreadMember.Flag.follows == 0 else { return false }
-        members[index].flags |= ThreadMember.Flag.follows
-        return true
     }
 
     /// The index in `replies` of the first reply after sequence `after`.

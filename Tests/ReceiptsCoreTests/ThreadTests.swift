@@ -181,6 +181,40 @@ struct ThreadTests {
         #expect(afterRetention.encodedState() == h.engine.encodedState())
     }
 
+    /// Found by review: two memberships of C ending at the same sequence (the second with no
+    /// message) must not let the second's thread read show on a reply of the first.
+    @Test func aMembershipWithNoMessageChangesNoReplySheet() {
+        var h = Self.group()
+        Self.reply(&h, "r1", from: "B")
+        h.accept(.memberLeft(conversation: "g", user: "C"))
+        h.accept(.memberJoined(conversation: "g", user: "C"))
+        h.accept(.read(conversation: "g", user: "C", message: nil, thread: "m1"))
+        h.accept(.memberLeft(conversation: "g", user: "C"))
+        let sheet = h.detail("g", "r1")
+        #expect(sheet.read.isEmpty && sheet.status.readCount == 0)
+        #expect(sheet.read.count + sheet.delivered.count + sheet.notDelivered.count == sheet.status.recipientCount)
+    }
+
+    @Test func lastSentIsTheLatestMainTimelineMessage() {
+        var h = Self.group()
+        h.send("g", "m2", from: "B")
+        Self.reply(&h, "r1", from: "B")
+        #expect(h.engine.lastSent(conversation: "g", sender: "B")?.message == "m2")
+    }
+
+    @Test func deletingAReplyTellsTheFollowersWhoHadNotReadItAndLeaversAreToldNothing() {
+        var h = Self.group()
+        Self.reply(&h, "r1", from: "B")
+        h.accept(.threadFollowed(conversation: "g", user: "D", thread: "m1", follows: true))
+        h.read("g", "D", "r1")
+        let deleted = h.accept(.messageDeleted(conversation: "g", message: "r1"))
+        #expect(deleted.readStates.map(\.user) == ["A"], "A had not read it; D had; B sent it")
+        #expect(deleted.readStates.first?.thread?.unread == 0)
+        h.accept(.memberLeft(conversation: "g", user: "A"))
+        let reply = Self.reply(&h, "r2", from: "C")
+        #expect(reply.readStates.map(\.user).sorted() == ["B", "D"], "A left: nothing of the thread reaches them")
+    }
+
     // MARK: - Against a model
 
     /// Random main messages, replies (to a main message, or to a reply), reads of the main
