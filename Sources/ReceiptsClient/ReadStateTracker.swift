@@ -8,9 +8,9 @@ import ReceiptsWire
 ///
 /// A user's conversations live on several workers, and each publishes on the user's topic under
 /// its own publisher run and sequence. So the tracker follows one stream per worker and repairs
-/// each from that worker's snapshot. What the consumer sees is per conversation: a state is shown
-/// when it differs from the last one shown for that conversation, so a repair and the live stream
-/// may overlap freely.
+/// each from that worker's snapshot. What the consumer sees is per conversation and per thread:
+/// an update is shown when its conversation's state, or its thread's, differs from the last one
+/// shown, so a repair and the live stream may overlap freely.
 struct ReadStateTracker: Sendable {
     /// What to do after an update or a snapshot arrived.
     struct Decision: Equatable, Sendable {
@@ -34,6 +34,8 @@ struct ReadStateTracker: Sendable {
     private var streams: [Int: Stream] = [:]
     /// The last state shown per conversation.
     private var shown: [String: UnreadCount] = [:]
+    /// The last state shown per thread.
+    private var shownThreads: [ThreadKey: ThreadReadState] = [:]
     /// The worker each conversation's state came from last.
     private var sources: [String: Int] = [:]
 
@@ -93,6 +95,9 @@ struct ReadStateTracker: Sendable {
         if shown[update.change.state.conversation] == update.change.state {
             shown[update.change.state.conversation] = nil
         }
+        if let thread = update.change.thread, shownThreads[ThreadKey(thread)] == thread {
+            shownThreads[ThreadKey(thread)] = nil
+        }
         if case .repairing? = streams[worker] { return }
         streams[worker] = .repairing(held: [])
     }
@@ -105,6 +110,7 @@ struct ReadStateTracker: Sendable {
     /// run's are repaired once the socket's reconnection is seen.
     /// - Parameters:
     ///   - counts: The user's read state in each of their conversations on the worker.
+    ///   - threads: The user's read state in each thread they hold a place in there.
     ///   - publisherRun: The run of the users' topics at the snapshot.
     ///   - sequence: The user topic's last sequence the snapshot covers.
     ///   - worker: The worker that answered.
@@ -113,6 +119,7 @@ struct ReadStateTracker: Sendable {
     ///   another repair of the worker if the held updates still have a gap.
     mutating func snapshotArrived(
         _ counts: [UnreadCount],
+        threads: [ThreadReadState] = [],
         publisherRun: UInt64,
         sequence: UInt64,
         from worker: Int,
@@ -125,6 +132,13 @@ struct ReadStateTracker: Sendable {
         for count in counts {
             listed.insert(count.conversation)
             decision.emit += show(snapshotUpdate(count, publisherRun: publisherRun, sequence: sequence), from: worker)
+        }
+        for thread in threads {
+            guard let count = counts.first(where: { $0.conversation == thread.conversation }) else { continue }
+            decision.emit += show(
+                snapshotUpdate(count, thread: thread, publisherRun: publisherRun, sequence: sequence),
+                from: worker
+            )
         }
         let left = sources.filter { $0.value == worker && !listed.contains($0.key) && owner($0.key) == worker }
         for conversation in left.keys.sorted() {
@@ -153,21 +167,42 @@ struct ReadStateTracker: Sendable {
         return decision
     }
 
-    /// A snapshot's state as an update (a snapshot's states carry no time).
-    private func snapshotUpdate(_ state: UnreadCount, publisherRun: UInt64, sequence: UInt64) -> ReadStateUpdate {
+    /// A snapshot's state (and a thread's) as an update (a snapshot's states carry no time).
+    private func snapshotUpdate(
+        _ state: UnreadCount,
+        thread: ThreadReadState? = nil,
+        publisherRun: UInt64,
+        sequence: UInt64
+    ) -> ReadStateUpdate {
         ReadStateUpdate(
             publisherRun: publisherRun,
             sequence: sequence,
-            change: ReadStateChange(user: user, state: state, time: Timestamp(milliseconds: 0))
+            change: ReadStateChange(user: user, state: state, thread: thread, time: Timestamp(milliseconds: 0))
         )
     }
 
-    /// The update if its state differs from the one shown last for its conversation.
+    /// The update if its conversation's state, or its thread's, differs from the one shown last.
     private mutating func show(_ update: ReadStateUpdate, from worker: Int) -> [ReadStateUpdate] {
         let state = update.change.state
         sources[state.conversation] = worker
-        guard shown[state.conversation] != state else { return [] }
+        let conversationChanged = shown[state.conversation] != state
         shown[state.conversation] = state
-        return [update]
+        var threadChanged = false
+        if let thread = update.change.thread {
+            threadChanged = shownThreads[ThreadKey(thread)] != thread
+            shownThreads[ThreadKey(thread)] = thread
+        }
+        return conversationChanged || threadChanged ? [update] : []
+    }
+}
+
+/// A thread, as the tracker keys what it showed of it.
+private struct ThreadKey: Hashable, Sendable {
+    var conversation: String
+    var thread: String
+
+    init(_ state: ThreadReadState) {
+        conversation = state.conversation
+        thread = state.thread
     }
 }

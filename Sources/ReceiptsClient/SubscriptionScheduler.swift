@@ -414,10 +414,13 @@ final class SubscriptionScheduler {
         now: ContinuousClock.Instant
     ) {
         guard readStates[id]?.repairs.answered(worker) == true else { return }
-        if case .success(.unreadCounts(let counts, let publisherRun, let sequence, _)) = result, publisherRun != 0 {
+        if case .success(.unreadCounts(let counts, let publisherRun, let sequence, let threads)) = result,
+            publisherRun != 0
+        {
             guard
                 let decision = readStates[id]?.tracker.snapshotArrived(
                     counts,
+                    threads: threads,
                     publisherRun: publisherRun,
                     sequence: sequence,
                     from: worker,

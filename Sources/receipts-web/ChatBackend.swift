@@ -27,6 +27,8 @@ struct ChatBackend: Sendable {
         var isSystem: Bool
         /// Milliseconds since the epoch, the gateway's clock.
         var sentAt: Int64
+        /// For a reply in a thread: the thread's root message.
+        var thread: String?
     }
 
     var users: [User]
@@ -92,14 +94,21 @@ struct ChatBackend: Sendable {
     }
 
     /// Stores a new message and returns it.
-    mutating func append(conversation: String, sender: String, text: String, isSystem: Bool) -> Message {
+    mutating func append(
+        conversation: String,
+        sender: String,
+        text: String,
+        isSystem: Bool,
+        thread: String? = nil
+    ) -> Message {
         let message = Message(
             id: "m\(nextMessage)",
             conversation: conversation,
             sender: sender,
             text: text,
             isSystem: isSystem,
-            sentAt: Int64(Date().timeIntervalSince1970 * 1000)
+            sentAt: Int64(Date().timeIntervalSince1970 * 1000),
+            thread: thread
         )
         nextMessage += 1
         messages.append(message)

@@ -211,12 +211,12 @@ actor Gateway {
             switch command {
             case .hello:
                 return  // answered above: the one command before the tab has a user
-            case .send(let conversation, let text):
-                try await sendMessage(text, in: conversation, as: user)
+            case .send(let conversation, let text, let thread):
+                try await sendMessage(text, in: conversation, thread: thread, as: user)
             case .delivered(let conversation, let message):
                 try await acknowledgeDelivery(of: message, in: conversation, as: user)
-            case .read(let conversation, let message, let clientTime):
-                try await markRead(message, in: conversation, at: clientTime, as: user)
+            case .read(let conversation, let message, let clientTime, let thread):
+                try await markRead(message, in: conversation, thread: thread, at: clientTime, as: user)
             case .privacy(let shareReads, let conversation):
                 try await setPrivacy(shareReads, in: conversation, of: user)
             case .markUnread(let conversation):
@@ -263,15 +263,26 @@ actor Gateway {
         if let badges = followers[user]?.shown.values, !badges.isEmpty {
             push(.unread(badges.sorted { $0.conversation < $1.conversation }), to: id)
         }
+        if let threads = followers[user]?.threads.values, !threads.isEmpty {
+            push(.threads(threads.sorted { $0.thread < $1.thread }), to: id)
+        }
         if let previousUser, previousUser != user { unfollowIfNoTab(previousUser) }
     }
 
-    /// `send`: a new message, stored here, told to receiptd and pushed to every member.
-    private func sendMessage(_ text: String, in conversation: String, as user: String) async throws {
+    /// `send`: a new message (with `thread`, a reply in that root's thread), stored here, told
+    /// to receiptd and pushed to every member.
+    private func sendMessage(_ text: String, in conversation: String, thread: String?, as user: String) async throws {
         let conversation = try self.conversation(conversation, of: user)
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw CommandError("empty message") }
-        let message = backend.append(conversation: conversation.id, sender: user, text: text, isSystem: false)
+        if let thread { try requireKnown(thread, in: conversation) }
+        let message = backend.append(
+            conversation: conversation.id,
+            sender: user,
+            text: text,
+            isSystem: false,
+            thread: thread
+        )
         let mentioned = Self.mentions(in: text, members: conversation.members)
         mentions[message.id] = mentioned
         try await send(
@@ -280,7 +291,8 @@ actor Gateway {
                 message: external(message.id),
                 sender: external(user),
                 isSystem: false,
-                mentions: Mentions(users: mentioned.users.map(external), everyone: mentioned.everyone)
+                mentions: Mentions(users: mentioned.users.map(external), everyone: mentioned.everyone),
+                thread: thread.map(external)
             )
         )
         for member in conversation.members { push(.message(message), toUser: member) }
@@ -309,17 +321,24 @@ actor Gateway {
         )
     }
 
-    /// `read`: the user saw a conversation up to a message, now or at `clientTime` on the device.
+    /// `read`: the user saw a conversation (or with `thread` a thread) up to a message, now or
+    /// at `clientTime` on the device.
     private func markRead(
         _ message: String,
         in conversation: String,
+        thread: String?,
         at clientTime: Int64?,
         as user: String
     ) async throws {
         let conversation = try self.conversation(conversation, of: user)
         try requireKnown(message, in: conversation)
         try await send(
-            .read(conversation: external(conversation.id), user: external(user), message: external(message)),
+            .read(
+                conversation: external(conversation.id),
+                user: external(user),
+                message: external(message),
+                thread: thread.map(external)
+            ),
             clientTime: clientTime.map { Timestamp(milliseconds: $0) }
         )
     }
@@ -446,6 +465,7 @@ actor Gateway {
         let task = Task {
             for await update in updates {
                 self.applyReadState(update.change.state, of: user, follower: id)
+                if let thread = update.change.thread { self.applyThreadState(thread, of: user, follower: id) }
             }
         }
         followers[user] = ReadStateFollower(id: id, task: task)
@@ -465,6 +485,24 @@ actor Gateway {
         let conversation = local(state.conversation)
         followers[user]?.states[conversation] = state
         showBadge(of: user, in: conversation)
+    }
+
+    /// Stores a user's new read state in a thread and pushes its badge to their tabs if it
+    /// changed. The thread's replies are counted where receiptd counts them; the gateway adds
+    /// nothing, since every reply to a thread the user follows reaches their topic.
+    /// - Parameter follower: The subscription it came from; a cancelled one's is dropped.
+    private func applyThreadState(_ state: ThreadReadState, of user: String, follower: Int) {
+        guard followers[user]?.id == follower else { return }
+        let badge = ThreadView(
+            conversation: local(state.conversation),
+            thread: local(state.thread),
+            unread: state.hasLeft ? 0 : state.unread,
+            mentions: state.hasLeft ? 0 : state.unreadMentions,
+            following: state.isFollowing
+        )
+        guard followers[user]?.threads[badge.thread] != badge else { return }
+        followers[user]?.threads[badge.thread] = badge
+        push(.threads([badge]), toUser: user)
     }
 
     /// Pushes a conversation's badge to the user's tabs if it changed.
@@ -489,7 +527,7 @@ actor Gateway {
         let me = external(user)
         let seen = statuses.values.filter { status in
             status.conversation == state.conversation && status.sequence > state.readUpTo && status.sender != me
-                && !status.isSystem && !status.isDeleted
+                && !status.isSystem && !status.isDeleted && status.threadRoot == nil
         }
         let seenMentions = seen.count { status in
             guard let mentioned = mentions[local(status.message)] else { return false }

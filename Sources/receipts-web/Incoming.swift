@@ -12,13 +12,15 @@ enum Incoming: Sendable {
     /// Who the tab is: its user, IANA time zone, BCP 47 locale and group style ("" and `false`
     /// when left out).
     case hello(user: String, timeZone: String, locale: String, prefersCounts: Bool)
-    /// A new message in a conversation ("" when the text is left out, which is refused).
-    case send(conversation: String, text: String)
+    /// A new message in a conversation ("" when the text is left out, which is refused); with
+    /// `thread`, a reply in the thread of that root message.
+    case send(conversation: String, text: String, thread: String?)
     /// A message from someone else reached this browser.
     case delivered(conversation: String, message: String)
-    /// The user saw a conversation up to a message; `clientTime` is when, on the device, for a
-    /// read queued while offline (ms since the epoch), and `nil` for a read made now.
-    case read(conversation: String, message: String, clientTime: Int64?)
+    /// The user saw a conversation up to a message (with `thread`, a thread up to one of its
+    /// replies); `clientTime` is when, on the device, for a read queued while offline (ms since
+    /// the epoch), and `nil` for a read made now.
+    case read(conversation: String, message: String, clientTime: Int64?, thread: String?)
     /// The "Send read receipts" switch: the user's own (no conversation) or one conversation's;
     /// sharing when `shareReads` is left out.
     case privacy(shareReads: Bool, conversation: String?)
@@ -50,7 +52,7 @@ extension Incoming: Decodable {
     /// Every key any command has.
     private enum Field: String, CodingKey {
         case type, user, timeZone, locale, prefersCounts, conversation, message, text, clientTime, shareReads, request
-        case after, size
+        case after, size, thread
     }
 
     /// Decodes a frame, keyed on its `type`.
@@ -78,7 +80,8 @@ extension Incoming: Decodable {
         case .send:
             self = .send(
                 conversation: try required(.conversation),
-                text: try fields.decodeIfPresent(String.self, forKey: .text) ?? ""
+                text: try fields.decodeIfPresent(String.self, forKey: .text) ?? "",
+                thread: try fields.decodeIfPresent(String.self, forKey: .thread)
             )
         case .delivered:
             self = .delivered(conversation: try required(.conversation), message: try required(.message))
@@ -86,7 +89,8 @@ extension Incoming: Decodable {
             self = .read(
                 conversation: try required(.conversation),
                 message: try required(.message),
-                clientTime: try fields.decodeIfPresent(Int64.self, forKey: .clientTime)
+                clientTime: try fields.decodeIfPresent(Int64.self, forKey: .clientTime),
+                thread: try fields.decodeIfPresent(String.self, forKey: .thread)
             )
         case .privacy:
             self = .privacy(

@@ -18,6 +18,9 @@ enum Outgoing: Sendable {
     /// The unread badges of some of the user's conversations: those that changed (every one
     /// the gateway knows, to a tab that just said `hello`). The others stay as they were.
     case unread([UnreadView])
+    /// The user's threads whose badge changed (every one the gateway knows, to a tab that just
+    /// said `hello`).
+    case threads([ThreadView])
     /// A page of the "Read By" sheet, with the `request` of the `readDetail` it answers.
     case readDetail(DetailView, request: Int?)
     /// The user's "Send read receipts" setting: their own (no conversation) or one conversation's.
@@ -33,7 +36,7 @@ extension Outgoing: Encodable {
     private enum Field: String, CodingKey {
         case type
         case me, users, conversations, messages, statuses, shareReads, privateConversations, conversation
-        case message, status, unread, detail, request, error
+        case message, status, unread, threads, detail, request, error
     }
 
     /// Encodes the push as the page reads it (`Public/app.js`, `receive`).
@@ -67,6 +70,9 @@ extension Outgoing: Encodable {
         case .unread(let unread):
             try fields.encode("unread", forKey: .type)
             try fields.encode(unread, forKey: .unread)
+        case .threads(let threads):
+            try fields.encode("threads", forKey: .type)
+            try fields.encode(threads, forKey: .threads)
         case .readDetail(let detail, let request):
             try fields.encode("readDetail", forKey: .type)
             try fields.encode(detail, forKey: .detail)

@@ -13,4 +13,6 @@ struct ReadStateFollower {
     var states: [String: UnreadCount] = [:]
     /// The badge each conversation has on the user's tabs, by the backend's conversation id.
     var shown: [String: UnreadView] = [:]
+    /// The badge of each thread the user holds a place in, by the backend's root message id.
+    var threads: [String: ThreadView] = [:]
 }

@@ -24,6 +24,19 @@ struct UnreadView: Encodable, Equatable, Sendable {
     var markedUnread: Bool
 }
 
+/// A thread's badge for the viewer, from their read state in it.
+struct ThreadView: Encodable, Equatable, Sendable {
+    var conversation: String
+    /// The thread's root message.
+    var thread: String
+    /// Replies from others the viewer has not read.
+    var unread: Int
+    /// Of those, the ones that mention the viewer.
+    var mentions: Int
+    /// The viewer follows the thread.
+    var following: Bool
+}
+
 /// One page of the "Read By" sheet: its lines in the sheet's order (readers most recent first,
 /// then delivered, then not delivered), each in its list.
 struct DetailView: Encodable, Sendable {

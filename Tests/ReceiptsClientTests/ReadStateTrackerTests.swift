@@ -46,6 +46,54 @@ struct ReadStateTrackerTests {
         #expect(tracker.receive(Self.update(run: 7, 6, Self.state("a", readUpTo: 5)), from: 0) == .init())
     }
 
+    /// Issue 31: a thread's change reaches the consumer even when the conversation's state
+    /// it carries is unchanged, and a snapshot's threads come with it (read ones included).
+    @Test func threadStatesAreShownPerThreadAndComeWithTheSnapshot() {
+        var tracker = ReadStateTracker(user: "dana")
+        tracker.expectSnapshot(from: 0)
+        let conversation = Self.state("g", readUpTo: 4)
+        let unreadThread = ThreadReadState(
+            conversation: "g",
+            thread: "m1",
+            unread: 2,
+            unreadMentions: 1,
+            readUpTo: 5,
+            isFollowing: true
+        )
+        let readThread = ThreadReadState(
+            conversation: "g",
+            thread: "m2",
+            unread: 0,
+            unreadMentions: 0,
+            readUpTo: 9,
+            isFollowing: true
+        )
+        let snapshot = tracker.snapshotArrived(
+            [conversation],
+            threads: [unreadThread, readThread],
+            publisherRun: 3,
+            sequence: 1,
+            from: 0,
+            owner: { _ in 0 }
+        )
+        #expect(snapshot.emit.map(\.change.thread) == [nil, unreadThread, readThread])
+        var read = unreadThread
+        read.unread = 0
+        read.unreadMentions = 0
+        let live = ReadStateUpdate(
+            publisherRun: 3,
+            sequence: 2,
+            change: ReadStateChange(user: "dana", state: conversation, thread: read, time: Timestamp(milliseconds: 5))
+        )
+        #expect(
+            tracker.receive(live, from: 0).emit == [live],
+            "the conversation's state did not change, the thread's did"
+        )
+        var again = live
+        again.sequence = 3
+        #expect(tracker.receive(again, from: 0) == .init(), "nothing changed")
+    }
+
     @Test func aGapOrANewRunRepairsThatWorkerOnlyAndTheSnapshotWins() {
         var tracker = ReadStateTracker(user: "dana")
         for worker in 0..<2 {

@@ -93,6 +93,9 @@ class Page:
     def _mention_badge(self, conversation):
         return normalize(self.find(css(f"mentions-{conversation}")).text)
 
+    def _thread_badge(self, root):
+        return normalize(self.find(css(f"thread-badge-{root}")).text)
+
     def _sheet_open(self):
         return self.find(css("read-by-sheet")).is_displayed()
 
@@ -124,6 +127,9 @@ class Page:
 
     def mention_badge(self, *args):
         return retry(lambda: self._mention_badge(*args))
+
+    def thread_badge(self, *args):
+        return retry(lambda: self._thread_badge(*args))
 
     def sheet_open(self, *args):
         return retry(lambda: self._sheet_open(*args))
@@ -162,6 +168,31 @@ class Page:
             return found[-1] if len(found) > before else None
 
         return self.wait(echoed, message=f"{self.user}: message {text!r} not echoed")
+
+    def open_thread(self, root):
+        retry(lambda: self.find(css(f"thread-open-{root}")).click())
+        self.wait(lambda: self.find(css("thread")).is_displayed())
+
+    def send_reply(self, text):
+        """Sends a reply in the open thread; returns its id once the gateway echoed it."""
+        box = self.find(css("thread-composer-input"))
+        box.send_keys(text)
+
+        def matching():
+            return [
+                item.get_attribute("data-message")
+                for item in self.find_all("#thread-messages li.own")
+                if item.find_element(By.CSS_SELECTOR, ".bubble").text == text
+            ]
+
+        before = len(retry(matching))
+        box.send_keys(Keys.ENTER)
+
+        def echoed():
+            found = matching()
+            return found[-1] if len(found) > before else None
+
+        return self.wait(echoed, message=f"{self.user}: reply {text!r} not echoed")
 
     def click_message(self, message_id):
         retry(lambda: self._click_message(message_id))

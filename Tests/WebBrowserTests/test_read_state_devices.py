@@ -184,3 +184,41 @@ def test_mentions_show_on_both_devices_and_a_read_on_one_clears_the_other(bob_an
     wait_badges([laptop], {"trio": ""})
     assert {"conversation": "trio", "unread": 0, "mentions": 0, "markedUnread": False} in quiet_since_watch(laptop)
     laptop.shot("mentions-laptop-after-phone-read")
+
+
+def test_a_thread_read_on_one_device_clears_its_badge_on_the_other(bob_and_alice):
+    """Issue 31: Bob replies in a thread on his phone (so he follows it); Alice replies twice,
+    naming him once: his laptop shows the thread's badge under its root, and the replies do not
+    count on the conversation's badge; the phone opens the thread and the laptop's thread badge
+    goes, pushed, with no reload."""
+    phone, laptop, alice = bob_and_alice
+    alice.open("trio")
+    root = alice.send("Lunch plans?")
+    phone.open("trio")
+    phone.open_thread(root)
+    phone.send_reply("Pizza?")
+    phone.close()
+    alice.open_thread(root)
+    alice.send_reply("@bob 12:30 works")
+    alice.send_reply("Or 13:00")
+    laptop.open("trio")
+    laptop.wait(
+        lambda: laptop.thread_badge(root) == "2 @1",
+        message=f"bob's laptop: thread badge {laptop.thread_badge(root)!r}",
+    )
+    wait_badges([phone], {"trio": ""})
+    laptop.shot("thread-laptop-before")
+
+    watch(laptop)
+    phone.open("trio")
+    phone.open_thread(root)
+    laptop.wait(
+        lambda: laptop.thread_badge(root) == "",
+        message=f"bob's laptop: thread badge {laptop.thread_badge(root)!r} after the phone read the thread",
+    )
+    seen = laptop.driver.execute_script(WATCHED)
+    assert seen is not None and seen["sameSocket"], "the laptop's page reloaded or reconnected"
+    pushes = [t for push in seen["pushes"] if push["type"] == "threads" for t in push["threads"]]
+    assert {"conversation": "trio", "thread": root, "unread": 0, "mentions": 0, "following": True} in pushes
+    laptop.shot("thread-laptop-after-phone-read")
+

@@ -36,14 +36,15 @@ class Socket:
         self.driver.execute_script("window.socket.send(arguments[0])", text)
 
     def next(self, kinds=None, timeout=TIMEOUT):
-        """The next push not read yet (of one of `kinds`, skipping others), parsed."""
+        """The next push not read yet (of one of `kinds`, skipping others; with no kinds, any but
+        `threads`, which the user's thread states push whenever they arrive), parsed."""
         deadline = time.monotonic() + timeout
         while True:
             pushes = self.driver.execute_script("return window.pushes")
             while self.seen < len(pushes):
                 push = json.loads(pushes[self.seen])
                 self.seen += 1
-                if kinds is None or push["type"] in kinds:
+                if (kinds is None and push["type"] != "threads") or (kinds is not None and push["type"] in kinds):
                     return push
             if time.monotonic() > deadline:
                 raise AssertionError(f"no push of {kinds} within {timeout} s; saw {pushes}")

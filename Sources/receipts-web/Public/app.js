@@ -14,7 +14,10 @@ const state = {
   messages: new Map(), // conversation -> [message]
   statuses: new Map(), // message id -> status view
   unread: new Map(), // conversation -> {unread, mentions, markedUnread}, as the user's read state says
+  threads: new Map(), // thread root message id -> {unread, mentions, following}, as the user's read state says
   open: null, // the open conversation id
+  openThread: null, // the root message id of the open thread pane
+  lastThreadRead: new Map(), // thread root -> reply id sent as read
   // While the "Read By" sheet is open: {conversation, message, next (the cursor of the page after
   // the lines shown, null at the end), asked ({request, append} of the one page on its way),
   // stale (the lines changed while a page was on its way)}.
@@ -113,18 +116,24 @@ function receive(event) {
       list.push(event.message);
       acknowledgeDelivery(event.message);
       if (event.message.conversation === state.open) { renderMessages(); markVisibleRead(false); }
+      if (event.message.thread && event.message.thread === state.openThread) { renderThread(); markThreadRead(false); }
       renderConversations();
       break;
     }
     case "status":
       state.statuses.set(event.status.message, event.status);
-      if (event.status.conversation === state.open) renderMessages();
+      if (event.status.conversation === state.open) { renderMessages(); renderThread(); }
       if (state.sheet && state.sheet.message === event.status.message) requestDetail();
       break;
     case "unread":
       // The badges that changed, pushed to all of the user's tabs and devices.
       for (const u of event.unread) state.unread.set(u.conversation, u);
       renderConversations();
+      break;
+    case "threads":
+      // The threads whose badge changed: a reply, a read on any device, a follow.
+      for (const t of event.threads) state.threads.set(t.thread, t);
+      renderMessages();
       break;
     case "privacy":
       if (event.conversation) {
@@ -161,7 +170,8 @@ function acknowledgeDelivery(message) {
 function markVisibleRead(force) {
   const conversation = state.open;
   if (!conversation || document.visibilityState !== "visible") return;
-  const others = (state.messages.get(conversation) || []).filter((m) => m.sender !== me && !m.isSystem);
+  // Thread replies are read in their thread's pane, not here.
+  const others = (state.messages.get(conversation) || []).filter((m) => m.sender !== me && !m.isSystem && !m.thread);
   const latest = others[others.length - 1];
   if (!latest) return;
   if (!force && state.lastRead.get(conversation) === latest.id) return;
@@ -173,6 +183,18 @@ function markVisibleRead(force) {
     localStorage.setItem(pendingKey, JSON.stringify(queue));
     document.body.dataset.pendingReads = String(queue.length);
   }
+}
+
+// The open thread pane is on screen: mark the thread read up to its newest reply from someone else.
+function markThreadRead(force) {
+  const root = state.openThread;
+  if (!root || !state.open || document.visibilityState !== "visible") return;
+  const others = (state.messages.get(state.open) || []).filter((m) => m.thread === root && m.sender !== me && !m.isSystem);
+  const latest = others[others.length - 1];
+  if (!latest) return;
+  if (!force && state.lastThreadRead.get(root) === latest.id) return;
+  state.lastThreadRead.set(root, latest.id);
+  send({ type: "read", conversation: state.open, message: latest.id, thread: root });
 }
 
 function flushPendingReads() {
@@ -267,6 +289,7 @@ function renderConversations() {
 function openConversation(id) {
   document.body.dataset.openedAt = String(now());
   state.open = id;
+  state.openThread = null;
   $("conversation-privacy").checked = !state.privateConversations.has(id);
   closeSheet();
   renderAll();
@@ -275,6 +298,7 @@ function openConversation(id) {
 
 function closeConversation() {
   state.open = null;
+  state.openThread = null;
   closeSheet();
   renderAll();
 }
@@ -302,7 +326,8 @@ function renderMessages() {
   $("no-chat").hidden = !!conversation;
   if (!conversation) return;
   $("chat-title").textContent = conversationTitle(conversation);
-  const messages = state.messages.get(conversation.id) || [];
+  const all = state.messages.get(conversation.id) || [];
+  const messages = all.filter((m) => !m.thread);
   const own = messages.filter((m) => m.sender === me && !m.isSystem);
   const lastOwn = own[own.length - 1];
   const list = $("messages");
@@ -350,9 +375,81 @@ function renderMessages() {
         item.append(receipt);
       }
     }
+    if (!message.isSystem) item.append(threadRow(message, all.filter((m) => m.thread === message.id).length));
     list.append(item);
   }
   list.scrollTop = list.scrollHeight;
+  renderThread();
+}
+
+// Under a message: its thread's replies (or "Reply") and the user's badge in it: unread replies,
+// and "@n" for those that mention them.
+function threadRow(message, replies) {
+  const row = document.createElement("div");
+  row.className = "thread-row";
+  const open = document.createElement("button");
+  open.type = "button";
+  open.dataset.testid = `thread-open-${message.id}`;
+  open.textContent = replies === 0 ? "Reply" : replies === 1 ? "1 reply" : `${replies} replies`;
+  open.addEventListener("click", () => openThread(message.id));
+  const badge = document.createElement("span");
+  badge.className = "badge";
+  badge.dataset.testid = `thread-badge-${message.id}`;
+  const thread = state.threads.get(message.id);
+  if (thread && thread.unread > 0 && state.openThread !== message.id) {
+    badge.textContent = thread.mentions > 0 ? `${thread.unread} @${thread.mentions}` : String(thread.unread);
+  }
+  row.append(open, badge);
+  return row;
+}
+
+function openThread(root) {
+  state.openThread = root;
+  renderThread();
+  renderMessages();
+  markThreadRead(true);
+}
+
+function closeThread() {
+  state.openThread = null;
+  renderThread();
+  renderMessages();
+}
+
+// The thread pane: the root, then its replies; one's own replies show their receipts and open
+// their "Read By" sheet.
+function renderThread() {
+  const pane = $("thread");
+  const conversation = state.open && state.conversations.get(state.open);
+  const root = state.openThread && (state.messages.get(state.open) || []).find((m) => m.id === state.openThread);
+  pane.hidden = !conversation || !root;
+  if (pane.hidden) return;
+  const list = $("thread-messages");
+  list.replaceChildren();
+  const replies = (state.messages.get(state.open) || []).filter((m) => m.thread === root.id);
+  for (const message of [root, ...replies]) {
+    const item = document.createElement("li");
+    const kind = message.sender === me ? "own" : "other";
+    item.className = `msg ${kind}`;
+    item.dataset.testid = message === root ? "thread-root" : "thread-reply";
+    item.dataset.message = message.id;
+    const bubble = document.createElement("div");
+    bubble.className = "bubble";
+    bubble.textContent = message.text;
+    bubble.addEventListener("click", () => maybeOpenSheet(conversation, message));
+    item.append(bubble);
+    if (kind === "own" && message !== root) {
+      const status = state.statuses.get(message.id);
+      const ticks = ticksFor(status);
+      const span = document.createElement("span");
+      span.className = `ticks ${ticks.state}`;
+      span.dataset.testid = "thread-ticks";
+      span.dataset.state = ticks.state;
+      span.textContent = ticks.text;
+      item.append(span);
+    }
+    list.append(item);
+  }
 }
 
 // The "Read By" sheet: one's own, non-system messages in groups only.
@@ -435,6 +532,14 @@ function start() {
   $("app").hidden = false;
   $("counts").checked = state.prefersCounts;
   $("close-chat").addEventListener("click", closeConversation);
+  $("close-thread").addEventListener("click", closeThread);
+  $("thread-composer").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = $("thread-composer-input");
+    const text = input.value.trim();
+    if (!text || !state.open || !state.openThread) return;
+    if (send({ type: "send", conversation: state.open, text, thread: state.openThread })) input.value = "";
+  });
   $("close-sheet").addEventListener("click", closeSheet);
   $("read-by-more").addEventListener("click", showMoreDetail);
   $("sheet-backdrop").addEventListener("click", (event) => { if (event.target === $("sheet-backdrop")) closeSheet(); });
@@ -464,7 +569,7 @@ function start() {
   $("delete-account").addEventListener("click", () => send({ type: "deleteAccount" }));
   window.addEventListener("offline", () => setOffline(true));
   window.addEventListener("online", () => setOffline(false));
-  document.addEventListener("visibilitychange", () => markVisibleRead(false));
+  document.addEventListener("visibilitychange", () => { markVisibleRead(false); markThreadRead(false); });
   connect();
 }
 
