@@ -56,7 +56,9 @@ struct BenchCommand: ParsableCommand {
             state on another, idle and at 50k events/s; pipelining = batched ingest with 2 frames \
             of 500 events in flight per gateway, beside the wire limit and --baseline-receiptd; handoffs = \
             receiptd's context switches and read/write system calls per acknowledged frame, by thread; \
-            mentions = batched ingest with every message naming two recipients, and without mentions.
+            mentions = batched ingest with every message naming two recipients, and without mentions; threads = \
+            batched ingest with a third of the messages thread replies, and without, then a group of 10,000 \
+            with 1,000 threads, in process.
             """
     )
     var only: String?
@@ -65,7 +67,7 @@ struct BenchCommand: ParsableCommand {
     static let sections = [
         "ingest", "batched", "single", "client", "curve", "metrics", "workers", "latency", "disk", "redis", "memory",
         "restart", "storage", "replication", "failover", "falsefailover", "groups", "readstate", "devicesync",
-        "pipelining", "handoffs", "mentions",
+        "pipelining", "handoffs", "mentions", "threads",
     ]
 
     @Option(
@@ -146,6 +148,7 @@ struct BenchCommand: ParsableCommand {
         }
         if wanted("handoffs") { try bench.handoffs() }
         if wanted("mentions") { try bench.mentionCost() }
+        if wanted("threads") { try bench.threadCost() }
         bench.table.note(
             "Machine load average (1 min) \(loadBefore) at the start, \(Self.loadAverage()) at the end: with 2 cores, "
                 + "anything above ~2 means other processes competed with receiptd and the load generator."

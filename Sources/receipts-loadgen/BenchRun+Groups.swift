@@ -117,7 +117,7 @@ extension BenchRun {
 
     /// The p99 of `body`'s run time in microseconds over `rounds` after 10 warm-up rounds
     /// (all of them counted when there are fewer).
-    private static func p99Microseconds(rounds: Int, _ body: () -> Void) -> Double {
+    static func p99Microseconds(rounds: Int, _ body: () -> Void) -> Double {
         var times: [Double] = []
         for round in 0..<(rounds + (rounds >= 20 ? 10 : 0)) {
             let started = ContinuousClock.now
@@ -223,7 +223,7 @@ extension BenchRun {
     }
 
     /// A duration in seconds.
-    private static func seconds(_ duration: Duration) -> Double {
+    static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

@@ -115,13 +115,16 @@ struct GatewayStream {
                 mentions.users = cursor.recipients.prefix(shape.mentionedPerMessage).map(Self.user)
                 mentions.everyone = Int.random(in: 0..<10, using: &rng) == 0
             }
+            let replies =
+                cursor.message > 0 && shape.replyShare > 0 && Double.random(in: 0..<1, using: &rng) < shape.replyShare
             return (
                 .messageSent(
                     conversation: cursor.id,
                     message: message,
                     sender: Self.user(sender),
                     isSystem: false,
-                    mentions: mentions
+                    mentions: mentions,
+                    thread: replies ? "m\(cursor.message - 1)" : nil
                 ),
                 key
             )

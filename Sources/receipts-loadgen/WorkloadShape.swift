@@ -20,11 +20,15 @@ struct WorkloadShape: Sendable, CustomStringConvertible {
     /// Recipients each message names as mentioned (as many as it has, if fewer); above 0, one
     /// message in ten also mentions everyone.
     var mentionedPerMessage = 0
+    /// Share of messages sent as a reply in the thread of the conversation's previous message
+    /// (whose deliveries and reads are then in that thread).
+    var replyShare = 0.0
 
     var description: String {
         let kinds =
             (messagesOnly ? "messages only" : "messages, deliveries, reads")
             + (mentionedPerMessage > 0 ? ", \(mentionedPerMessage) mentions per message" : "")
+            + (replyShare > 0 ? ", \(Int(replyShare * 100))% thread replies" : "")
         return "\(gateways) gateways, \(conversations) conversations (\(Int(directFraction * 100))% direct, "
             + "groups of \(groupSizes.lowerBound)-\(groupSizes.upperBound)), \(users) users, \(kinds), "
             + "\(duplicateFraction * 100)% duplicates"
