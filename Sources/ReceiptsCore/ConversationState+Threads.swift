@@ -1,5 +1,12 @@
 /// Threads (`ThreadState`): replies in the conversation's timeline, read in their thread.
 extension ConversationState {
+    /// The thread of reply `s`, or nil for a main-timeline message (cheap with no thread: the
+    /// hot path of every receipt asks).
+    @inline(__always)
+    func threadIndex(ofReply s: UInt32) -> Int? {
+        threads.isEmpty ? nil : threadOfReply[s].map(Int.init)
+    }
+
     /// The index of the thread of root `root` (a main-timeline message), made if it has none.
     mutating func threadIndex(creatingFor root: UInt32, rootID: String) -> Int {
         if let index = threadOfRoot[root] { return Int(index) }

@@ -183,7 +183,7 @@ extension ReceiptEngine {
         changes.add(s)
         if bit == MessageRecord.Flag.deleted, !wasDeleted {
             // The users it names lose a mention they had not read: their badge changes.
-            if let thread = conversations[Int(c)].threadOfReply[s].map(Int.init) {
+            if let thread = threadIndex(Int(c), ofReply: s) {
                 // A reply: its followers' (and the named's) unread counts in the thread change,
                 // but its sender's.
                 let sender = conversations[Int(c)].messages[p].sender
@@ -475,7 +475,7 @@ extension ReceiptEngine {
             return
         }
         let kind = PendingReceipts.Kind(rawValue: held.kind) ?? .delivered
-        if let t = conversations[Int(c)].threadOfReply[s].map(Int.init) {
+        if let t = threadIndex(Int(c), ofReply: s) {
             let moved = conversations[Int(c)].advanceInThread(
                 t,
                 slot: slot,
@@ -558,7 +558,7 @@ extension ReceiptEngine {
             guard let s = sequence(ci, ofMessage: message) else {
                 return hold(c, user: user, message: message, isRead: isRead, clientTime: clientTime, now: now)
             }
-            let replyThread = conversations[ci].threadOfReply[s].map(Int.init)
+            let replyThread = threadIndex(ci, ofReply: s)
             if let thread, replyThread == nil || replyThread != namedThread {
                 return reject(.invalidEvent, "message \(message) is not a reply in thread \(thread)")
             }

@@ -225,6 +225,14 @@ public struct ReceiptEngine: Sendable {
         return position.map { conversations[c].base + UInt32($0) }
     }
 
+    /// The thread of reply `s` of conversation `c`, or nil for a main-timeline message. Through
+    /// the buffer, and `mutating` although it only reads: every receipt asks, and a call on
+    /// `conversations[c]` copied the whole conversation (a retain of each of its arrays).
+    @inline(__always)
+    mutating func threadIndex(_ c: Int, ofReply s: UInt32) -> Int? {
+        conversations.withUnsafeBufferPointer { $0[c].threadIndex(ofReply: s) }
+    }
+
     @inline(__always)
     func standing(_ c: Int, of slot: UInt32, at s: UInt32, sender: UInt32) -> ConversationState.Standing {
         conversations.withUnsafeBufferPointer { $0[c].standing(of: slot, at: s, sender: sender) }

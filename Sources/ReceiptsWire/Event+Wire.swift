@@ -85,7 +85,7 @@ extension EventKind {
                     ),
                     everyone: m.mentions_everyone != 0
                 ),
-                thread: try strings.string(m.thread_root_id, "thread_root_id").nonEmpty
+                thread: try strings.optionalString(m.thread_root_id, "thread_root_id")
             )
         case RECEIPTS__V1__EVENT__KIND_DELIVERED:
             guard let m = event.delivered?.pointee else {
@@ -96,7 +96,7 @@ extension EventKind {
                 conversation: try strings.string(m.conversation_id, "conversation_id"),
                 user: try strings.string(m.user_id, "user_id"),
                 message: try strings.string(m.message_id, "message_id"),
-                thread: try strings.string(m.thread_root_id, "thread_root_id").nonEmpty
+                thread: try strings.optionalString(m.thread_root_id, "thread_root_id")
             )
         case RECEIPTS__V1__EVENT__KIND_READ:
             guard let m = event.read?.pointee else {
@@ -109,7 +109,7 @@ extension EventKind {
                 conversation: conversation,
                 user: user,
                 message: try strings.string(m.message_id, "message_id").nonEmpty,
-                thread: try strings.string(m.thread_root_id, "thread_root_id").nonEmpty
+                thread: try strings.optionalString(m.thread_root_id, "thread_root_id")
             )
         case RECEIPTS__V1__EVENT__KIND_MESSAGE_EDITED:
             guard let m = event.message_edited?.pointee else {

@@ -1,3 +1,5 @@
+import CProtobufC
+
 /// Reads the string fields of one request (an event of an ingest batch, or a query) out of
 /// protobuf-c, which checks neither that their bytes are UTF-8 nor that they hold no NUL.
 ///
@@ -45,6 +47,16 @@ struct RequestStrings {
     func string(_ pointer: UnsafePointer<CChar>?, _ field: StaticString) throws(WireError) -> String {
         guard let pointer else { return "" }
         return try read(pointer, field: "\(field)")
+    }
+
+    /// The string of an optional field: nil when it is not set (NULL, protobuf-c's static empty
+    /// string) or empty. The unset case, most events' thread, costs no string at all; a set one
+    /// is checked as any other.
+    @inline(__always)
+    func optionalString(_ pointer: UnsafePointer<CChar>?, _ field: StaticString) throws(WireError) -> String? {
+        guard let pointer, pointer != receipts_protobuf_c_empty_string() else { return nil }
+        let string = try read(pointer, field: "\(field)")
+        return string.isEmpty ? nil : string
     }
 
     /// The strings of a repeated field; a bad one is named with its index (`member_ids[2]`).
