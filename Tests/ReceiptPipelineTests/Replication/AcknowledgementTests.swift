@@ -40,8 +40,10 @@ import ZeroMQ
 
     @Test func withNoStandbyInSyncUnderStallNewIngestIsRefusedAndNothingApplied() async throws {
         let pair = try Self.gatedPair()
-        // No standby ever follows; the shipper decides once the timeout has passed.
-        pair.shipper.ship(now: 1_000 + pair.settings.timeoutMilliseconds + 1) { _ in true }
+        // No standby ever follows; the shipper decides once the timeout has passed (on the pair's
+        // clock, which the exchange below goes on from: the shipper's time never goes back).
+        pair.now += pair.settings.timeoutMilliseconds + 1
+        pair.shipper.ship(now: pair.now) { _ in true }
         let before = pair.primary.pipeline.log.appendedPosition
         pair.primary.ingest(ShippingTests.conversation)
         try pair.primary.pipeline.advance(now: ServiceClock.monotonicMilliseconds())
