@@ -9,20 +9,10 @@ extension BenchRun {
     mutating func threadCost() throws {
         var threaded = shape
         threaded.replyShare = 1.0 / 3
-        let events = count(1_000_000, smoke: 10_000)
-        let replies = FrameSet.make(shape: threaded, events: events, batchSize: 1000, trackUpdates: false)
-        let plain = frames(1_000_000, smoke: 10_000, batchSize: 1000)
-        let options = DriveOptions(acknowledged: true, window: 4)
-        let rates = try interleavedMedians(
-            { try drive(replies, options).eventsPerSecond },
-            { try drive(plain, options).eventsPerSecond }
-        )
-        table.add(
+        try addWorkloadComparison(
+            threaded,
             "durable ingest, batched, a third of the messages thread replies (their receipts in the thread)",
-            ours: ResultTable.rate(rates.first),
-            baseline: ResultTable.rate(rates.second) + " without threads",
-            ratio: ResultTable.ratio(rates.first, rates.second),
-            target: ">= 0.95x"
+            without: "without threads"
         )
         try bigGroupThreads()
     }

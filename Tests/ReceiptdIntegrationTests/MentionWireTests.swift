@@ -21,12 +21,7 @@ struct MentionWireTests {
 
     /// ConversationUpserted (10): a group (kind 2) of a, b and c.
     static func upsert(_ sequence: UInt64) -> [UInt8] {
-        event(
-            sequence,
-            kindField: 10,
-            RawProto.field(1, conversation) + RawProto.field(2, varint: 2)
-                + ["a", "b", "c"].flatMap { RawProto.field(3, $0) }
-        )
+        event(sequence, kindField: 10, RawProto.groupUpserted(conversation, members: ["a", "b", "c"]))
     }
 
     /// MessageSent (13) from a, naming `named` (raw bytes each) and maybe everyone.

@@ -68,6 +68,11 @@ enum RawProto {
         return field(1, bytes: id) + field(kindField, bytes: body)
     }
 
+    /// A `ConversationUpserted` (event kind 10) body: a group (kind 2) of `members`.
+    static func groupUpserted(_ conversation: String, members: [String]) -> [UInt8] {
+        field(1, conversation) + field(2, varint: 2) + members.flatMap { field(3, $0) }
+    }
+
     /// An `EventBatch` body: each event as field 1.
     static func batch(_ events: [[UInt8]]) -> [UInt8] {
         events.flatMap { field(1, bytes: $0) }

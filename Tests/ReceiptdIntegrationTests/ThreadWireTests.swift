@@ -21,12 +21,7 @@ struct ThreadWireTests {
 
     /// ConversationUpserted (10): a group (kind 2) of a, b and c.
     static func upsert(_ sequence: UInt64) -> [UInt8] {
-        event(
-            sequence,
-            kindField: 10,
-            RawProto.field(1, conversation) + RawProto.field(2, varint: 2)
-                + ["a", "b", "c"].flatMap { RawProto.field(3, $0) }
-        )
+        event(sequence, kindField: 10, RawProto.groupUpserted(conversation, members: ["a", "b", "c"]))
     }
 
     /// MessageSent (13) from `sender`, replying in `thread` (raw bytes) when given.
