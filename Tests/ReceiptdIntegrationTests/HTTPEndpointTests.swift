@@ -215,7 +215,15 @@ struct HTTPEndpointTests {
         }
         let fdatasync = try #require(Self.sample(#"receiptd_ingest_stage_seconds_sum{stage="fdatasync"}"#, in: text))
         #expect(fdatasync > 0)
-        let published = Self.sample(#"receiptd_ingest_stage_seconds_count{stage="publish"}"#, in: text)
+        // The publishing thread times its stage after the replies went out: a scrape may come
+        // first (a full run saw no sample yet), so the sample is waited for, 5 s at most.
+        var published = Self.sample(#"receiptd_ingest_stage_seconds_count{stage="publish"}"#, in: text)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while published.map({ $0 >= 1 }) != true, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            let later = try await HTTPProbe.get(address, "/metrics").body
+            published = Self.sample(#"receiptd_ingest_stage_seconds_count{stage="publish"}"#, in: later)
+        }
         #expect(published.map { $0 >= 1 } == true, "\(String(describing: published))")
     }
 
