@@ -1,10 +1,11 @@
 /// Threads (`ThreadState`): replies in the conversation's timeline, read in their thread.
 extension ConversationState {
-    /// The thread of reply `s`, or nil for a main-timeline message (cheap with no thread: the
-    /// hot path of every receipt asks).
+    /// The thread of retained message `s` if it is a reply, or nil for a main-timeline message
+    /// (a look at its flags: the hot path of every receipt asks).
     @inline(__always)
     func threadIndex(ofReply s: UInt32) -> Int? {
-        threads.isEmpty ? nil : threadOfReply[s].map(Int.init)
+        guard messages[Int(s - base)].flags & MessageRecord.Flag.threadReply != 0 else { return nil }
+        return threadOfReply[s].map(Int.init)
     }
 
     /// The index of the thread of root `root` (a main-timeline message), made if it has none.
@@ -94,19 +95,16 @@ extension ConversationState {
         let replies = threads[t].replies
         var r = threads[t].firstReply(after: min(deliveredFrom, visibleFrom))
         while r < replies.count, replies[r] <= target {
-            let s = replies[r]
+            addReceipts(
+                on: replies[r],
+                of: slot,
+                skipping: 0,
+                delivered: (deliveredFrom, own.deliveredUpTo),
+                read: (visibleFrom, own.visibleReadUpTo),
+                time: time,
+                changes: &changes
+            )
             r += 1
-            let p = Int(s - base)
-            var message = messages[p]
-            guard message.counts(member: slot) else { continue }
-            let delivers = s > deliveredFrom && s <= own.deliveredUpTo
-            let reads = s > visibleFrom && s <= own.visibleReadUpTo
-            guard delivers || reads else { continue }
-            if delivers { message.deliveredCount += 1 }
-            if reads { message.readCount += 1 }
-            refresh(&message, position: p, time: max(time, sentAt(of: message, position: p)))
-            messages[p] = message
-            changes.add(s)
         }
         return own.readUpTo != old.readUpTo
     }
@@ -159,8 +157,8 @@ extension ConversationState {
     /// The heads of the receipt-advance chains that time `slot`'s receipts of message `s`: the
     /// member's own, or for a reply its thread record's.
     func receiptHeads(of slot: UInt32, at s: UInt32) -> (delivered: UInt32, visible: UInt32) {
-        if !threads.isEmpty, let t = threadOfReply[s] {
-            let own = threads[Int(t)].member(slot)
+        if let t = threadIndex(ofReply: s) {
+            let own = threads[t].member(slot)
             return (own?.deliveredHead ?? 0, own?.visibleHead ?? 0)
         }
         return (members[Int(slot)].deliveredHead, members[Int(slot)].visibleHead)
@@ -168,13 +166,15 @@ extension ConversationState {
 
     /// What a member has not read in thread `t`: its replies from others, not system, not
     /// deleted, of which the member is a recipient (in any membership), after their read
-    /// watermark there, and how many of those mention them, by name or as everyone.
-    func unreadInThread(_ t: Int, slot: UInt32) -> (replies: Int, mentions: Int) {
+    /// watermark there, and how many of those mention them, by name or as everyone. It stops
+    /// counting at `limit` replies.
+    func unreadInThread(_ t: Int, slot: UInt32, limit: Int = .max) -> (replies: Int, mentions: Int) {
         let readUpTo = threads[t].member(slot)?.readUpTo ?? 0
         let replies = threads[t].replies
         var count = 0
         var mentioned = 0
         for r in threads[t].firstReply(after: max(readUpTo, base &- 1))..<replies.count {
+            if count == limit { break }
             let s = replies[r]
             let message = messages[Int(s - base)]
             guard message.flags & (MessageRecord.Flag.system | MessageRecord.Flag.deleted) == 0 else { continue }
@@ -189,7 +189,7 @@ extension ConversationState {
     /// hold it are looked at).
     func unreadThreads(slot: UInt32) -> Int {
         (threadsOfSlot[slot] ?? []).count { t in
-            threads[Int(t)].member(slot)?.follows == true && unreadInThread(Int(t), slot: slot).replies > 0
+            threads[Int(t)].member(slot)?.follows == true && unreadInThread(Int(t), slot: slot, limit: 1).replies > 0
         }
     }
 

@@ -291,7 +291,7 @@ struct ConversationState: Sendable {
     func standing(of slot: UInt32, at s: UInt32, sender: UInt32) -> Standing {
         guard slot != sender else { return .none }
         let member = members[Int(slot)]
-        let thread = threads.isEmpty ? nil : threadOfReply[s].map { threads[Int($0)] }
+        let thread = threadIndex(ofReply: s).map { threads[$0] }
         if member.isMember && member.joinedAfter < s {
             guard let thread else {
                 return .current(deliveredUpTo: member.deliveredUpTo, visibleReadUpTo: member.visibleReadUpTo)
@@ -372,19 +372,44 @@ struct ConversationState: Sendable {
         let to = min(max(member.deliveredUpTo, member.visibleReadUpTo), lastSequence)
         guard from < to else { return moved }
         for s in (from + 1)...to {
-            let p = Int(s - base)
-            var message = messages[p]
-            guard message.counts(member: slot), message.flags & MessageRecord.Flag.threadReply == 0 else { continue }
-            let delivers = s > deliveredFrom && s <= member.deliveredUpTo
-            let reads = s > visibleFrom && s <= member.visibleReadUpTo
-            guard delivers || reads else { continue }
-            if delivers { message.deliveredCount += 1 }
-            if reads { message.readCount += 1 }
-            refresh(&message, position: p, time: max(time, sentAt(of: message, position: p)))
-            messages[p] = message
-            changes.add(s)
+            addReceipts(
+                on: s,
+                of: slot,
+                skipping: MessageRecord.Flag.threadReply,
+                delivered: (deliveredFrom, member.deliveredUpTo),
+                read: (visibleFrom, member.visibleReadUpTo),
+                time: time,
+                changes: &changes
+            )
         }
         return moved
+    }
+
+    /// Adds the receipts of `slot` on message `s` that its watermarks newly cover (a delivery
+    /// when `s` is in `delivered`, a visible read when in `read`, each after `after` up to
+    /// `upTo`) and refreshes its status; nothing if the member is no recipient of it or it has
+    /// a flag of `skipped`.
+    @inline(__always)
+    mutating func addReceipts(
+        on s: UInt32,
+        of slot: UInt32,
+        skipping skipped: UInt8,
+        delivered: (after: UInt32, upTo: UInt32),
+        read: (after: UInt32, upTo: UInt32),
+        time: Int64,
+        changes: inout ChangeSet
+    ) {
+        let p = Int(s - base)
+        var message = messages[p]
+        guard message.counts(member: slot), message.flags & skipped == 0 else { return }
+        let delivers = s > delivered.after && s <= delivered.upTo
+        let reads = s > read.after && s <= read.upTo
+        guard delivers || reads else { return }
+        if delivers { message.deliveredCount += 1 }
+        if reads { message.readCount += 1 }
+        refresh(&message, position: p, time: max(time, sentAt(of: message, position: p)))
+        messages[p] = message
+        changes.add(s)
     }
 
     /// Whether `slot` is a current member who was a member before: they left (or were removed)

@@ -4,7 +4,8 @@ public struct EngineCounters: Sendable, Hashable {
     public var heldReceipts: Int
     /// Held receipts dropped because their message did not arrive in time (total).
     public var droppedPendingReceipts: Int
-    /// Held receipts discarded when their message arrived because the user was not a recipient (total).
+    /// Held receipts discarded when their message arrived because the user was not a recipient,
+    /// or it was not a reply in the thread the receipt named (total).
     public var discardedHeldReceipts: Int
     /// Conversations known to this worker.
     public var conversations: Int

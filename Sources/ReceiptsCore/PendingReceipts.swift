@@ -19,6 +19,9 @@ struct PendingReceipts: Sendable {
         var time: Int64
         /// `now` when it was held: its lifetime counts from here.
         var heldAt: Int64
+        /// The root sequence of the thread the receipt named, 0 if it named none: the message
+        /// must arrive as a reply in that thread, or the receipt is discarded.
+        var thread: UInt32 = 0
     }
 
     /// What a held receipt does when applied; whether a read is visible is fixed when it is

@@ -475,15 +475,22 @@ extension ReceiptEngine {
             return
         }
         let kind = PendingReceipts.Kind(rawValue: held.kind) ?? .delivered
-        if let t = threadIndex(Int(c), ofReply: s) {
+        let replyThread = threadIndex(Int(c), ofReply: s)
+        if held.thread != 0, replyThread.map({ conversations[Int(c)].threads[$0].root }) != held.thread {
+            // Not a reply in the thread the receipt named: rejected, had it come after it.
+            discardedHeldReceipts += 1
+            return
+        }
+        let visible = kind == .visibleRead && sharesReads(Int(c), user: u, slot: slot)
+        let time = max(held.time, sentAt(Int(c), position: Int(s - conversations[Int(c)].base)))
+        if let t = replyThread {
             let moved = conversations[Int(c)].advanceInThread(
                 t,
                 slot: slot,
                 to: s,
                 isRead: kind != .delivered,
-                visible: kind == .visibleRead && users[Int(u)].sharesReads
-                    && conversations[Int(c)].members[Int(slot)].sharesReadsHere,
-                time: max(held.time, sentAt(Int(c), position: Int(s - conversations[Int(c)].base))),
+                visible: visible,
+                time: time,
                 changes: &changes
             )
             if moved { threadReadStateChanged(c, slot: slot, thread: t) }
@@ -494,9 +501,8 @@ extension ReceiptEngine {
             slot: slot,
             to: s,
             isRead: kind != .delivered,
-            visible: kind == .visibleRead && users[Int(u)].sharesReads
-                && conversations[Int(c)].members[Int(slot)].sharesReadsHere,
-            time: max(held.time, sentAt(Int(c), position: Int(s - conversations[Int(c)].base))),
+            visible: visible,
+            time: time,
             changes: &changes
         )
         if conversations[Int(c)].members[Int(slot)].readState != before { readStateChanged(c, slot: slot) }
@@ -525,6 +531,7 @@ extension ReceiptEngine {
         // A thread named: its root must be known (a reply names its thread), and a message
         // named with it must be one of its replies.
         var namedThread: Int?
+        var namedRoot: UInt32 = 0
         if let thread {
             guard let named = sequence(ci, ofMessage: thread) else {
                 return reject(.unknownMessage, "thread \(thread) is unknown in conversation \(conversation)")
@@ -532,6 +539,7 @@ extension ReceiptEngine {
             namedThread = (conversations[ci].threadOfReply[named] ?? conversations[ci].threadOfRoot[named]).map(
                 Int.init
             )
+            namedRoot = namedThread.map { conversations[ci].threads[$0].root } ?? named
             if message == nil {
                 guard let namedThread else {
                     // No reply yet: nothing to cover.
@@ -556,7 +564,15 @@ extension ReceiptEngine {
         let target: UInt32
         if let message {
             guard let s = sequence(ci, ofMessage: message) else {
-                return hold(c, user: user, message: message, isRead: isRead, clientTime: clientTime, now: now)
+                return hold(
+                    c,
+                    user: user,
+                    message: message,
+                    thread: namedRoot,
+                    isRead: isRead,
+                    clientTime: clientTime,
+                    now: now
+                )
             }
             let replyThread = threadIndex(ci, ofReply: s)
             if let thread, replyThread == nil || replyThread != namedThread {
@@ -587,23 +603,10 @@ extension ReceiptEngine {
                 if conversations[ci].members[Int(slot)].readState != before { readStateChanged(c, slot: slot) }
                 return .accepted(held: false)
             }
-            switch standing {
-            case .current:
-                target = s
-            case .former:
-                return reject(
-                    .notARecipient,
-                    "user \(user) left conversation \(conversation) and can add no new receipts to message \(message)"
-                )
-            case .none:
-                if let slot, slot == sender {
-                    return reject(.notARecipient, "user \(user) sent message \(message) and cannot add a receipt to it")
-                }
-                return reject(
-                    .notARecipient,
-                    "user \(user) was not a member of conversation \(conversation) when message \(message) was sent"
-                )
+            if let refusal = refusal(standing, conversation, user: user, isSender: slot == sender, message: message) {
+                return refusal
             }
+            target = s
         } else {
             guard let slot, conversations[ci].members[Int(slot)].isMember else {
                 return reject(.notAMember, "user \(user) is not a member of conversation \(conversation)")
@@ -617,11 +620,8 @@ extension ReceiptEngine {
             }
             return .accepted(held: false)
         }
-        let sent = position(ci, ofSequence: target).map { sentAt(ci, position: $0) } ?? Int64.min
-        var time = now
-        if let clientTime { time = min(clientTime.milliseconds, now) }
-        time = max(time, sent)
-        let visible = isRead && users[Int(u)].sharesReads && conversations[ci].members[Int(slot)].sharesReadsHere
+        let time = receiptTime(ci, of: target, clientTime: clientTime, now: now)
+        let visible = isRead && sharesReads(ci, user: u, slot: slot)
         let before = conversations[ci].members[Int(slot)].readState
         conversations[ci].advance(
             slot: slot,
@@ -663,26 +663,10 @@ extension ReceiptEngine {
                 }
                 return .accepted(held: false)
             }
-            switch standing {
-            case .current:
-                target = reply.sequence
-            case .former:
-                return reject(
-                    .notARecipient,
-                    "user \(user) left conversation \(conversation) and can add no new receipts to message \(reply.id)"
-                )
-            case .none:
-                if let slot, slot == sender {
-                    return reject(
-                        .notARecipient,
-                        "user \(user) sent message \(reply.id) and cannot add a receipt to it"
-                    )
-                }
-                return reject(
-                    .notARecipient,
-                    "user \(user) was not a member of conversation \(conversation) when message \(reply.id) was sent"
-                )
+            if let refusal = refusal(standing, conversation, user: user, isSender: slot == sender, message: reply.id) {
+                return refusal
             }
+            target = reply.sequence
         } else {
             guard let slot, conversations[ci].members[Int(slot)].isMember else {
                 return reject(.notAMember, "user \(user) is not a member of conversation \(conversation)")
@@ -690,11 +674,8 @@ extension ReceiptEngine {
             target = conversations[ci].threads[t].replies.last ?? 0
         }
         guard let u, let slot, target > 0 else { return .accepted(held: false) }
-        let sent = position(ci, ofSequence: target).map { sentAt(ci, position: $0) } ?? Int64.min
-        var time = now
-        if let clientTime { time = min(clientTime.milliseconds, now) }
-        time = max(time, sent)
-        let visible = isRead && users[Int(u)].sharesReads && conversations[ci].members[Int(slot)].sharesReadsHere
+        let time = receiptTime(ci, of: target, clientTime: clientTime, now: now)
+        let visible = isRead && sharesReads(ci, user: u, slot: slot)
         let moved = conversations[ci].advanceInThread(
             t,
             slot: slot,
@@ -769,10 +750,13 @@ extension ReceiptEngine {
         return .accepted(held: false)
     }
 
+    /// Holds a receipt for message `message`, not yet known; `thread` is the root sequence of
+    /// the thread it named (0 if none).
     private mutating func hold(
         _ c: UInt32,
         user: String,
         message: String,
+        thread: UInt32,
         isRead: Bool,
         clientTime: Timestamp?,
         now: Int64
@@ -797,10 +781,53 @@ extension ReceiptEngine {
                 user: user,
                 kind: kind.rawValue,
                 time: clientTime.map { min($0.milliseconds, now) } ?? now,
-                heldAt: now
+                heldAt: now,
+                thread: thread
             )
         )
         return .accepted(held: true)
+    }
+
+    /// Why a receipt by `user` on message `message` is refused, given their `standing` on it
+    /// (`isSender`: they sent it); nil for a current recipient.
+    private func refusal(
+        _ standing: ConversationState.Standing,
+        _ conversation: String,
+        user: String,
+        isSender: Bool,
+        message: String
+    ) -> EventOutcome? {
+        switch standing {
+        case .current:
+            nil
+        case .former:
+            reject(
+                .notARecipient,
+                "user \(user) left conversation \(conversation) and can add no new receipts to message \(message)"
+            )
+        case .none where isSender:
+            reject(.notARecipient, "user \(user) sent message \(message) and cannot add a receipt to it")
+        case .none:
+            reject(
+                .notARecipient,
+                "user \(user) was not a member of conversation \(conversation) when message \(message) was sent"
+            )
+        }
+    }
+
+    /// A receipt's time: the client's when given (never after `now`), else `now`; never before
+    /// message `target` was sent.
+    @inline(__always)
+    private func receiptTime(_ ci: Int, of target: UInt32, clientTime: Timestamp?, now: Int64) -> Int64 {
+        let sent = position(ci, ofSequence: target).map { sentAt(ci, position: $0) } ?? Int64.min
+        return max(clientTime.map { min($0.milliseconds, now) } ?? now, sent)
+    }
+
+    /// Whether user `u` (member slot `slot` of conversation `ci`) shares their reads there: their
+    /// global setting and the conversation's both allow it.
+    @inline(__always)
+    private func sharesReads(_ ci: Int, user u: UInt32, slot: UInt32) -> Bool {
+        users[Int(u)].sharesReads && conversations[ci].members[Int(slot)].sharesReadsHere
     }
 
     // MARK: - Rejections

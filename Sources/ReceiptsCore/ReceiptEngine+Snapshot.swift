@@ -15,7 +15,9 @@ extension ReceiptEngine {
     /// flags may say it mentions everyone. Versions 2 and 3 are still read (no mentions).
     /// 5: each conversation's threads follow its mentions, and a message's flags may say it is a
     /// thread reply. Versions 2 to 4 are still read (no threads).
-    static let snapshotVersion: UInt16 = 5
+    /// 6: a held receipt ends with the root sequence of the thread it named (0 for none).
+    /// Versions 2 to 5 are still read (held receipts name no thread).
+    static let snapshotVersion: UInt16 = 6
     /// The oldest version this build reads.
     static let oldestReadableSnapshotVersion: UInt16 = 2
     /// An absent time in the snapshot.
@@ -151,6 +153,7 @@ extension ReceiptEngine {
             w.write(r.kind)
             w.write(r.time)
             w.write(r.heldAt)
+            if version >= 6 { w.write(r.thread) }
         }
 
         guard version >= 3 else {
@@ -397,8 +400,9 @@ extension ReceiptEngine {
             let kind = try r.read(UInt8.self)
             let time = try r.read(Int64.self)
             let heldAt = try r.read(Int64.self)
+            let thread = version >= 6 ? try r.read(UInt32.self) : 0
             guard serial > lastSerial, serial < nextSerial, Int(conversation) < conversations.count,
-                PendingReceipts.Kind(rawValue: kind) != nil
+                PendingReceipts.Kind(rawValue: kind) != nil, thread <= conversations[Int(conversation)].lastSequence
             else { throw r.corrupt("a held receipt is inconsistent") }
             lastSerial = serial
             held.append(
@@ -409,7 +413,8 @@ extension ReceiptEngine {
                     user: user,
                     kind: kind,
                     time: time,
-                    heldAt: heldAt
+                    heldAt: heldAt,
+                    thread: thread
                 )
             )
         }

@@ -34,7 +34,8 @@ enum SnapshotItemSize {
     static let threadMember = 6 * u32 + u8 + count
     /// Frozen thread watermarks: left after, delivered up to, visible read up to.
     static let frozenThreadWatermarks = 3 * u32
-    /// A held receipt: serial, conversation, message id, user id, kind, time, held at.
+    /// A held receipt: serial, conversation, message id, user id, kind, time, held at (and from
+    /// version 6 its thread, not counted here: this is the least any version writes).
     static let heldReceipt = u64 + u32 + count + count + u8 + u64 + u64
     /// A conversation placed by a move: conversation, placement, imported from.
     static let placement = u32 + u8 + u32

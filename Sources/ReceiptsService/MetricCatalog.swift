@@ -135,6 +135,10 @@ public enum MetricCatalog {
         "receiptd_pending_receipts_dropped_total",
         "Held receipts dropped because their message did not arrive in time."
     )
+    static let pendingReceiptsDiscarded = Family(
+        "receiptd_pending_receipts_discarded_total",
+        "Held receipts discarded when their message arrived: the user was not a recipient, or it is not a reply in the thread the receipt named."
+    )
     /// Every acknowledged frame's latency (the load generator reads it too).
     package static let ackLatency = Family(
         "receiptd_ack_latency_seconds",
@@ -239,6 +243,7 @@ public enum MetricCatalog {
             replicationDepositions, replicationTruncatedBytes, replicationRefusals, queries,
             compactions,
             messagesExpired, recoveryTruncatedBytes, recoveryDroppedRecords, fsyncErrors, pendingReceiptsDropped,
+            pendingReceiptsDiscarded,
             ackLatency, ingestStages, fsyncDuration, eventsPerFrame, framesPerGroupCommit, awaitingDurability,
             pendingReceipts,
             snapshotDuration, snapshotBytes, recoveryDuration, stateConversations, stateMessages, stateMembers,

@@ -119,6 +119,10 @@ extension ReceiptPipeline {
                 name: "receiptd.pending.dropped",
                 value: UInt64(engineCounters.droppedPendingReceipts)
             ),
+            ReceiptsWire.Counter(
+                name: "receiptd.pending.discarded",
+                value: UInt64(engineCounters.discardedHeldReceipts)
+            ),
             ReceiptsWire.Counter(name: "receiptd.state.conversations", value: UInt64(engineCounters.conversations)),
             ReceiptsWire.Counter(name: "receiptd.state.messages", value: UInt64(engineCounters.messages)),
             ReceiptsWire.Counter(name: "receiptd.log.bytes_since_snapshot", value: log.bytesSinceSnapshot),

@@ -61,8 +61,8 @@ final class ReceiptPipeline {
     let awaitingLimit: Int
     /// When the gauges were last sampled (monotonic milliseconds).
     var gaugesSampledMonotonic: Int64 = 0
-    /// The engine's dropped-receipt total at the last gauge sample.
-    var droppedPendingReceiptsSampled = 0
+    /// The engine's totals at the last gauge sample (its counters grow by the difference).
+    var engineCountersSampled = EngineCounters()
     /// Told the worker count the log holds, at start-up and whenever a rebalance changes it.
     let onWorkerCount: (Int) -> Void
     /// The worker count last reported to `onWorkerCount` and the metrics.
@@ -164,9 +164,9 @@ final class ReceiptPipeline {
                 ]
             )
         }
-        // The engine's total is kept in snapshots and replayed: only what is dropped from now on
-        // is new to this process's counter (else every restart would look like fresh drops).
-        droppedPendingReceiptsSampled = engine.counters.droppedPendingReceipts
+        // The engine's totals are kept in snapshots and replayed: only what is dropped from now on
+        // is new to this process's counters (else every restart would look like fresh drops).
+        engineCountersSampled = engine.counters
         metrics.recoveryDuration.record(Double(ServiceClock.monotonicMilliseconds() - startedMonotonic) / 1000)
 
         let publisherRun = UInt64(bitPattern: Int64(Date().timeIntervalSince1970 * 1_000_000))
@@ -399,13 +399,8 @@ final class ReceiptPipeline {
         guard now - gaugesSampledMonotonic >= ServiceMetrics.gaugeIntervalMilliseconds else { return }
         gaugesSampledMonotonic = now
         let engineCounters = engine.counters
-        metrics.sample(
-            engine: engineCounters,
-            droppedBefore: droppedPendingReceiptsSampled,
-            awaiting: awaiting.count,
-            log: log
-        )
-        droppedPendingReceiptsSampled = engineCounters.droppedPendingReceipts
+        metrics.sample(engine: engineCounters, before: engineCountersSampled, awaiting: awaiting.count, log: log)
+        engineCountersSampled = engineCounters
         reportWorkerCountIfChanged()
     }
 

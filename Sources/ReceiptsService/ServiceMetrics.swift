@@ -36,6 +36,7 @@ final class ServiceMetrics: Sendable {
     private let awaitingDurability = Gauge(label: MetricCatalog.awaitingDurability.name)
     private let pendingReceipts = Gauge(label: MetricCatalog.pendingReceipts.name)
     private let pendingReceiptsDropped = Metrics.Counter(label: MetricCatalog.pendingReceiptsDropped.name)
+    private let pendingReceiptsDiscarded = Metrics.Counter(label: MetricCatalog.pendingReceiptsDiscarded.name)
     private let conversations = Gauge(label: MetricCatalog.stateConversations.name)
     private let messages = Gauge(label: MetricCatalog.stateMessages.name)
     private let members = Gauge(label: MetricCatalog.stateMembers.name)
@@ -77,13 +78,17 @@ final class ServiceMetrics: Sendable {
     /// Samples the gauges (on the loop's thread, which owns the engine).
     /// - Parameters:
     ///   - engine: The engine's sizes.
-    ///   - droppedBefore: The engine's dropped-receipt total at the last sample; the counter
-    ///     grows by the difference.
+    ///   - before: The engine's totals at the last sample; the counters grow by the difference.
     ///   - awaiting: Batches and replies waiting for durability.
     ///   - log: The log, for its bytes on disk.
-    func sample(engine: EngineCounters, droppedBefore: Int, awaiting: Int, log: ReceiptLog) {
+    func sample(engine: EngineCounters, before: EngineCounters, awaiting: Int, log: ReceiptLog) {
         pendingReceipts.record(engine.heldReceipts)
-        pendingReceiptsDropped.increment(by: Int64(max(0, engine.droppedPendingReceipts - droppedBefore)))
+        pendingReceiptsDropped.increment(
+            by: Int64(max(0, engine.droppedPendingReceipts - before.droppedPendingReceipts))
+        )
+        pendingReceiptsDiscarded.increment(
+            by: Int64(max(0, engine.discardedHeldReceipts - before.discardedHeldReceipts))
+        )
         conversations.record(engine.conversations)
         messages.record(engine.messages)
         members.record(engine.members)

@@ -59,6 +59,36 @@ enum Rendering {
         return object
     }
 
+    /// A user's read state in one conversation, as `query unread` and `tail --user` print it.
+    static func text(_ count: UnreadCount) -> String {
+        "\(count.conversation): \(count.unread) unread, \(count.unreadMentions) mentioning them, "
+            + "\(count.unreadThreads) threads with unread replies\(count.isMarkedUnread ? " (marked unread)" : "") "
+            + "readUpTo #\(count.readUpTo)\(count.hasLeft ? " (left)" : "")"
+    }
+
+    static func object(_ count: UnreadCount) -> [String: Any] {
+        [
+            "conversation": count.conversation, "unread": count.unread, "markedUnread": count.isMarkedUnread,
+            "readUpTo": count.readUpTo, "left": count.hasLeft, "unreadMentions": count.unreadMentions,
+            "unreadThreads": count.unreadThreads,
+        ]
+    }
+
+    /// A user's read state in one thread.
+    static func text(_ thread: ThreadReadState) -> String {
+        "\(thread.conversation) thread \(thread.thread): \(thread.unread) unread, \(thread.unreadMentions) "
+            + "mentioning them readUpTo #\(thread.readUpTo)\(thread.isFollowing ? " (following)" : "")"
+            + (thread.hasLeft ? " (left)" : "")
+    }
+
+    static func object(_ thread: ThreadReadState) -> [String: Any] {
+        [
+            "conversation": thread.conversation, "thread": thread.thread, "unread": thread.unread,
+            "unreadMentions": thread.unreadMentions, "readUpTo": thread.readUpTo, "following": thread.isFollowing,
+            "left": thread.hasLeft,
+        ]
+    }
+
     static func object(_ receipt: RecipientReceipt) -> [String: Any] {
         var object: [String: Any] = [
             "user": receipt.user, "deletedUser": receipt.isUserDeleted, "left": receipt.hasLeft,
@@ -125,36 +155,8 @@ enum Rendering {
                 if let next = detail.nextCursor { Swift.print("Next page: --cursor '\(next)'") }
             }
         case .unreadCounts(let counts, _, _, let threads):
-            for count in counts {
-                if json {
-                    Swift.print(
-                        encode([
-                            "conversation": count.conversation, "unread": count.unread,
-                            "markedUnread": count.isMarkedUnread, "readUpTo": count.readUpTo, "left": count.hasLeft,
-                            "unreadMentions": count.unreadMentions,
-                        ])
-                    )
-                } else {
-                    Swift.print(
-                        "\(count.conversation): \(count.unread) unread, \(count.unreadMentions) mentioning them, \(count.unreadThreads) threads with unread replies\(count.isMarkedUnread ? " (marked unread)" : "") readUpTo #\(count.readUpTo)\(count.hasLeft ? " (left)" : "")"
-                    )
-                }
-            }
-            for thread in threads {
-                if json {
-                    Swift.print(
-                        encode([
-                            "conversation": thread.conversation, "thread": thread.thread, "unread": thread.unread,
-                            "unreadMentions": thread.unreadMentions, "readUpTo": thread.readUpTo,
-                            "following": thread.isFollowing, "left": thread.hasLeft,
-                        ])
-                    )
-                } else {
-                    Swift.print(
-                        "\(thread.conversation) thread \(thread.thread): \(thread.unread) unread, \(thread.unreadMentions) mentioning them readUpTo #\(thread.readUpTo)\(thread.isFollowing ? " (following)" : "")"
-                    )
-                }
-            }
+            for count in counts { Swift.print(json ? encode(object(count)) : text(count)) }
+            for thread in threads { Swift.print(json ? encode(object(thread)) : text(thread)) }
         case .snapshot(let snapshot, let publisherRun, let sequence):
             if json {
                 Swift.print(

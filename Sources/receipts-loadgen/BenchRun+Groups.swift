@@ -22,38 +22,29 @@ extension BenchRun {
         // The first size runs twice, the first time only to warm the process up (allocator,
         // caches, page faults), which otherwise made the group of 10 look the slowest.
         for (round, size) in ([sizes[0]] + sizes).enumerated() {
-            var engine = ReceiptEngine()
-            var sequence: UInt64 = 0
-            var clock: Int64 = 1_750_000_000_000
-            var readStates = 0
-            func apply(_ kind: EventKind) {
-                sequence += 1
-                clock += 1
-                let event = Event(id: EventID(source: "groups", sequence: sequence), kind: kind)
-                readStates += engine.apply(event, at: Timestamp(milliseconds: clock)).readStates.count
-            }
+            var group = InProcessEngine(source: "groups")
             let members = (0..<size).map { "u\($0)" }
             let reading = (1...readers).map { members[$0 * (size - 1) / readers] }
-            apply(.conversationUpserted(conversation: "g", kind: .group, members: members))
+            group.apply(.conversationUpserted(conversation: "g", kind: .group, members: members))
             // Each member's join published its read state once; the row counts the reads'.
-            readStates = 0
+            group.readStates = 0
             var readTime: Duration = .zero
             for m in 0..<messages {
-                apply(.messageSent(conversation: "g", message: "m\(m)", sender: members[0], isSystem: false))
+                group.apply(.messageSent(conversation: "g", message: "m\(m)", sender: members[0], isSystem: false))
                 let started = ContinuousClock.now
-                for reader in reading { apply(.read(conversation: "g", user: reader, message: "m\(m)")) }
+                for reader in reading { group.apply(.read(conversation: "g", user: reader, message: "m\(m)")) }
                 readTime += ContinuousClock.now - started
             }
             readsPerSecond[size] = Double(messages * readers) / Self.seconds(readTime)
-            let readStatesPerRead = Double(readStates) / Double(messages * readers)
-            stateBytes[size] = engine.encodedState().count
+            let readStatesPerRead = Double(group.readStates) / Double(messages * readers)
+            stateBytes[size] = group.engine.encodedState().count
             let last = "m\(messages - 1)"
             // Half the group reads the last message, so that its sheet has readers to page through.
             for reader in members.dropFirst().enumerated().filter({ $0.offset % 2 == 0 }).map(\.element) {
-                apply(.read(conversation: "g", user: reader, message: last))
+                group.apply(.read(conversation: "g", user: reader, message: last))
             }
             let firstPage = ReadDetailPage(size: Self.pageSize, after: nil)
-            let middle = engine.readDetail(conversation: "g", message: last)?.read.dropFirst(size / 4).first
+            let middle = group.engine.readDetail(conversation: "g", message: last)?.read.dropFirst(size / 4).first
             let middlePage = ReadDetailPage(
                 size: Self.pageSize,
                 after: middle.map {
@@ -62,13 +53,13 @@ extension BenchRun {
                 }
             )
             let wholeTimes = Self.p99Microseconds(rounds: smoke ? 6 : 60) {
-                _ = engine.readDetail(conversation: "g", message: last)
+                _ = group.engine.readDetail(conversation: "g", message: last)
             }
             let pageTimes = Self.p99Microseconds(rounds: smoke ? 6 : 60) {
-                _ = try? engine.readDetail(conversation: "g", message: last, page: firstPage)
-                _ = try? engine.readDetail(conversation: "g", message: last, page: middlePage)
+                _ = try? group.engine.readDetail(conversation: "g", message: last, page: firstPage)
+                _ = try? group.engine.readDetail(conversation: "g", message: last, page: middlePage)
             }
-            let status = engine.status(conversation: "g", message: last)
+            let status = group.engine.status(conversation: "g", message: last)
             if round == 0 { continue }
             table.add(
                 "group of \(Self.count(size)): reads applied (\(readers) readers, each read advances one message)",

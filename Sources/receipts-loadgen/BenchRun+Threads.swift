@@ -21,30 +21,21 @@ extension BenchRun {
     private mutating func bigGroupThreads() throws {
         let size = smoke ? 1_000 : 10_000
         let threadCount = smoke ? 100 : 1_000
-        var engine = ReceiptEngine()
-        var sequence: UInt64 = 0
-        var clock: Int64 = 1_750_000_000_000
-        var readStates = 0
-        func apply(_ kind: EventKind) {
-            sequence += 1
-            clock += 1
-            let event = Event(id: EventID(source: "threads", sequence: sequence), kind: kind)
-            readStates += engine.apply(event, at: Timestamp(milliseconds: clock)).readStates.count
-        }
+        var threads = InProcessEngine(source: "threads")
         let members = (0..<size).map { "u\($0)" }
-        apply(.conversationUpserted(conversation: "g", kind: .group, members: members))
-        let emptyBytes = engine.encodedState().count
+        threads.apply(.conversationUpserted(conversation: "g", kind: .group, members: members))
+        let emptyBytes = threads.engine.encodedState().count
         let emptyResident = Self.ownResidentBytes()
         var readTime: Duration = .zero
         var threadReads = 0
         var replyUpdates = 0
         var readUpdates = 0
         for t in 0..<threadCount {
-            apply(.messageSent(conversation: "g", message: "t\(t)", sender: members[0], isSystem: false))
+            threads.apply(.messageSent(conversation: "g", message: "t\(t)", sender: members[0], isSystem: false))
             let participants = [members[0]] + (1...4).map { members[1 + (t * 4 + $0) % (size - 1)] }
-            readStates = 0
+            threads.readStates = 0
             for (k, participant) in participants.dropFirst().enumerated() {
-                apply(
+                threads.apply(
                     .messageSent(
                         conversation: "g",
                         message: "t\(t)r\(k)",
@@ -54,38 +45,26 @@ extension BenchRun {
                     )
                 )
             }
-            replyUpdates += readStates
-            readStates = 0
+            replyUpdates += threads.readStates
+            threads.readStates = 0
             let started = ContinuousClock.now
             for participant in participants {
-                apply(.read(conversation: "g", user: participant, message: nil, thread: "t\(t)"))
+                threads.apply(.read(conversation: "g", user: participant, message: nil, thread: "t\(t)"))
                 threadReads += 1
             }
             readTime += ContinuousClock.now - started
-            readUpdates += readStates
+            readUpdates += threads.readStates
         }
-        let threadBytes = Double(engine.encodedState().count - emptyBytes) / Double(threadCount)
+        let threadBytes = Double(threads.engine.encodedState().count - emptyBytes) / Double(threadCount)
         let threadResident = Double(Self.ownResidentBytes() - emptyResident) / Double(threadCount)
         // The same messages with no thread: what the threads add beyond their five messages.
-        var flat = ReceiptEngine()
-        _ = flat.apply(
-            Event(
-                id: EventID(source: "flat", sequence: 1),
-                kind: .conversationUpserted(conversation: "g", kind: .group, members: members)
-            ),
-            at: Timestamp(milliseconds: clock)
-        )
-        let flatEmpty = flat.encodedState().count
+        var flat = InProcessEngine(source: "flat")
+        flat.apply(.conversationUpserted(conversation: "g", kind: .group, members: members))
+        let flatEmpty = flat.engine.encodedState().count
         for m in 0..<threadCount * 5 {
-            _ = flat.apply(
-                Event(
-                    id: EventID(source: "flat", sequence: UInt64(m + 2)),
-                    kind: .messageSent(conversation: "g", message: "f\(m)", sender: members[m % 5], isSystem: false)
-                ),
-                at: Timestamp(milliseconds: clock)
-            )
+            flat.apply(.messageSent(conversation: "g", message: "f\(m)", sender: members[m % 5], isSystem: false))
         }
-        let flatBytes = Double(flat.encodedState().count - flatEmpty) / Double(threadCount)
+        let flatBytes = Double(flat.engine.encodedState().count - flatEmpty) / Double(threadCount)
         table.add(
             "group of \(Self.count(size)), \(Self.count(threadCount)) threads of 5: encoded state per thread (root + 4 replies, 5 participants)",
             ours: String(format: "%.0f B (RSS growth %.0f B)", threadBytes, threadResident),
@@ -104,16 +83,16 @@ extension BenchRun {
         // Half the group reads the last thread's last reply, so that its sheet has readers.
         let last = "t\(threadCount - 1)r3"
         for reader in members.dropFirst().enumerated().filter({ $0.offset % 2 == 0 }).map(\.element) {
-            apply(.read(conversation: "g", user: reader, message: last, thread: "t\(threadCount - 1)"))
+            threads.apply(.read(conversation: "g", user: reader, message: last, thread: "t\(threadCount - 1)"))
         }
         let page = ReadDetailPage(size: 50, after: nil)
         let wholeTimes = Self.p99Microseconds(rounds: smoke ? 6 : 60) {
-            _ = engine.readDetail(conversation: "g", message: last)
+            _ = threads.engine.readDetail(conversation: "g", message: last)
         }
         let pageTimes = Self.p99Microseconds(rounds: smoke ? 6 : 60) {
-            _ = try? engine.readDetail(conversation: "g", message: last, page: page)
+            _ = try? threads.engine.readDetail(conversation: "g", message: last, page: page)
         }
-        let status = engine.status(conversation: "g", message: last)
+        let status = threads.engine.status(conversation: "g", message: last)
         table.add(
             "group of \(Self.count(size)): a thread reply's \"Read By\": first page of 50, p99",
             ours: ResultTable.microseconds(pageTimes),

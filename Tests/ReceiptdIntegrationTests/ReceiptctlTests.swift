@@ -13,7 +13,8 @@ struct ReceiptctlTests {
     private func receiptctl(
         _ daemon: ReceiptdProcess,
         _ arguments: [String],
-        stdin: String? = nil
+        stdin: String? = nil,
+        output: String = "receiptctl.out"
     ) async throws -> (Int32, String) {
         let process = Process()
         process.executableURL = ReceiptdLauncher.binaryDirectory.appendingPathComponent("receiptctl")
@@ -23,7 +24,7 @@ struct ReceiptctlTests {
             command + subcommand + ["--data-dir", daemon.dataDirectory]
             + arguments.dropFirst(command.count + subcommand.count)
         let run = try await process.runToEnd(
-            outputPath: "\(daemon.dataDirectory)/receiptctl.out",
+            outputPath: "\(daemon.dataDirectory)/\(output)",
             input: stdin,
             seconds: 30
         )
@@ -118,5 +119,45 @@ struct ReceiptctlTests {
         #expect(bob.1.contains("g1: 2 unread, 2 mentioning them"), "\(bob.1)")
         let carol = try await receiptctl(daemon, ["query", "unread", "--user", "carol", "--json"])
         #expect(carol.1.contains(#""unreadMentions":1"#), "\(carol.1)")
+    }
+
+    @Test("tail --user prints the user's current read states, then a read in a thread as it happens")
+    func tailUser() async throws {
+        let daemon = try await ReceiptdProcess()
+        for arguments in [
+            ["send", "conversation", "--conversation", "g1", "--members", "alice,bob,carol"],
+            ["send", "message", "--conversation", "g1", "--message", "m1", "--sender", "alice"],
+        ] {
+            #expect(try await receiptctl(daemon, arguments).0 == 0)
+        }
+        let outputPath = "\(daemon.dataDirectory)/tail.out"
+        let tail = Task {
+            try await receiptctl(daemon, ["tail", "--user", "bob", "--count", "2", "--json"], output: "tail.out")
+        }
+        // The subscription starts from bob's current states (the time 0): once that is printed,
+        // what follows is published to it.
+        for _ in 0..<100 {
+            if let printed = try? String(contentsOfFile: outputPath, encoding: .utf8),
+                printed.contains(#""updatedAtMs":0"#)
+            {
+                break
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        for arguments in [
+            ["send", "message", "--conversation", "g1", "--message", "r1", "--sender", "alice", "--thread", "m1"],
+            ["send", "read", "--conversation", "g1", "--user", "bob", "--message", "r1", "--thread", "m1"],
+        ] {
+            #expect(try await receiptctl(daemon, arguments).0 == 0)
+        }
+        let (status, output) = try await tail.value
+        let lines = output.split(separator: "\n").map(String.init).filter { $0.contains("updateSequence") }
+        #expect(status == 0 && lines.count == 2, "\(output)")
+        let current = lines.first ?? ""
+        #expect(current.contains(#""user":"bob""#) && current.contains(#""unread":1"#), "\(current)")
+        #expect(!current.contains(#""thread""#), "bob holds no place in a thread yet: \(current)")
+        let read = lines.last ?? ""
+        #expect(read.contains(#""thread":"m1""#) && read.contains(#""readUpTo":2"#), "\(read)")
+        #expect(!read.contains(#""updatedAtMs":0"#), "a change published after the start: \(read)")
     }
 }

@@ -194,20 +194,25 @@ struct CoordinatorConformanceTests {
     @Test(arguments: Backend.allCases)
     func anExpiredLeaseTakesThePrimaryKeyAndWatchersSeeIt(backend: Backend) async throws {
         try await Self.withHarness(backend) { harness in
-            let a = try await harness.coordinator(member: "receiptd-3", ordinal: 3, ttlSeconds: 3)
+            // A TTL of 6 s: renewals (every 2 s) keep it alive unless etcd stalls for 4 s. With 3 s, a
+            // clean-clone run under the whole suite saw it expire while renewed, and the lease
+            // granted after it moved the deadline on.
+            let a = try await harness.coordinator(member: "receiptd-3", ordinal: 3, ttlSeconds: 6)
             let b = try await harness.coordinator(member: "receiptd-b-3")
             guard case .won = try await Self.campaign(a, "receiptd-3", term: 1) else {
                 Issue.record("the campaign lost")
                 return
             }
+            let lease = a.lease
             let watcher = StateRecorder(b.changes())
             try await harness.waitUntil("the watcher's first state") { !watcher.states.isEmpty }
             // Renewals keep it alive past its TTL.
-            for _ in 0..<25 { try await harness.tick() }
+            for _ in 0..<70 { try await harness.tick() }
             #expect(try await b.state().primary?.member == "receiptd-3")
+            #expect(a.lease == lease, "the lease was renewed, not lost and granted again")
 
             harness.stopRenewals(of: "receiptd-3")
-            try await harness.waitUntil("the primary key's expiry") { try await b.state().primary == nil }
+            try await harness.waitUntil("the primary key's expiry", seconds: 15) { try await b.state().primary == nil }
             try await harness.waitUntil("the watcher seeing the expiry") { watcher.states.last?.primary == nil }
             #expect(watcher.states.first?.primary?.member == "receiptd-3")
             #expect(a.leaseDeadline < harness.now())
@@ -217,7 +222,8 @@ struct CoordinatorConformanceTests {
     @Test(arguments: Backend.allCases)
     func theLeaseDeadlineIsAheadOfTheRealExpiry(backend: Backend) async throws {
         try await Self.withHarness(backend) { harness in
-            let a = try await harness.coordinator(member: "receiptd-3", ordinal: 3, ttlSeconds: 3)
+            // 6 s, as above: with 3 s a stalled etcd let the lease expire while it was renewed.
+            let a = try await harness.coordinator(member: "receiptd-3", ordinal: 3, ttlSeconds: 6)
             #expect(a.leaseDeadline > harness.now())
             guard case .won = try await Self.campaign(a, "receiptd-3", term: 1) else {
                 Issue.record("the campaign lost")
@@ -225,19 +231,19 @@ struct CoordinatorConformanceTests {
             }
             // Renewals move the deadline on.
             let first = a.leaseDeadline
-            try await harness.waitUntil("a renewal", seconds: 3) { a.leaseDeadline > first }
+            try await harness.waitUntil("a renewal", seconds: 6) { a.leaseDeadline > first }
 
             harness.stopRenewals(of: "receiptd-3")
             // A renewal in flight may still land: take the deadline once it stops moving.
             for _ in 0..<10 { try await harness.tick() }
             let deadline = a.leaseDeadline
-            // The key may be seen gone only after the deadline (however late this test looks:
-            // a slow look only moves the observation later).
+            // The key may be seen gone only after the deadline. The time is taken once the answer
+            // is in: taken before the call, a slow answer (a loaded etcd) saying "gone" after the
+            // deadline would look like one seen before it.
             var observedGone: UInt64 = 0
-            try await harness.waitUntil("the expiry") {
-                let now = harness.now()
+            try await harness.waitUntil("the expiry", seconds: 15) {
                 guard try await a.state().primary == nil else { return false }
-                observedGone = now
+                observedGone = harness.now()
                 return true
             }
             #expect(observedGone >= deadline, "the lease expired before its deadline")

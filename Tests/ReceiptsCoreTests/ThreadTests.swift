@@ -138,6 +138,29 @@ struct ThreadTests {
         #expect(h.rejection(.delivered(conversation: "g", user: "C", message: "", thread: nil)) == .invalidEvent)
     }
 
+    /// A receipt naming a thread and a message not yet known is held with its thread: applied
+    /// in that thread if the message arrives as one of its replies, discarded (and counted) if
+    /// it arrives anywhere else, as the same receipt arriving after its message is rejected.
+    @Test func aHeldReceiptKeepsItsThreadThroughASnapshot() throws {
+        var h = Self.group()
+        h.send("g", "m2", from: "A")
+        for (message, user) in [("r1", "C"), ("x1", "C"), ("x2", "D")] {
+            let held = h.apply(.read(conversation: "g", user: user, message: message, thread: "m1"))
+            #expect(held.outcome == .accepted(held: true))
+        }
+        h.engine = try ReceiptEngine(restoringFrom: h.engine.encodedState(), configuration: .init())
+
+        Self.reply(&h, "r1", from: "B")
+        #expect(h.status("g", "r1").readCount == 1, "held in m1's thread, applied there")
+        h.send("g", "x1", from: "B")
+        #expect(h.status("g", "x1").readCount == 0, "a main-timeline message is not a reply in m1's thread")
+        #expect(h.unread("C", "g").readUpTo == 0, "C's main watermark did not move")
+        Self.reply(&h, "x2", from: "B", in: "m2")
+        #expect(h.status("g", "x2").readCount == 0, "a reply in m2's thread is not one in m1's")
+        #expect(h.engine.counters.heldReceipts == 0)
+        #expect(h.engine.counters.discardedHeldReceipts == 2)
+    }
+
     @Test func leavingDropsUnreadRepliesFromTheCountsAndRejoiningKeepsTheOldOnesFrozen() {
         var h = Self.group()
         Self.reply(&h, "r1", from: "B")
