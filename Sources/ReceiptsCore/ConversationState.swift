@@ -286,11 +286,26 @@ struct ConversationState: Sendable {
         }
     }
 
-    /// Whether `slot` received message `s` (sent by `sender`), and which watermarks apply.
-    /// For a thread reply the watermarks are the member's in its thread.
+    /// Whether `slot` received retained message `s` (sent by `sender`), and which watermarks
+    /// apply. For a thread reply the watermarks are the member's in its thread.
+    ///
+    /// Inline for the common case, a current member and a main-timeline message: called out of
+    /// line on a conversation read through the engine's buffer, the whole conversation was
+    /// copied for the call (a retain of each of its arrays, on every receipt).
+    @inline(__always)
     func standing(of slot: UInt32, at s: UInt32, sender: UInt32) -> Standing {
         guard slot != sender else { return .none }
         let member = members[Int(slot)]
+        if member.isMember && member.joinedAfter < s
+            && messages[Int(s - base)].flags & MessageRecord.Flag.threadReply == 0
+        {
+            return .current(deliveredUpTo: member.deliveredUpTo, visibleReadUpTo: member.visibleReadUpTo)
+        }
+        return standing(of: slot, at: s, member: member)
+    }
+
+    /// `standing(of:at:sender:)` for a thread reply, or a member who is not a current recipient.
+    private func standing(of slot: UInt32, at s: UInt32, member: MemberRecord) -> Standing {
         let thread = threadIndex(ofReply: s).map { threads[$0] }
         if member.isMember && member.joinedAfter < s {
             guard let thread else {
