@@ -165,7 +165,10 @@ final class ReplicationPair {
             guard ContinuousClock.now < deadline else {
                 throw PipelineTestError(
                     "the standby applied \(standby.applied), the primary's durable end is "
-                        + "\(primary.pipeline.log.durablePosition); \(primary.pipeline.awaiting.count) items wait"
+                        + "\(primary.pipeline.log.durablePosition); \(primary.pipeline.awaiting.count) items wait; "
+                        + "the standby's log: appended \(standby.log.appendedPosition), durable "
+                        + "\(standby.log.durablePosition); the pair's clock at \(now); last shipped "
+                        + "\(shipped.suffix(3)); last requests \(requests.suffix(3))"
                 )
             }
             try await Task.sleep(for: .milliseconds(1))
