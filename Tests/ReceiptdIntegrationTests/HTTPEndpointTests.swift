@@ -89,13 +89,16 @@ struct HTTPEndpointTests {
             _ = try dealer.send([[], EventBatchCodec.encode(batch)])
         }
 
-        // The grace period runs from the failure, which comes while the frames above are still
-        // being encoded and sent; on a loaded machine that takes seconds, so both answers are
-        // taken in one poll, before the grace period can end.
+        // The grace period runs from /readyz saying "failed", which comes while the frames above
+        // may still be being encoded and sent. The counter goes up when the worker sees the
+        // failure, /readyz once the worker has stopped its threads, which on a loaded machine
+        // can be a few polls later: both are polled until both say so, well within the grace
+        // period.
+        let failed = #"503 {"status":"failed"}"#
         var errors: Double?
         var readiness: String?
         let deadline = Date().addingTimeInterval(10)
-        while errors != 1 || readiness == nil, Date() < deadline {
+        while errors != 1 || readiness != failed, Date() < deadline {
             let text = try? await HTTPProbe.get(address, "/metrics").body
             errors = text.flatMap { Self.sample("receiptd_fsync_errors_total", in: $0) }
             if errors == 1, let ready = try? await HTTPProbe.get(address, "/readyz") {
@@ -104,7 +107,7 @@ struct HTTPEndpointTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(errors == 1, "the log failure was never scraped: \(daemon.standardError().suffix(1500))")
-        #expect(readiness == #"503 {"status":"failed"}"#)
+        #expect(readiness == failed)
         // The grace period began before /readyz said "failed"; the exit comes after it, and
         // after whatever the shutdown takes on a loaded machine.
         #expect(try await daemon.waitForExit(laterBySeconds: 15) == 74)
