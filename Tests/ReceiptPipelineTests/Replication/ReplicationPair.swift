@@ -159,8 +159,12 @@ final class ReplicationPair {
     func catchUp() async throws {
         let deadline = ContinuousClock.now + .seconds(20)
         while true {
-            try primary.pipeline.advance(now: ServiceClock.monotonicMilliseconds())
+            // The exchange first, then the pipeline: what the standby just confirmed is answered
+            // before the check. The other way round, an exchange that ended slow (fsyncs on a
+            // loaded machine) past the deadline left the last reply unanswered, though the
+            // standby had applied everything.
             try run(rounds: 50)
+            try primary.pipeline.advance(now: ServiceClock.monotonicMilliseconds())
             if isCaughtUp, primary.pipeline.awaiting.isEmpty { return }
             guard ContinuousClock.now < deadline else {
                 throw PipelineTestError(
