@@ -93,7 +93,8 @@ package final class Shipper {
         package var recorder: InSyncRecorder?
         /// The set recorded when this primary's term began.
         package var recorded: Set<String>?
-        /// This member's lease deadline (monotonic nanoseconds); nil without a lease.
+        /// This member's lease deadline (nanoseconds on the clock of the shipper's `now`, which
+        /// is in milliseconds); nil without a lease.
         package var leaseDeadline: (@Sendable () -> UInt64)?
 
         package init(
@@ -146,7 +147,7 @@ package final class Shipper {
     ///   - acknowledging: The gate, the recorder and the lease; nil when acknowledgements wait
     ///     for nothing but the primary's log (fixed roles without a gate).
     ///   - metrics: Where the standbys' lag and the in-sync set go; nil in tests.
-    ///   - now: Monotonic milliseconds.
+    ///   - now: Monotonic milliseconds, the clock of every later `now` (and of the lease deadline).
     ///   - acknowledged: The primary's frontier `A`, read on the shipper's thread.
     package init(
         log: ReceiptLog,
@@ -264,7 +265,8 @@ package final class Shipper {
         self.verdict = verdict
         sampleMetrics(set, now: now)
         let gate = acknowledging.gate
-        if let deadline = acknowledging.leaseDeadline?(), LeaseDeadline.now() > deadline {
+        // `now` is in whole milliseconds: the latest instant it may stand for is judged.
+        if let deadline = acknowledging.leaseDeadline?(), UInt64(max(now + 1, 0)) * 1_000_000 > deadline {
             if frozenAt == nil {
                 frozenAt = min(gate.replicatedPosition, log.durablePosition.offset)
                 metrics?.record(role: .deposed, term: terms.last.term)

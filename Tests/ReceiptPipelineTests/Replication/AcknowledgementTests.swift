@@ -2,6 +2,7 @@ import Foundation
 import ReceiptsCore
 import ReceiptsReplication
 import ReceiptsWire
+import Synchronization
 import Testing
 import ZeroMQ
 
@@ -16,6 +17,14 @@ import ZeroMQ
         fixture.sink.outputs.filter {
             if case .reply(.ingest, _, _) = $0 { return true }
             return false
+        }.count
+    }
+
+    /// Ingest replies without an error: frames acknowledged.
+    static func acknowledgedFrames(_ fixture: PipelineFixture) throws -> Int {
+        try fixture.sink.outputs.filter {
+            guard case .reply(.ingest, let body, _) = $0 else { return false }
+            return try IngestReply.decode(body).error == nil
         }.count
     }
 
@@ -138,6 +147,41 @@ import ZeroMQ
         #expect(unreplicated.role == nil)
     }
 
+    /// Issue 29: the shipper judges its lease on the time it is given, as every other rule of
+    /// it (it read the real monotonic clock, so no test or simulation could move its deadline).
+    /// A frame the standby confirms only after the deadline is not acknowledged until a renewal.
+    @Test func theGateFreezesAtTheLeaseDeadlineOnTheShippersClockAndThawsOnRenewal() async throws {
+        let gate = ReplicationGate(position: 0, wake: {})
+        // Nanoseconds on the pair's clock (milliseconds): 1,000 s ahead of its start.
+        let deadline = LeaseDeadlineValue(1_001_000 * 1_000_000)
+        let pair = try ReplicationPair(
+            primary: try PipelineFixture(gate: gate),
+            leaseDeadline: { deadline.nanoseconds.load(ordering: .relaxed) }
+        )
+        try pair.start()
+        pair.primary.ingest(ShippingTests.conversation)
+        try await pair.catchUp()
+        #expect(try Self.acknowledgedFrames(pair.primary) == 1, "acknowledged while the lease is alive")
+        #expect(gate.refusal == .none)
+
+        // Frame 2 is durable here; the standby gets it only once the deadline has passed.
+        pair.primary.ingest(ShippingTests.traffic(1)[0])
+        try await pair.primary.waitUntilDurable()
+        deadline.nanoseconds.store(UInt64(pair.now) * 1_000_000, ordering: .relaxed)
+        try pair.run(rounds: 20)
+        try await pair.settleStandby()
+        try pair.primary.pipeline.advance(now: ServiceClock.monotonicMilliseconds())
+        #expect(pair.standby.log.durablePosition >= pair.primary.pipeline.log.durablePosition)
+        #expect(gate.refusal == .leaseExpired)
+        #expect(Self.ingestReplies(pair.primary) == 1, "answered after the lease deadline")
+
+        // A renewal moves the deadline: what the standby holds is acknowledged.
+        deadline.nanoseconds.store(UInt64(pair.now + 10_000) * 1_000_000, ordering: .relaxed)
+        try await pair.catchUp()
+        #expect(gate.refusal == .none)
+        #expect(try Self.acknowledgedFrames(pair.primary) == 2)
+    }
+
     @Test func underLocalFallbackThePrimaryAcknowledgesAlone() async throws {
         let pair = try Self.gatedPair(fallback: .local)
         pair.shipper.ship(now: 1_001) { _ in true }
@@ -160,5 +204,14 @@ import ZeroMQ
         #expect(error.message.contains("--replication-ack standby"))
         #expect(fixture.pipeline.log.appendedPosition == before)
         #expect(fixture.pipeline.engine.topology.moveEpoch == 0)
+    }
+}
+
+/// A lease deadline a test moves while the shipper reads it.
+final class LeaseDeadlineValue: Sendable {
+    let nanoseconds: Atomic<UInt64>
+
+    init(_ nanoseconds: UInt64) {
+        self.nanoseconds = Atomic(nanoseconds)
     }
 }

@@ -28,8 +28,11 @@ final class ReplicationPair {
     /// A monotonic clock the test moves by hand.
     var now: Int64 = 1_000
 
+    /// - Parameter leaseDeadline: The primary's lease deadline, in nanoseconds on the pair's
+    ///   clock (`now` is in milliseconds); nil for no lease.
     init(
         primary: PipelineFixture? = nil,
+        leaseDeadline: (@Sendable () -> UInt64)? = nil,
         standbyDirectory: String? = nil,
         standbyConfiguration configureStandby: (inout ServiceConfiguration) -> Void = { _ in },
         replication configure: (inout ReplicationSettings) -> Void = { _ in }
@@ -55,7 +58,7 @@ final class ReplicationPair {
             workerIndex: primary.configuration.workerIndex,
             engineSettings: ReplaySettings.recordedText(directory: primary.configuration.dataDirectory),
             logger: Self.logger,
-            acknowledging: primary.gate.map { Shipper.Acknowledging(gate: $0) },
+            acknowledging: primary.gate.map { Shipper.Acknowledging(gate: $0, leaseDeadline: leaseDeadline) },
             now: 1_000,
             acknowledged: { [frontier = primary.pipeline.frontier, cap = acknowledgedCap] in
                 min(frontier.position.offset, cap.value)
