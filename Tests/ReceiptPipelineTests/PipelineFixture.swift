@@ -152,34 +152,46 @@ final class PipelineFixture {
     /// Advances the pipeline (at `now`, monotonic milliseconds) until nothing waits for the
     /// log; at most 5 seconds.
     func settle(now: Int64? = nil) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while true {
+        try Self.poll(seconds: 5) {
             try pipeline.advance(now: now ?? ServiceClock.monotonicMilliseconds())
-            if pipeline.awaiting.isEmpty { return }
-            guard ContinuousClock.now < deadline else {
-                throw PipelineTestError("\(pipeline.awaiting.count) items still wait for the log after 5 s")
-            }
-            try await Task.sleep(for: .milliseconds(1))
+            return pipeline.awaiting.isEmpty
+        } failure: {
+            "\(pipeline.awaiting.count) items still wait for the log after 5 s"
         }
     }
 
     /// Waits (without advancing the pipeline) until the log made everything appended durable; at most 5 seconds.
     func waitUntilDurable() async throws {
         let appended = pipeline.log.appendedPosition
-        let deadline = ContinuousClock.now + .seconds(5)
-        while pipeline.log.durablePosition < appended {
-            guard ContinuousClock.now < deadline else { throw PipelineTestError("\(appended) not durable after 5 s") }
-            try await Task.sleep(for: .milliseconds(1))
+        try Self.poll(seconds: 5) {
+            pipeline.log.durablePosition >= appended
+        } failure: {
+            "\(appended) not durable after 5 s"
         }
     }
 
     /// Advances the pipeline at `now` until no compaction runs; at most 5 seconds.
     func awaitCompaction(now: Int64) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while pipeline.compaction.isRunning {
-            guard ContinuousClock.now < deadline else { throw PipelineTestError("compaction still running after 5 s") }
-            try await Task.sleep(for: .milliseconds(2))
+        try Self.poll(seconds: 5) {
+            guard pipeline.compaction.isRunning else { return true }
             try pipeline.advance(now: now)
+            return !pipeline.compaction.isRunning
+        } failure: {
+            "compaction still running after 5 s"
+        }
+    }
+
+    /// Calls `done` about every millisecond until it says true; throws what `failure` says after
+    /// `seconds`.
+    ///
+    /// It waits with `usleep`, holding its thread, not with `Task.sleep`: under the whole suite,
+    /// tests blocking the cooperative pool's two threads left a sleeping test resumed only a few
+    /// times in 20 s (`ReplicationPair.catchUp` failed so twice, its clock moved 90 ms).
+    static func poll(seconds: Int, until done: () throws -> Bool, failure: () -> String) throws {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while try !done() {
+            guard ContinuousClock.now < deadline else { throw PipelineTestError(failure()) }
+            usleep(1000)
         }
     }
 

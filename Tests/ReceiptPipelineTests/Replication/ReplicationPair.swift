@@ -159,41 +159,30 @@ final class ReplicationPair {
     /// Runs the primary's pipeline and the exchange until the standby has applied everything
     /// the primary made durable and the primary answered everything; at most 20 s (fsyncs on a
     /// loaded CI machine).
-    ///
-    /// It waits between rounds with `usleep`, on its own thread, not with `Task.sleep`: under the
-    /// whole suite, tests blocking the cooperative pool's two threads left this one resumed a
-    /// few times in 20 s (two failures: the pair's clock, 50 ms a round, had moved 90 ms).
     func catchUp() async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while true {
+        try PipelineFixture.poll(seconds: 20) {
             // The exchange first, then the pipeline: what the standby just confirmed is answered
             // before the check. The other way round, an exchange that ended slow (fsyncs on a
             // loaded machine) past the deadline left the last reply unanswered, though the
             // standby had applied everything.
             try run(rounds: 50)
             try primary.pipeline.advance(now: ServiceClock.monotonicMilliseconds())
-            if isCaughtUp, primary.pipeline.awaiting.isEmpty { return }
-            guard ContinuousClock.now < deadline else {
-                throw PipelineTestError(
-                    "the standby applied \(standby.applied), the primary's durable end is "
-                        + "\(primary.pipeline.log.durablePosition); \(primary.pipeline.awaiting.count) items wait; "
-                        + "the standby's log: appended \(standby.log.appendedPosition), durable "
-                        + "\(standby.log.durablePosition); the pair's clock at \(now); last shipped "
-                        + "\(shipped.suffix(3)); last requests \(requests.suffix(3))"
-                )
-            }
-            usleep(1000)
+            return isCaughtUp && primary.pipeline.awaiting.isEmpty
+        } failure: {
+            "the standby applied \(standby.applied), the primary's durable end is "
+                + "\(primary.pipeline.log.durablePosition); \(primary.pipeline.awaiting.count) items wait; "
+                + "the standby's log: appended \(standby.log.appendedPosition), durable "
+                + "\(standby.log.durablePosition); the pair's clock at \(now); last shipped "
+                + "\(shipped.suffix(3)); last requests \(requests.suffix(3))"
         }
     }
 
     /// Waits until the standby's log made everything appended durable, then advances it; at most 20 s.
     func settleStandby() async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while standby.log.durablePosition < standby.log.appendedPosition {
-            guard ContinuousClock.now < deadline else {
-                throw PipelineTestError("the standby's log is not durable after 20 s")
-            }
-            try await Task.sleep(for: .milliseconds(1))
+        try PipelineFixture.poll(seconds: 20) {
+            standby.log.durablePosition >= standby.log.appendedPosition
+        } failure: {
+            "the standby's log is not durable after 20 s"
         }
         now += 1
         for request in try standby.advance(now: now) { try deliver(request) }

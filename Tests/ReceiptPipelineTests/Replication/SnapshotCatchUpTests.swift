@@ -103,10 +103,12 @@ import Testing
             try await pair.catchUp()
         }
         let standbyDirectory = pair.standbyConfiguration.dataDirectory
-        let deadline = ContinuousClock.now + .seconds(5)
-        while pair.standby.log.newestSnapshotPosition == nil, ContinuousClock.now < deadline {
+        try PipelineFixture.poll(seconds: 5) {
+            guard pair.standby.log.newestSnapshotPosition == nil else { return true }
             try pair.standby.advance(now: pair.now)
-            try await Task.sleep(for: .milliseconds(5))
+            return false
+        } failure: {
+            "the standby wrote no snapshot in 5 s"
         }
         let snapshot = try #require(pair.standby.log.newestSnapshotPosition)
         #expect(snapshot <= pair.standby.applied)
