@@ -261,9 +261,9 @@ public struct ReceiptEngine: Sendable {
         userIndex(of: id).map { users[Int($0)].isDeleted } ?? false
     }
 
-    /// The index of a known conversation.
+    /// The index of a known conversation: the high half of its messages' `ApplyResult.changeKeys`.
     @inline(__always)
-    func conversationIndex(of id: String) -> UInt32? {
+    package func conversationIndex(of id: String) -> UInt32? {
         conversationIDs.position(of: id).map { UInt32($0) }
     }
 

@@ -9,7 +9,6 @@ import ReceiptsCore
 /// only built once a second event changes something, so single-event frames pay nothing for it.
 struct ChangeMerger {
     private(set) var changes = Publication()
-    private var keys: [UInt64] = []
     private var indexes: [UInt64: Int]?
     /// Events in the batch: room for as many messages is made once, not grown step by step.
     private let events: Int
@@ -25,16 +24,16 @@ struct ChangeMerger {
         guard !result.changes.isEmpty else { return }
         guard !changes.statuses.isEmpty else {
             changes.statuses = result.changes
-            keys = result.changeKeys
+            changes.keys = result.changeKeys
             return
         }
         if indexes == nil {
             var built: [UInt64: Int] = [:]
             built.reserveCapacity(events)
-            for (index, key) in keys.enumerated() { built[key] = index }
+            for (index, key) in changes.keys.enumerated() { built[key] = index }
             indexes = built
             changes.statuses.reserveCapacity(events)
-            keys.reserveCapacity(events)
+            changes.keys.reserveCapacity(events)
         }
         for (change, key) in zip(result.changes, result.changeKeys) {
             if let index = indexes?[key] {
@@ -42,7 +41,7 @@ struct ChangeMerger {
             } else {
                 indexes?[key] = changes.statuses.count
                 changes.statuses.append(change)
-                keys.append(key)
+                changes.keys.append(key)
             }
         }
     }
@@ -52,6 +51,9 @@ struct ChangeMerger {
 struct Publication {
     /// Message statuses, one per message.
     var statuses: [MessageStatus] = []
+    /// The engine's key of each status, same order (`ApplyResult.changeKeys`): the publisher
+    /// finds the conversation's stream by the index in it, not by hashing its id.
+    var keys: [UInt64] = []
     /// Users' read states, in the order the events changed them.
     var readStates: [ReadStateChange] = []
 }

@@ -317,7 +317,7 @@ final class ReceiptPipeline {
         while let item = awaiting.first, item.position <= durable {
             _ = awaiting.popFirst()
             if !item.changes.statuses.isEmpty {
-                statusPublisher.submit(item.changes.statuses, now: now)
+                statusPublisher.submit(item.changes.statuses, keys: item.changes.keys, now: now)
             }
             if !item.changes.readStates.isEmpty {
                 statusPublisher.submit(readStates: item.changes.readStates)

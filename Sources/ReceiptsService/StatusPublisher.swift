@@ -13,19 +13,23 @@ package final class StatusPublisher {
     private let windowMilliseconds: Int64
     /// Identifies this run of the worker; subscribers re-snapshot when it changes.
     package let publisherRun: UInt64
-    /// Per conversation: the last sequence published and the topic frame (computed once).
-    private var conversations: [String: (sequence: UInt64, topic: [UInt8])] = [:]
+    /// Per conversation, by the engine's index (the high half of its key in
+    /// `ApplyResult.changeKeys`): the last sequence published and the topic frame (made once).
+    /// Indexed, not hashed by id: the worker published one update per changed message, and the
+    /// hash of the conversation's id was a tenth of its time.
+    private var conversations: [Stream] = []
     /// Per user: the last read-state sequence published and the topic frame.
-    private var users: [String: (sequence: UInt64, topic: [UInt8])] = [:]
+    private var users: [String: Stream] = [:]
     /// The run of the users' topics (their updates' and unread counts' `epoch`): this run of the
     /// worker, moved on each time numbering starts again after a time when nobody followed a
     /// user topic, since reads made meanwhile were numbered nowhere.
     private(set) var userRun: UInt64
     /// Whether read states are numbered and handed over now (some subscriber follows a user topic).
     private var numbersUsers: Bool
-    private var held: [MessageKey: MessageStatus] = [:]
+    /// Statuses waiting for their window to close, by the engine's key of their message.
+    private var held: [UInt64: MessageStatus] = [:]
     /// Keys in the order their window closes (the window is constant, so FIFO order is deadline order).
-    private var deadlines = FIFOQueue<(deadline: Int64, key: MessageKey)>()
+    private var deadlines = FIFOQueue<(deadline: Int64, key: UInt64)>()
     private let onPublished: (Int) -> Void
     private let onReadStatesPublished: (Int) -> Void
 
@@ -51,9 +55,10 @@ package final class StatusPublisher {
         self.onReadStatesPublished = onReadStatesPublished
     }
 
-    /// The last sequence published for a conversation in this run (0 if none).
-    func sequence(of conversation: String) -> UInt64 {
-        conversations[conversation]?.sequence ?? 0
+    /// The last sequence published in this run for the conversation of engine index `index` (0
+    /// if none).
+    func sequence(ofConversationAt index: UInt32) -> UInt64 {
+        Int(index) < conversations.count ? conversations[Int(index)].sequence : 0
     }
 
     /// Whether read states are to be built and handed over, asked before each frame: whether
@@ -81,7 +86,7 @@ package final class StatusPublisher {
     package func submit(readStates: [ReadStateChange]) {
         guard numbersUsers else { return }
         for change in readStates {
-            let entry = Self.next(in: &users, change.user) { Partitioning.exactUserTopic(for: $0) }
+            let entry = nextUserUpdate(of: change.user)
             sink.publish(
                 topic: entry.topic,
                 update: .readState(
@@ -93,17 +98,16 @@ package final class StatusPublisher {
     }
 
     /// Hands over durable changes: published now, or at the end of their message's window.
-    package func submit(_ changes: [MessageStatus], now: Int64) {
+    ///
+    /// - Parameter keys: The engine's key of each change, same order (`ApplyResult.changeKeys`).
+    package func submit(_ changes: [MessageStatus], keys: [UInt64], now: Int64) {
         guard windowMilliseconds > 0 else {
-            changes.forEach(publish)
+            for (status, key) in zip(changes, keys) { publish(status, key: key) }
             onPublished(changes.count)
             return
         }
-        for status in changes {
-            let key = MessageKey(conversation: status.conversation, sequence: status.sequence)
-            if held.updateValue(status, forKey: key) == nil {
-                deadlines.append((now + windowMilliseconds, key))
-            }
+        for (status, key) in zip(changes, keys) where held.updateValue(status, forKey: key) == nil {
+            deadlines.append((now + windowMilliseconds, key))
         }
     }
 
@@ -120,34 +124,45 @@ package final class StatusPublisher {
             if let now, deadline > now { break }
             _ = deadlines.popFirst()
             if let status = held.removeValue(forKey: key) {
-                publish(status)
+                publish(status, key: key)
                 count += 1
             }
         }
         onPublished(count)
     }
 
-    private func publish(_ status: MessageStatus) {
-        let entry = Self.next(in: &conversations, status.conversation) { Partitioning.exactTopic(for: $0) }
+    private func publish(_ status: MessageStatus, key: UInt64) {
+        let c = Int(key >> 32)
+        if c >= conversations.count {
+            conversations.append(contentsOf: repeatElement(Stream(), count: c + 1 - conversations.count))
+        }
+        if conversations[c].topic.isEmpty {
+            conversations[c].topic = Array(Partitioning.exactTopic(for: status.conversation).utf8)
+        }
+        conversations[c].sequence += 1
         sink.publish(
-            topic: entry.topic,
-            update: .status(StatusUpdate(publisherRun: publisherRun, sequence: entry.sequence, status: status))
+            topic: conversations[c].topic,
+            update: .status(
+                StatusUpdate(publisherRun: publisherRun, sequence: conversations[c].sequence, status: status)
+            )
         )
     }
 
-    /// Numbers the next update of a topic's stream: its sequence, and its topic frame (made once).
+    /// Numbers the next update of a user's topic: its sequence, and its topic frame (made once).
     /// One hash lookup per update: the entry is changed in place.
-    private static func next(
-        in streams: inout [String: (sequence: UInt64, topic: [UInt8])],
-        _ id: String,
-        topic: (String) -> String
-    ) -> (sequence: UInt64, topic: [UInt8]) {
-        if let index = streams.index(forKey: id) {
-            streams.values[index].sequence += 1
-            return streams.values[index]
+    private func nextUserUpdate(of user: String) -> Stream {
+        if let index = users.index(forKey: user) {
+            users.values[index].sequence += 1
+            return users.values[index]
         }
-        let entry = (sequence: UInt64(1), topic: Array(topic(id).utf8))
-        streams[id] = entry
+        let entry = Stream(sequence: 1, topic: Array(Partitioning.exactUserTopic(for: user).utf8))
+        users[user] = entry
         return entry
+    }
+
+    /// A topic's stream: the last sequence published on it and its topic frame.
+    private struct Stream {
+        var sequence: UInt64 = 0
+        var topic: [UInt8] = []
     }
 }

@@ -30,6 +30,9 @@ enum WireSink {
         try router.bind(ingest)
         try publisher.bind(publish)
         let updates = StatusPublisher(sink: publisher, windowMilliseconds: 0, publisherRun: 1, onPublished: { _ in })
+        // receiptd's engine numbers conversations as it meets them, and the publisher finds each
+        // one's stream by that number: so does the sink, at the cost of the engine's lookup.
+        var conversations: [String: UInt64] = [:]
         FileHandle.standardOutput.write(Data("ready\n".utf8))
         while true {
             let reply = try router.receiveMultipart { frames -> [[UInt8]]? in
@@ -37,7 +40,14 @@ enum WireSink {
                     let events = try? EventBatchCodec.decode(frame)
                 else { return nil }
                 let now = Timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
-                updates.submit(events.map { MessageStatus(standingInFor: $0, at: now) }, now: 0)
+                let statuses = events.map { MessageStatus(standingInFor: $0, at: now) }
+                let keys = statuses.map { status in
+                    if let index = conversations[status.conversation] { return index << 32 | status.sequence }
+                    let index = UInt64(conversations.count)
+                    conversations[status.conversation] = index
+                    return index << 32 | status.sequence
+                }
+                updates.submit(statuses, keys: keys, now: 0)
                 let results = [EventOutcome](repeating: .accepted(held: false), count: events.count)
                 return envelope.reply(IngestReply(results: results).encode())
             }

@@ -34,6 +34,12 @@ import Testing
         )
     }
 
+    /// Submits `statuses` with the keys an engine gives them: conversation `cN` at index N - 1.
+    private static func submit(_ statuses: [MessageStatus], to publisher: StatusPublisher) {
+        let keys = statuses.map { UInt64(Int($0.conversation.dropFirst())! - 1) << 32 | $0.sequence }
+        publisher.submit(statuses, keys: keys, now: 0)
+    }
+
     /// A counter's value (0 if it was never registered).
     private static func value(of name: String, in counters: ServiceCounters) -> UInt64 {
         counters.snapshot().first { $0.name == name }?.value ?? 0
@@ -56,13 +62,13 @@ import Testing
         let publisher = StatusPublisher(sink: thread, windowMilliseconds: 0, publisherRun: 7, onPublished: { _ in })
 
         // The thread takes the first update and stays in its send.
-        publisher.submit([Self.status("c1", 1)], now: 0)
+        Self.submit([Self.status("c1", 1)], to: publisher)
         #expect(sink.waitUntilStalled(seconds: 10), "the thread never reached its send")
 
         // 100,000 more while it is stuck: the queue stops at 100, the rest are counted.
         var deepest = 0
         for message in 2...100_001 {
-            publisher.submit([Self.status("c1", message)], now: 0)
+            Self.submit([Self.status("c1", message)], to: publisher)
             deepest = max(deepest, thread.queuedUpdates)
         }
         #expect(deepest == 100)
@@ -86,20 +92,20 @@ import Testing
         let thread = PublishingThread(sink: sink, limit: 2, counters: counters, logger: Self.logger, threads: .standard)
         try thread.start()
         let publisher = StatusPublisher(sink: thread, windowMilliseconds: 0, publisherRun: 7, onPublished: { _ in })
-        publisher.submit([Self.status("c1", 1)], now: 0)
+        Self.submit([Self.status("c1", 1)], to: publisher)
         #expect(sink.waitUntilStalled(seconds: 10), "the thread never reached its send")
         // c1's 2 and 3 fill the queue; c1's 4 and 5 and c2's 1 are dropped.
-        publisher.submit((2...5).map { Self.status("c1", $0) } + [Self.status("c2", 1)], now: 0)
+        Self.submit((2...5).map { Self.status("c1", $0) } + [Self.status("c2", 1)], to: publisher)
         #expect(Self.value(of: "receiptd.updates.dropped", in: counters) == 3)
         sink.release()
         // Once the thread has drained, each conversation's next update goes through.
         #expect(sink.waitForUpdates(3, seconds: 10))
-        publisher.submit([Self.status("c1", 6), Self.status("c2", 2)], now: 0)
+        Self.submit([Self.status("c1", 6), Self.status("c2", 2)], to: publisher)
         thread.stop()
 
         let sequences = sink.updates.map { "\($0.status.conversation)#\($0.sequence)" }
         #expect(sequences == ["c1#1", "c1#2", "c1#3", "c1#6", "c2#2"])
-        #expect(publisher.sequence(of: "c1") == 6 && publisher.sequence(of: "c2") == 2)
+        #expect(publisher.sequence(ofConversationAt: 0) == 6 && publisher.sequence(ofConversationAt: 1) == 2)
     }
 
     @Test func aLimitBelowOneIsRefused() throws {
