@@ -1,28 +1,16 @@
+import ReceiptsCore
 import Testing
-
-@testable import ReceiptsCore
 
 /// `MessageStatus` keeps its sender and thread root in one stored string: each reads back as
 /// given, whatever the other holds, and two statuses are equal only when both are.
 @Suite struct MessageStatusTests {
+    /// A status with `sender` and `threadRoot` (set after the initializer, which packs them the
+    /// same way).
     static func status(sender: String, threadRoot: String?) -> MessageStatus {
-        MessageStatus(
-            conversation: "c",
-            message: "m",
-            sequence: 1,
-            sender: sender,
-            sentAt: Timestamp(milliseconds: 1),
-            status: .notDelivered,
-            recipientCount: 1,
-            deliveredCount: 0,
-            readCount: 0,
-            deliveredAt: nil,
-            readAt: nil,
-            isSystem: false,
-            isEdited: false,
-            isDeleted: false,
-            threadRoot: threadRoot
-        )
+        var status = DisplayTextTests.status(.notDelivered)
+        status.sender = sender
+        status.threadRoot = threadRoot
+        return status
     }
 
     @Test(
