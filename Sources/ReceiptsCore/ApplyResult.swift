@@ -6,8 +6,9 @@ public struct ApplyResult: Sendable, Hashable {
     /// conversation; one entry per message even when the event moved it several times.
     public var changes: [MessageStatus]
     /// One key per entry of `changes`, same order: the message's conversation index in this
-    /// engine (high 32 bits) and its sequence (low 32 bits). It names the message for as long as
-    /// this engine lives, and hashes far more cheaply than its ids (batch merging uses it).
+    /// engine (high 32 bits) and its sequence (low 32 bits). It names the message until the
+    /// engine drops released conversations (a committed move renumbers those after them), and
+    /// hashes far more cheaply than its ids (batch merging uses it).
     public var changeKeys: [UInt64]
     /// The users' own read states the event changed, one per (user, conversation), when the
     /// engine reports them (`ReceiptEngine.reportsReadStates`).

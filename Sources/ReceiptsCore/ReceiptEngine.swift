@@ -267,9 +267,9 @@ public struct ReceiptEngine: Sendable {
         userIndex(of: id).map { users[Int($0)].isDeleted } ?? false
     }
 
-    /// The index of a known conversation: the high half of its messages' `ApplyResult.changeKeys`.
+    /// The index of a known conversation.
     @inline(__always)
-    package func conversationIndex(of id: String) -> UInt32? {
+    func conversationIndex(of id: String) -> UInt32? {
         conversationIDs.position(of: id).map { UInt32($0) }
     }
 

@@ -98,17 +98,11 @@ extension ReceiptPipeline {
             return QueryHandler(engine: engine).answer(
                 query,
                 publisherRun: statusPublisher.publisherRun,
-                publishedSequence: publishedSequence(of:),
+                publishedSequence: statusPublisher.sequence(of:),
                 userTopicRun: statusPublisher.userRun,
                 publishedUserSequence: statusPublisher.sequence(ofUser:)
             )
         }
-    }
-
-    /// The last sequence published on a conversation's topic in this run (0 if none), for a
-    /// snapshot: the publisher numbers conversations by the engine's index.
-    private func publishedSequence(of conversation: String) -> UInt64 {
-        engine.conversationIndex(of: conversation).map(statusPublisher.sequence(ofConversationAt:)) ?? 0
     }
 
     /// Counts a refused query and answers it.

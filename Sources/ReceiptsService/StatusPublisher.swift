@@ -13,11 +13,20 @@ package final class StatusPublisher {
     private let windowMilliseconds: Int64
     /// Identifies this run of the worker; subscribers re-snapshot when it changes.
     package let publisherRun: UInt64
-    /// Per conversation, by the engine's index (the high half of its key in
-    /// `ApplyResult.changeKeys`): the last sequence published and the topic frame (made once).
-    /// Indexed, not hashed by id: the worker published one update per changed message, and the
-    /// hash of the conversation's id was a tenth of its time.
+    /// Per conversation, at the engine's index of it (the high half of its key in
+    /// `ApplyResult.changeKeys`): its id, the last sequence published and the topic frame (made
+    /// once). Found by index and checked by id, not hashed by id: the worker published one
+    /// update per changed message, and hashing the conversation's id was a tenth of its time.
+    ///
+    /// An engine renumbers its conversations when a committed move drops the released ones, and
+    /// a status decided before may still carry its old index: a slot found holding another
+    /// conversation's stream is sorted out by id (`relocate`).
     private var conversations: [Stream] = []
+    /// Where each conversation's stream is in `conversations`.
+    private var slots: [String: Int] = [:]
+    /// Streams of conversations that lost their slot and have not published since: one that
+    /// moved away and comes back in this run goes on with its numbering.
+    private var parked: [String: Stream] = [:]
     /// Per user: the last read-state sequence published and the topic frame.
     private var users: [String: Stream] = [:]
     /// The run of the users' topics (their updates' and unread counts' `epoch`): this run of the
@@ -55,10 +64,9 @@ package final class StatusPublisher {
         self.onReadStatesPublished = onReadStatesPublished
     }
 
-    /// The last sequence published in this run for the conversation of engine index `index` (0
-    /// if none).
-    func sequence(ofConversationAt index: UInt32) -> UInt64 {
-        Int(index) < conversations.count ? conversations[Int(index)].sequence : 0
+    /// The last sequence published for a conversation in this run (0 if none).
+    func sequence(of conversation: String) -> UInt64 {
+        slots[conversation].map { conversations[$0].sequence } ?? parked[conversation]?.sequence ?? 0
     }
 
     /// Whether read states are to be built and handed over, asked before each frame: whether
@@ -133,11 +141,8 @@ package final class StatusPublisher {
 
     private func publish(_ status: MessageStatus, key: UInt64) {
         let c = Int(key >> 32)
-        if c >= conversations.count {
-            conversations.append(contentsOf: repeatElement(Stream(), count: c + 1 - conversations.count))
-        }
-        if conversations[c].topic.isEmpty {
-            conversations[c].topic = Array(Partitioning.exactTopic(for: status.conversation).utf8)
+        if c >= conversations.count || conversations[c].id != status.conversation {
+            relocate(status.conversation, to: c)
         }
         conversations[c].sequence += 1
         sink.publish(
@@ -148,6 +153,28 @@ package final class StatusPublisher {
         )
     }
 
+    /// Puts conversation `id`'s stream at slot `c`: from the slot it had, from `parked`, or new;
+    /// parks the stream that was there.
+    private func relocate(_ id: String, to c: Int) {
+        if c >= conversations.count {
+            conversations.append(contentsOf: repeatElement(Stream(), count: c + 1 - conversations.count))
+        }
+        let displaced = conversations[c]
+        if !displaced.id.isEmpty {
+            slots[displaced.id] = nil
+            parked[displaced.id] = displaced
+        }
+        if let slot = slots[id] {
+            conversations[c] = conversations[slot]
+            conversations[slot] = Stream()
+        } else {
+            conversations[c] =
+                parked.removeValue(forKey: id)
+                ?? Stream(id: id, topic: Array(Partitioning.exactTopic(for: id).utf8))
+        }
+        slots[id] = c
+    }
+
     /// Numbers the next update of a user's topic: its sequence, and its topic frame (made once).
     /// One hash lookup per update: the entry is changed in place.
     private func nextUserUpdate(of user: String) -> Stream {
@@ -155,13 +182,15 @@ package final class StatusPublisher {
             users.values[index].sequence += 1
             return users.values[index]
         }
-        let entry = Stream(sequence: 1, topic: Array(Partitioning.exactUserTopic(for: user).utf8))
+        let entry = Stream(id: user, sequence: 1, topic: Array(Partitioning.exactUserTopic(for: user).utf8))
         users[user] = entry
         return entry
     }
 
-    /// A topic's stream: the last sequence published on it and its topic frame.
+    /// A topic's stream: whose it is (a conversation's or a user's id; empty for a free slot),
+    /// the last sequence published on it and its topic frame.
     private struct Stream {
+        var id = ""
         var sequence: UInt64 = 0
         var topic: [UInt8] = []
     }

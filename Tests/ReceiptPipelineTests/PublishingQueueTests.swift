@@ -105,7 +105,32 @@ import Testing
 
         let sequences = sink.updates.map { "\($0.status.conversation)#\($0.sequence)" }
         #expect(sequences == ["c1#1", "c1#2", "c1#3", "c1#6", "c2#2"])
-        #expect(publisher.sequence(ofConversationAt: 0) == 6 && publisher.sequence(ofConversationAt: 1) == 2)
+        #expect(publisher.sequence(of: "c1") == 6 && publisher.sequence(of: "c2") == 2)
+    }
+
+    /// The publisher finds a conversation's stream by the engine's index, which a committed move
+    /// renumbers: statuses under an index another conversation held, or under their stale one,
+    /// still go out on their own topic and numbering, and a conversation that went away and comes
+    /// back goes on with its numbering.
+    @Test func statusesUnderRenumberedOrStaleIndexesKeepTheirTopicAndNumbering() {
+        let sink = RecordingSink()
+        let publisher = StatusPublisher(sink: sink, windowMilliseconds: 0, publisherRun: 7, onPublished: { _ in })
+        func publish(_ conversation: String, _ message: Int, at index: UInt64) {
+            publisher.submit([Self.status(conversation, message)], keys: [index << 32 | UInt64(message)], now: 0)
+        }
+        publish("c1", 1, at: 0)
+        publish("c2", 1, at: 1)
+        publish("c3", 1, at: 2)
+        // c1 is dropped: c2 and c3 move down one; c3 publishes first, into c2's old slot.
+        publish("c3", 2, at: 1)
+        publish("c2", 2, at: 0)
+        publish("c3", 3, at: 2)  // decided before the renumbering
+        publish("c4", 1, at: 2)
+        publish("c1", 2, at: 3)  // back again
+        #expect(sink.malformedUpdates == 0)
+        let numbered = sink.updates.map { "\($0.status.conversation)#\($0.sequence)" }
+        #expect(numbered == ["c1#1", "c2#1", "c3#1", "c3#2", "c2#2", "c3#3", "c4#1", "c1#2"])
+        #expect(["c1", "c2", "c3", "c4", "c5"].map(publisher.sequence(of:)) == [2, 2, 3, 1, 0])
     }
 
     @Test func aLimitBelowOneIsRefused() throws {

@@ -14,6 +14,52 @@ import Testing
         .conversationUpserted(conversation: "c2", kind: .direct, members: ["ann", "bob"]),
     ]
 
+    /// A committed move renumbers the engine's conversations (it drops the released ones), and
+    /// the publisher finds streams by that number: a conversation that stays keeps its topic and
+    /// its numbering, one made after takes no stale stream, and snapshots say the same.
+    @Test func afterACommittedMoveEachConversationKeepsItsTopicAndItsNumbering() async throws {
+        let fixture = try PipelineFixture()
+        // The first conversation moves to worker 1 of 2; the second stays, after it in the engine.
+        let ids = (0..<64).map { "c\($0)" }
+        let leaving = try #require(ids.first { Partitioning.owner(of: $0, workerCount: 2) == 1 })
+        let staying = try #require(ids.first { Partitioning.owner(of: $0, workerCount: 2) == 0 })
+        let later = try #require(ids.last { Partitioning.owner(of: $0, workerCount: 2) == 0 && $0 != staying })
+        func send(_ message: String, in conversation: String) -> EventKind {
+            .messageSent(conversation: conversation, message: message, sender: "ann", isSystem: false)
+        }
+        fixture.ingest(
+            [leaving, staying].map { .conversationUpserted(conversation: $0, kind: .direct, members: ["ann", "bob"]) }
+                + [send("m1", in: leaving), send("m1", in: staying), send("m2", in: staying)]
+        )
+        try await fixture.settle()
+
+        guard case .topology = try await fixture.ask(.prepareMove(epoch: 1, from: 1, to: 2)) else {
+            throw PipelineTestError("prepareMove was refused")
+        }
+        guard
+            case .exportResult(let export) = try await fixture.ask(
+                .exportConversations(epoch: 1, destination: 1, limit: 100)
+            )
+        else { throw PipelineTestError("exportConversations was refused") }
+        #expect(export.conversations == [leaving])
+        _ = try await fixture.ask(.releaseConversations(epoch: 1, destination: 1, conversations: export.conversations))
+        guard case .topology = try await fixture.ask(.commitMove(epoch: 1)) else {
+            throw PipelineTestError("commitMove was refused")
+        }
+
+        fixture.sink.clear()
+        fixture.ingest([
+            .conversationUpserted(conversation: later, kind: .direct, members: ["ann", "bob"]),
+            send("m1", in: later), send("m3", in: staying),
+        ])
+        try await fixture.settle()
+        #expect(fixture.sink.malformedUpdates == 0, "an update went out under another conversation's topic")
+        let numbered = fixture.sink.updates.map { "\($0.status.conversation)#\($0.sequence)" }
+        #expect(numbered == ["\(later)#1", "\(staying)#3"])
+        #expect(fixture.pipeline.statusPublisher.sequence(of: staying) == 3)
+        #expect(fixture.pipeline.statusPublisher.sequence(of: later) == 1)
+    }
+
     @Test func nothingLeavesBeforeItIsDurableAndUpdatesPrecedeTheirAcknowledgement() async throws {
         let fixture = try PipelineFixture()
         fixture.ingest(Self.setup)
