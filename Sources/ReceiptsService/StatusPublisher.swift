@@ -18,9 +18,9 @@ package final class StatusPublisher {
     /// once). Found by index and checked by id, not hashed by id: the worker published one
     /// update per changed message, and hashing the conversation's id was a tenth of its time.
     ///
-    /// An engine renumbers its conversations when a committed move drops the released ones, and
-    /// a status decided before may still carry its old index: a slot found holding another
-    /// conversation's stream is sorted out by id (`relocate`).
+    /// An engine renumbers its conversations when it drops released ones (a committed move, an
+    /// import bringing one back), and a status decided before may still carry its old index: a
+    /// slot found holding another conversation's stream is sorted out by id (`relocate`).
     private var conversations: [Stream] = []
     /// Where each conversation's stream is in `conversations`.
     private var slots: [String: Int] = [:]
@@ -35,10 +35,13 @@ package final class StatusPublisher {
     private(set) var userRun: UInt64
     /// Whether read states are numbered and handed over now (some subscriber follows a user topic).
     private var numbersUsers: Bool
-    /// Statuses waiting for their window to close, by the engine's key of their message.
-    private var held: [UInt64: MessageStatus] = [:]
-    /// Keys in the order their window closes (the window is constant, so FIFO order is deadline order).
-    private var deadlines = FIFOQueue<(deadline: Int64, key: UInt64)>()
+    /// Statuses waiting for their window to close, by message, each with the engine's key it
+    /// came with. By id, not by key: a key decided before a renumbering can name another
+    /// conversation's message after it.
+    private var held: [MessageKey: (status: MessageStatus, key: UInt64)] = [:]
+    /// Messages in the order their window closes (the window is constant, so FIFO order is
+    /// deadline order).
+    private var deadlines = FIFOQueue<(deadline: Int64, message: MessageKey)>()
     private let onPublished: (Int) -> Void
     private let onReadStatesPublished: (Int) -> Void
 
@@ -114,8 +117,11 @@ package final class StatusPublisher {
             onPublished(changes.count)
             return
         }
-        for (status, key) in zip(changes, keys) where held.updateValue(status, forKey: key) == nil {
-            deadlines.append((now + windowMilliseconds, key))
+        for (status, key) in zip(changes, keys) {
+            let message = MessageKey(conversation: status.conversation, sequence: status.sequence)
+            if held.updateValue((status, key), forKey: message) == nil {
+                deadlines.append((now + windowMilliseconds, message))
+            }
         }
     }
 
@@ -128,10 +134,10 @@ package final class StatusPublisher {
     /// Publishes every held update whose window has closed (all of them when `now` is nil).
     func flushDue(now: Int64?) {
         var count = 0
-        while let (deadline, key) = deadlines.first {
+        while let (deadline, message) = deadlines.first {
             if let now, deadline > now { break }
             _ = deadlines.popFirst()
-            if let status = held.removeValue(forKey: key) {
+            if let (status, key) = held.removeValue(forKey: message) {
                 publish(status, key: key)
                 count += 1
             }

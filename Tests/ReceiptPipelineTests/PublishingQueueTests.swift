@@ -133,6 +133,27 @@ import Testing
         #expect(["c1", "c2", "c3", "c4", "c5"].map(publisher.sequence(of:)) == [2, 2, 3, 1, 0])
     }
 
+    /// Coalescing holds statuses by message, not by the engine's key: after a renumbering, a key
+    /// decided before can name another conversation's message with the same sequence. Each
+    /// message's last status goes out once, on its own topic, at its first window's end.
+    @Test func coalescingAcrossARenumberingNeitherDropsNorReordersAMessage() {
+        let sink = RecordingSink()
+        let publisher = StatusPublisher(sink: sink, windowMilliseconds: 50, publisherRun: 7, onPublished: { _ in })
+        let x = Self.status("c2", 5)
+        let a = Self.status("c3", 5)
+        var b = Self.status("c3", 5)
+        b.readCount = 1
+        // c1, c2, c3 at indexes 0, 1, 2; then c1 is dropped and c3's newer status comes with
+        // index 1, c2's before.
+        publisher.submit([x], keys: [1 << 32 | 5], now: 0)
+        publisher.submit([a], keys: [2 << 32 | 5], now: 10)
+        publisher.submit([b], keys: [1 << 32 | 5], now: 30)
+        publisher.flushDue(now: 100)
+        #expect(sink.malformedUpdates == 0)
+        #expect(sink.updates.map { "\($0.status.conversation)#\($0.sequence)" } == ["c2#1", "c3#1"])
+        #expect(sink.updates.map(\.status) == [x, b])
+    }
+
     @Test func aLimitBelowOneIsRefused() throws {
         var configuration = ServiceConfiguration(dataDirectory: "/nonexistent")
         #expect(configuration.publishQueueLimit == 100_000)
