@@ -295,7 +295,13 @@ final class IngestScheduler {
             case .retry(let pause):
                 // Being copied to another worker: the same event goes to the same worker
                 // again, until that worker applies it or names the new owner. The send's own
-                // cancellation is what ends this, never the pause.
+                // cancellation is what ends this, never the pause: one cancelled while this
+                // frame was out is withdrawn now, as `cancelSend` withdrew its paused events.
+                if let send = sends[slot.request], send.isCancelled {
+                    send.remaining -= 1
+                    finishIfDone(slot.request, send)
+                    continue
+                }
                 workers[worker].delayed.append((due: now + .milliseconds(pause), slot: slot))
                 statistics.movingRetries.add(1)
             case .giveUp:

@@ -347,6 +347,27 @@ struct IngestSchedulerTests {
         #expect(!fixture.scheduler.cancelSend(id: 1, now: fixture.at(3)))
     }
 
+    /// An event in flight when its send is cancelled, then answered `moving`, is withdrawn too:
+    /// it was applied nowhere. It was paused and sent again for nobody, for ever, and `flush`
+    /// never returned (`ClientMovingTests.aCancelledSendStopsRetryingAMovingEvent`, failed once
+    /// in a clean-clone run, when the cancel landed while the frame was out).
+    @Test func anEventInFlightAtCancellationThenAnsweredMovingIsWithdrawn() {
+        let fixture = Fixture {
+            $0.maxBatchEvents = 1
+            $0.maxFramesInFlight = 1
+            $0.movingBackoffMilliseconds = 50
+        }
+        fixture.scheduler.startSend(id: 1, events: fixture.events(1), outboxPosition: nil, now: fixture.at(0))
+        fixture.scheduler.pump(now: fixture.at(0))
+        let frame = fixture.environment.takeFrames()[0]
+        #expect(fixture.scheduler.cancelSend(id: 1, now: fixture.at(1)))
+        fixture.acknowledge(frame, [.rejected(Rejection(.moving, "moving"))], at: 2)
+        fixture.scheduler.pump(now: fixture.at(100))
+        #expect(fixture.environment.takeFrames().isEmpty, "a withdrawn event is not sent again")
+        #expect(fixture.environment.answers.isEmpty)
+        #expect(fixture.scheduler.isIdle, "nothing keeps a flush waiting")
+    }
+
     @Test func aSendHeldForRoomIsWithdrawnWhole() {
         let fixture = Fixture { $0.maxQueuedEvents = 1 }
         fixture.scheduler.startSend(id: 1, events: fixture.events(1), outboxPosition: nil, now: fixture.at(0))
