@@ -113,6 +113,8 @@ struct IngestSchedulerTests {
     }
 
     static let accepted = EventOutcome.accepted(held: false)
+    /// A worker's answer while the conversation is being copied to another.
+    static let moving = EventOutcome.rejected(Rejection(.moving, "moving"))
 
     @Test func framesHoldAtMostTheBatchSizeWithAtMostTheInFlightLimitUnacknowledged() {
         let fixture = Fixture {
@@ -230,7 +232,7 @@ struct IngestSchedulerTests {
         fixture.scheduler.startSend(id: 1, events: fixture.events(2), outboxPosition: nil, now: fixture.at(0))
         fixture.scheduler.pump(now: fixture.at(0))
         let frame = fixture.environment.takeFrames()[0]
-        fixture.acknowledge(frame, [.rejected(Rejection(.moving, "moving")), Self.accepted], at: 10)
+        fixture.acknowledge(frame, [Self.moving, Self.accepted], at: 10)
         #expect(fixture.scheduler.nextDeadline() == fixture.at(60))
         fixture.scheduler.pump(now: fixture.at(59))
         #expect(fixture.environment.takeFrames().isEmpty)
@@ -323,16 +325,21 @@ struct IngestSchedulerTests {
         #expect(fixture.scheduler.queuedEvents == 5)
     }
 
-    @Test func cancellingWithdrawsUnsentEventsAndAnswersNothing() {
-        let fixture = Fixture {
+    /// A fixture that frames one event at a time, one frame in flight, pausing 50 ms after `moving`.
+    static func oneEventAtATime() -> Fixture {
+        Fixture {
             $0.maxBatchEvents = 1
             $0.maxFramesInFlight = 1
             $0.movingBackoffMilliseconds = 50
         }
+    }
+
+    @Test func cancellingWithdrawsUnsentEventsAndAnswersNothing() {
+        let fixture = Self.oneEventAtATime()
         fixture.scheduler.startSend(id: 1, events: fixture.events(3), outboxPosition: nil, now: fixture.at(0))
         fixture.scheduler.pump(now: fixture.at(0))
         let first = fixture.environment.takeFrames()[0]
-        fixture.acknowledge(first, [.rejected(Rejection(.moving, "moving"))])
+        fixture.acknowledge(first, [Self.moving])
         fixture.scheduler.pump(now: fixture.at(0))
         let second = fixture.environment.takeFrames()[0]
         #expect(second.sequences == [2])
@@ -352,16 +359,12 @@ struct IngestSchedulerTests {
     /// never returned (`ClientMovingTests.aCancelledSendStopsRetryingAMovingEvent`, failed once
     /// in a clean-clone run, when the cancel landed while the frame was out).
     @Test func anEventInFlightAtCancellationThenAnsweredMovingIsWithdrawn() {
-        let fixture = Fixture {
-            $0.maxBatchEvents = 1
-            $0.maxFramesInFlight = 1
-            $0.movingBackoffMilliseconds = 50
-        }
+        let fixture = Self.oneEventAtATime()
         fixture.scheduler.startSend(id: 1, events: fixture.events(1), outboxPosition: nil, now: fixture.at(0))
         fixture.scheduler.pump(now: fixture.at(0))
         let frame = fixture.environment.takeFrames()[0]
         #expect(fixture.scheduler.cancelSend(id: 1, now: fixture.at(1)))
-        fixture.acknowledge(frame, [.rejected(Rejection(.moving, "moving"))], at: 2)
+        fixture.acknowledge(frame, [Self.moving], at: 2)
         fixture.scheduler.pump(now: fixture.at(100))
         #expect(fixture.environment.takeFrames().isEmpty, "a withdrawn event is not sent again")
         #expect(fixture.environment.answers.isEmpty)
